@@ -1,0 +1,105 @@
+/* ga_array.h: storage blocks and strided arrays (shape, strides, views).
+ *
+ * A storage is one block of memory on one device, reference counted (all reference
+ * changes happen under the GIL, so a plain counter suffices). An array is a view:
+ * (storage, byte offset, shape, strides in bytes, dtype). Views share the storage.
+ * Storage may also wrap memory owned by someone else (a NumPy buffer, a DLPack
+ * capsule): then `release` is called instead of the backend's free.
+ */
+#ifndef GA_ARRAY_H
+#define GA_ARRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ga_config.h"
+#include "ga_device.h"
+#include "ga_dtype.h"
+
+typedef struct ga_storage {
+    int64_t refcount;
+    ga_device device;
+    void *data;
+    size_t nbytes;
+    /* external memory: called with `owner` on the last decref instead of freeing */
+    void (*release)(void *owner);
+    void *owner;
+    int readonly;
+} ga_storage;
+
+typedef struct {
+    ga_storage *storage; /* owned reference */
+    int64_t offset;      /* bytes from storage->data to element [0,...,0] */
+    int32_t ndim;
+    int32_t dtype; /* ga_dtype */
+    int64_t shape[GA_MAXDIMS];
+    int64_t strides[GA_MAXDIMS]; /* bytes; may be 0 or negative */
+} ga_array;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --- storage ------------------------------------------------------------------ */
+
+/* A new block of nbytes on `device` (refcount 1). Checks the device exists. */
+int ga_storage_new(ga_device device, size_t nbytes, ga_storage **out);
+/* Wrap foreign host memory (refcount 1); release(owner) runs on the last decref. */
+int ga_storage_wrap(ga_device device, void *data, size_t nbytes, void (*release)(void *),
+                    void *owner, int readonly, ga_storage **out);
+static inline void
+ga_storage_incref(ga_storage *s)
+{
+    s->refcount++;
+}
+void ga_storage_decref(ga_storage *s);
+
+/* --- shapes ------------------------------------------------------------------- */
+
+/* Product of a shape, checked: GA_ERR_VALUE for negative dims, GA_ERR_NOMEM /
+ * GA_ERR_OVERFLOW when size * itemsize would overflow. */
+int ga_shape_size(int ndim, const int64_t *shape, int itemsize, int64_t *size);
+/* C-contiguous strides (bytes) for a shape. */
+void ga_contiguous_strides(int ndim, const int64_t *shape, int itemsize, int64_t *strides);
+/* Broadcast two shapes into out (ndim = max). GA_ERR_SHAPE with both shapes named. */
+int ga_broadcast_shapes(int nd1, const int64_t *s1, int nd2, const int64_t *s2, int *nd_out,
+                        int64_t *out);
+/* "(2, 3)" into buf. */
+const char *ga_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
+
+/* --- arrays ------------------------------------------------------------------- */
+
+/* Fill `a` as a new C-contiguous array on `device` (owns a fresh storage). */
+int ga_array_empty(ga_array *a, ga_device device, ga_dtype dtype, int ndim,
+                   const int64_t *shape);
+/* A view: same storage (incref'd), given geometry. */
+void ga_array_view(ga_array *dst, const ga_array *src);
+/* Release the storage reference held by `a` (a may be zeroed: no-op). */
+void ga_array_release(ga_array *a);
+
+static inline ga_device
+ga_array_device(const ga_array *a)
+{
+    return a->storage->device;
+}
+static inline char *
+ga_array_data(const ga_array *a)
+{
+    return (char *)a->storage->data + a->offset;
+}
+int64_t ga_array_size(const ga_array *a);
+int ga_array_is_c_contiguous(const ga_array *a);
+int ga_array_is_f_contiguous(const ga_array *a);
+/* Byte range [lo, hi) the view touches relative to its first element (for bounds
+ * checks of foreign buffers and for copies of whole views). */
+void ga_array_extent(const ga_array *a, int64_t *lo, int64_t *hi);
+
+/* Both arrays on one device, else GA_ERR_MISMATCH naming both and the fix. `what`
+ * names the operation ("add"). */
+int ga_check_same_device(const char *what, const ga_array *a, const ga_array *b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,218 @@
+/* ga_backend.h: the table through which the core reaches a device.
+ *
+ * The core never touches device memory itself: it validates, broadcasts, promotes
+ * and allocates, then hands the backend a fully resolved descriptor (below). Every
+ * pointer in a descriptor is an address on the backend's device. Entries may be
+ * NULL ("unsupported"); the core then raises a clear error, never crashes.
+ *
+ * Three tables exist: the CPU backend (ga_backend_cpu.c), the simulated-GPU
+ * backend (the CPU kernels behind separate device identities and statistics), and the
+ * CUDA plugin (csrc/cuda/, loaded with dlopen; the same header is its ABI, checked by
+ * GA_BACKEND_ABI_VERSION). All entries return a ga_status and set the message with
+ * ga_error() (the plugin has its own copy of ga_error.c; the core copies the plugin's
+ * message through `last_error` when the status is not GA_OK).
+ *
+ * Ordering: a backend may queue work and return at once (CUDA: one stream per
+ * device). copy_d2h returns only when the host buffer holds the data; synchronize
+ * waits for everything queued on the device.
+ */
+#ifndef GA_BACKEND_H
+#define GA_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ga_config.h"
+#include "ga_dtype.h"
+#include "ga_ops.h"
+
+#define GA_BACKEND_ABI_VERSION 1
+
+/* A scalar operand passed by value: the element's storage bytes in its dtype. */
+typedef union {
+    int64_t i;
+    uint64_t u;
+    double f;
+    unsigned char bytes[16];
+} ga_scalar_bytes;
+
+/* One operand of an elementwise loop, already broadcast to the loop's shape. */
+typedef struct {
+    char *data;                  /* element [0, ..., 0]; unused when is_scalar */
+    int64_t strides[GA_MAXDIMS]; /* bytes; 0 along broadcast axes */
+    int32_t dtype;               /* ga_dtype */
+    int32_t is_scalar;           /* the operand is `value`, the same for every element */
+    ga_scalar_bytes value;
+} ga_operand;
+
+/* An n-d loop after broadcasting and coalescing of contiguous axes. */
+typedef struct {
+    int32_t ndim; /* 0 means a single element */
+    int32_t nargs; /* outputs first (always exactly one), then the inputs */
+    int64_t size;  /* product of shape; > 0 (the core never launches empty loops) */
+    int64_t shape[GA_MAXDIMS];
+    ga_operand args[GA_MAXARGS];
+} ga_loop;
+
+/* A reduction: out[o] = reduce over r of in[o, r].
+ * The input is described by two stride sets: over the kept (output) axes and over the
+ * reduced axes. For ARGMAX/ARGMIN the output is int64 and the flat index counts over
+ * the reduced axes in C order. SUM/PROD accumulate in `out_dtype` (the core chose it,
+ * e.g. int64 for small ints); floating sums must be pairwise-accurate. MAX/MIN
+ * propagate NaN. ALL/ANY write bool. */
+typedef struct {
+    int32_t op;        /* ga_reduce_op */
+    int32_t in_dtype;  /* ga_dtype */
+    int32_t out_dtype; /* ga_dtype */
+    int32_t out_ndim;
+    int32_t red_ndim;
+    int64_t out_size; /* product of out_shape, >= 1 */
+    int64_t red_size; /* product of red_shape, >= 1 (the core handles empty reductions) */
+    int64_t out_shape[GA_MAXDIMS];
+    int64_t red_shape[GA_MAXDIMS];
+    const char *in;
+    int64_t in_out_strides[GA_MAXDIMS]; /* bytes, input strides over out axes */
+    int64_t in_red_strides[GA_MAXDIMS]; /* bytes, input strides over reduced axes */
+    char *out;
+    int64_t out_strides[GA_MAXDIMS]; /* bytes */
+} ga_reduce_desc;
+
+/* A scan (cumulative sum/product) along one axis; `in` and `out` have the same shape
+ * (the core gives the scan axis as the last one). in_dtype may differ from out_dtype
+ * (the kernel converts each element to out_dtype first). */
+typedef struct {
+    int32_t op; /* ga_scan_op */
+    int32_t in_dtype, out_dtype;
+    int32_t ndim; /* >= 1; the scan runs along axis ndim-1 */
+    int64_t shape[GA_MAXDIMS];
+    const char *in;
+    int64_t in_strides[GA_MAXDIMS];
+    char *out;
+    int64_t out_strides[GA_MAXDIMS];
+} ga_scan_desc;
+
+/* A batch of column-major GEMMs with BLAS's argument convention:
+ *   C[i] = alpha * op(A[i]) * op(B[i]) + beta * C[i],  i < batch
+ * op(X) is X, or X^T when trans == 1 (conjugate is never requested). m, n, k are the
+ * column-major sizes; lda/ldb/ldc are leading dimensions in elements; stride_* are
+ * element strides between batch members (0 = the same matrix for every i).
+ * ga_gemm_plan() in ga_gemm.h computes this from row-major operands, for every
+ * backend alike. alpha = 1 and beta = 0 unless stated. For dtypes no BLAS serves
+ * (integers, bool), a backend runs its own kernel with the same convention. */
+typedef struct {
+    int32_t dtype;
+    int32_t transa, transb;
+    int64_t m, n, k;
+    const char *a;
+    int64_t lda, stride_a;
+    const char *b;
+    int64_t ldb, stride_b;
+    char *c;
+    int64_t ldc, stride_c;
+    int64_t batch;
+    double alpha, beta;
+} ga_gemm_desc;
+
+/* Random numbers from ga_philox.h: element i of the (contiguous) output uses the
+ * Philox4x32-10 counter (counter + i) under key `seed`, so every backend produces the
+ * same numbers for the same (seed, counter). */
+typedef enum { GA_RAND_UNIFORM = 0, GA_RAND_NORMAL = 1, GA_RAND_INTEGERS = 2 } ga_rand_dist;
+typedef struct {
+    int32_t dist;  /* ga_rand_dist */
+    int32_t dtype; /* float types for UNIFORM/NORMAL, integer types for INTEGERS */
+    uint64_t seed;
+    uint64_t counter;
+    int64_t n;
+    char *out;   /* contiguous */
+    double a, b; /* UNIFORM: [low, high); NORMAL: mean, std */
+    int64_t lo, hi; /* INTEGERS: [lo, hi) */
+} ga_random_desc;
+
+/* Gather (x[idx...]) and scatter (x[idx...] = v) for integer-array indexing.
+ * `loop` iterates over the result (gather) / value (scatter) shape: args[0] is the
+ * result (gather) or the value (scatter, may be is_scalar), args[1] describes `base`
+ * over the non-indexed axes (its data is the base address, strides 0 along index
+ * axes), args[2..] are the int64 index arrays broadcast over the loop (strides 0 along
+ * non-index axes). Element address in base = args[1] position +
+ * sum_j wrap(idx_j) * index_strides[j]. Negative indices wrap once by index_dims[j];
+ * anything still out of range returns GA_ERR_INDEX naming the index and the size.
+ * nidx = nargs - 2 (at most GA_MAXARGS - 2; the core builds combined indices beyond
+ * that). */
+typedef struct {
+    ga_loop loop;
+    int64_t index_dims[GA_MAXARGS];
+    int64_t index_strides[GA_MAXARGS]; /* bytes */
+} ga_index_desc;
+
+typedef struct {
+    size_t allocated_bytes; /* in live arrays */
+    size_t reserved_bytes;  /* held from the system (live + cached) */
+    size_t peak_allocated_bytes;
+    size_t total_bytes;     /* device memory, 0 if unknown */
+    int64_t alloc_calls;    /* system allocations made (cudaMalloc / malloc) */
+} ga_memory_stats;
+
+typedef struct {
+    char name[128];
+    size_t total_memory;
+    int cc_major, cc_minor;
+    int multiprocessors;
+} ga_device_props;
+
+typedef struct ga_backend {
+    int abi_version;
+    const char *name;
+
+    /* devices */
+    int (*device_count)(int *count);
+    int (*device_props)(int dev, ga_device_props *out);
+    int (*synchronize)(int dev);
+
+    /* memory: blocks are untyped; alloc of 0 bytes returns a valid unique pointer */
+    int (*alloc)(int dev, size_t nbytes, void **ptr);
+    void (*free)(int dev, void *ptr, size_t nbytes); /* never fails */
+    int (*memory_stats)(int dev, ga_memory_stats *out);
+    int (*empty_cache)(int dev);
+
+    /* contiguous copies */
+    int (*copy_h2d)(int dev, void *dst, const void *src, size_t nbytes);
+    int (*copy_d2h)(int dev, void *dst, const void *src, size_t nbytes);
+    int (*copy_d2d)(int dev, void *dst, const void *src, size_t nbytes);
+    /* between two devices of this backend, ordered after the work of both */
+    int (*copy_peer)(int dst_dev, void *dst, int src_dev, const void *src, size_t nbytes);
+
+    /* compute */
+    int (*elementwise)(int dev, int op, const ga_loop *loop);
+    int (*reduce)(int dev, const ga_reduce_desc *r);
+    int (*scan)(int dev, const ga_scan_desc *s);
+    int (*gemm)(int dev, const ga_gemm_desc *g);
+    int (*random)(int dev, const ga_random_desc *r);
+    int (*gather)(int dev, const ga_index_desc *d);
+    int (*scatter)(int dev, const ga_index_desc *d);
+    /* positions of the nonzero elements of a bool operand in C order, as an int64
+     * (count, ndim) array written to `out` (contiguous). The caller knows `count` (from
+     * a SUM reduction). */
+    int (*nonzero)(int dev, const ga_loop *mask, int64_t count, int64_t *out);
+
+    /* the message behind the last failing status of this backend (plugin only; NULL
+     * for in-core backends, which share the core's ga_error buffer) */
+    const char *(*last_error)(void);
+    /* why the backend has no devices (plugin only; may be NULL) */
+    const char *(*unavailable_reason)(void);
+} ga_backend;
+
+/* The plugin exports exactly this symbol:
+ *   const ga_backend *gpuarr_cuda_backend(int emulate_devices);
+ * emulate_devices is 0 for real CUDA, N for the emulation harness. */
+typedef const ga_backend *(*ga_backend_entry_fn)(int emulate_devices);
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+extern const ga_backend ga_backend_cpu;
+extern const ga_backend ga_backend_simulated;
+#ifdef __cplusplus
+}
+#endif
+
+#endif

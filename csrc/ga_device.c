@@ -1,0 +1,252 @@
+/* ga_device.c: which backend serves each device, resolved once per process.
+ *
+ * Resolution happens at the first use of a GPU (never at import): the environment
+ * picks emulated CUDA or simulated GPUs, otherwise the CUDA plugin is dlopen'ed and
+ * asked for its device count. Every failure is kept as a reason for gpuarr.info() and
+ * means "0 GPUs"; nothing here raises for a missing GPU until data is placed on it.
+ */
+#include "ga_device.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_backend.h"
+#include "ga_error.h"
+
+static struct {
+    int resolved;
+    ga_gpu_mode mode;
+    int count;
+    const ga_backend *gpu_backend;
+    char reason[512];
+    char plugin_dir[4096];
+    int forked_child; /* set in a child forked after CUDA started */
+} devs;
+
+void
+ga_devices_set_plugin_dir(const char *dir)
+{
+    snprintf(devs.plugin_dir, sizeof(devs.plugin_dir), "%s", dir ? dir : "");
+}
+
+const char *
+ga_device_str(ga_device d, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s(%d)", d.kind == GA_DEV_CPU ? "cpu" : "gpu", (int)d.index);
+    return buf;
+}
+
+static int
+env_count(const char *name, int *out)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0') {
+        return 0;
+    }
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end != '\0' || n < 0 || n > GA_MAX_DEVICES) {
+        snprintf(devs.reason, sizeof(devs.reason),
+                 "%s=%s is not a number of devices between 0 and %d; ignored", name, v,
+                 GA_MAX_DEVICES);
+        return 0;
+    }
+    *out = (int)n;
+    return 1;
+}
+
+static void
+mark_forked_child(void)
+{
+    devs.forked_child = 1;
+}
+
+static const ga_backend *
+load_plugin(const char *file, int emulate)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s%s%s", devs.plugin_dir, devs.plugin_dir[0] ? "/" : "",
+             file);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        const char *e = dlerror();
+        snprintf(devs.reason, sizeof(devs.reason),
+                 "the CUDA backend (%s) could not be loaded: %s", file,
+                 e ? e : "unknown error");
+        return NULL;
+    }
+    ga_backend_entry_fn entry = (ga_backend_entry_fn)dlsym(h, "gpuarr_cuda_backend");
+    if (entry == NULL) {
+        snprintf(devs.reason, sizeof(devs.reason),
+                 "%s has no entry point gpuarr_cuda_backend", file);
+        return NULL;
+    }
+    const ga_backend *be = entry(emulate);
+    if (be == NULL || be->abi_version != GA_BACKEND_ABI_VERSION) {
+        snprintf(devs.reason, sizeof(devs.reason),
+                 "%s was built for another gpuarr version (backend ABI mismatch); "
+                 "reinstall gpuarr",
+                 file);
+        return NULL;
+    }
+    return be;
+}
+
+static void
+resolve(void)
+{
+    if (devs.resolved) {
+        return;
+    }
+    devs.resolved = 1;
+    devs.mode = GA_GPU_NONE;
+    devs.count = 0;
+    int n = 0;
+    if (env_count("GPUARR_CUDA_EMULATE", &n) && n > 0) {
+        const ga_backend *be = load_plugin("libgpuarr_cuda_emu.so", n);
+        int cnt = 0;
+        if (be != NULL && be->device_count(&cnt) == GA_OK && cnt > 0) {
+            devs.mode = GA_GPU_EMULATED;
+            devs.gpu_backend = be;
+            devs.count = cnt;
+            snprintf(devs.reason, sizeof(devs.reason),
+                     "GPUARR_CUDA_EMULATE=%d: the CUDA backend's sources run on the CPU "
+                     "(a test harness, slow)",
+                     n);
+        }
+        return;
+    }
+    if (env_count("GPUARR_SIMULATE_GPUS", &n)) {
+        if (n > 0) {
+            devs.mode = GA_GPU_SIMULATED;
+            devs.gpu_backend = &ga_backend_simulated;
+            devs.count = n;
+            snprintf(devs.reason, sizeof(devs.reason),
+                     "GPUARR_SIMULATE_GPUS=%d: simulated GPUs (host memory, CPU kernels, "
+                     "every device rule of a real GPU)",
+                     n);
+        }
+        else {
+            snprintf(devs.reason, sizeof(devs.reason), "GPUARR_SIMULATE_GPUS=0");
+        }
+        return;
+    }
+    const ga_backend *be = load_plugin("libgpuarr_cuda.so", 0);
+    if (be == NULL) {
+        return; /* reason already recorded */
+    }
+    int cnt = 0;
+    if (be->device_count(&cnt) != GA_OK || cnt == 0) {
+        const char *why = be->unavailable_reason ? be->unavailable_reason() : NULL;
+        snprintf(devs.reason, sizeof(devs.reason), "%s",
+                 why && *why ? why : "the CUDA runtime found no GPU");
+        return;
+    }
+    devs.mode = GA_GPU_CUDA;
+    devs.gpu_backend = be;
+    devs.count = cnt;
+    devs.reason[0] = '\0';
+    pthread_atfork(NULL, NULL, mark_forked_child);
+}
+
+ga_gpu_mode
+ga_gpu_mode_get(void)
+{
+    resolve();
+    return devs.mode;
+}
+
+int
+ga_num_gpus(void)
+{
+    resolve();
+    return devs.count;
+}
+
+const char *
+ga_gpu_reason(void)
+{
+    resolve();
+    return devs.reason;
+}
+
+static int
+no_such_device(ga_device d)
+{
+    char list[512];
+    size_t used = (size_t)snprintf(list, sizeof(list), "cpu(0)");
+    for (int i = 0; i < devs.count && used < sizeof(list); i++) {
+        used += (size_t)snprintf(list + used, sizeof(list) - used, ", gpu(%d)", i);
+    }
+    char name[32];
+    ga_device_str(d, name, sizeof(name));
+    if (devs.count == 0) {
+        return ga_error(GA_ERR_DEVICE,
+                        "%s does not exist: this machine has no GPU (%s). The devices "
+                        "that exist are: %s. Use try_gpu() to fall back to the CPU, or set "
+                        "GPUARR_SIMULATE_GPUS=2 before importing gpuarr to simulate two GPUs",
+                        name, devs.reason[0] ? devs.reason : "no CUDA device", list);
+    }
+    return ga_error(GA_ERR_DEVICE,
+                    "%s does not exist. The devices that exist are: %s. Use try_gpu(i) "
+                    "to fall back to the CPU when a GPU is missing",
+                    name, list);
+}
+
+int
+ga_device_backend(ga_device d, const ga_backend **out)
+{
+    if (d.kind == GA_DEV_CPU) {
+        if (d.index != 0) {
+            return ga_error(GA_ERR_DEVICE, "cpu(%d) does not exist: the CPU is cpu(0)",
+                            (int)d.index);
+        }
+        *out = &ga_backend_cpu;
+        return GA_OK;
+    }
+    resolve();
+    if (d.index < 0 || d.index >= devs.count) {
+        return no_such_device(d);
+    }
+    if (devs.forked_child && devs.mode == GA_GPU_CUDA) {
+        return ga_error(GA_ERR_CUDA,
+                        "this process was forked after CUDA was initialised in its parent; "
+                        "CUDA cannot be used in a forked child. Use the 'spawn' start "
+                        "method (multiprocessing.set_start_method('spawn'))");
+    }
+    *out = devs.gpu_backend;
+    return GA_OK;
+}
+
+int
+ga_device_describe(ga_device d, ga_device_desc *out)
+{
+    const ga_backend *be;
+    memset(out, 0, sizeof(*out));
+    GA_TRY(ga_device_backend(d, &be));
+    ga_device_props p;
+    memset(&p, 0, sizeof(p));
+    if (be->device_props != NULL) {
+        GA_TRY(be->device_props(ga_device_local(d), &p));
+    }
+    snprintf(out->name, sizeof(out->name), "%s", p.name);
+    out->total_memory = p.total_memory;
+    out->cc_major = p.cc_major;
+    out->cc_minor = p.cc_minor;
+    if (d.kind == GA_DEV_CPU) {
+        out->kind_word = "CPU";
+    }
+    else if (devs.mode == GA_GPU_SIMULATED) {
+        out->kind_word = "simulated";
+    }
+    else if (devs.mode == GA_GPU_EMULATED) {
+        out->kind_word = "emulated CUDA";
+    }
+    else {
+        out->kind_word = "CUDA";
+    }
+    return GA_OK;
+}

@@ -1,0 +1,87 @@
+/* ga_device.h: devices as small values, and which backend serves each.
+ *
+ * A device is (kind, index). cpu(0) is served by the CPU backend. gpu(i) is served by
+ * one of three backends, chosen once per process at the first use of a GPU:
+ *   GPUARR_CUDA_EMULATE=N  -> the CUDA plugin built for the CPU (test harness)
+ *   GPUARR_SIMULATE_GPUS=N -> simulated GPUs: host memory, CPU kernels, GPU rules
+ *   otherwise              -> the CUDA plugin, if it loads and finds a driver and GPUs
+ */
+#ifndef GA_DEVICE_H
+#define GA_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ga_config.h"
+
+typedef enum { GA_DEV_CPU = 0, GA_DEV_GPU = 1 } ga_device_kind;
+
+typedef struct {
+    int32_t kind;  /* ga_device_kind */
+    int32_t index; /* 0 for the CPU */
+} ga_device;
+
+/* What backs gpu(i) in this process. */
+typedef enum {
+    GA_GPU_NONE = 0,      /* no GPUs */
+    GA_GPU_CUDA = 1,      /* real CUDA devices */
+    GA_GPU_SIMULATED = 2, /* GPUARR_SIMULATE_GPUS */
+    GA_GPU_EMULATED = 3   /* GPUARR_CUDA_EMULATE */
+} ga_gpu_mode;
+
+struct ga_backend;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+static inline ga_device
+ga_cpu(void)
+{
+    ga_device d = {GA_DEV_CPU, 0};
+    return d;
+}
+
+static inline int
+ga_device_eq(ga_device a, ga_device b)
+{
+    return a.kind == b.kind && a.index == b.index;
+}
+
+/* "cpu(0)" / "gpu(1)" into buf. */
+const char *ga_device_str(ga_device d, char *buf, size_t n);
+
+/* Resolve how GPUs are provided (once; later calls return the same answer).
+ * `plugin_dir` is where libgpuarr_cuda.so lives (set by the binding at import);
+ * never fails: problems become 0 GPUs and a reason. */
+void ga_devices_set_plugin_dir(const char *dir);
+ga_gpu_mode ga_gpu_mode_get(void);
+int ga_num_gpus(void);
+/* Why there are no (real) GPUs, or "" */
+const char *ga_gpu_reason(void);
+
+/* The backend that serves `d`, or an error naming the device and listing those that
+ * exist (GA_ERR_DEVICE). */
+int ga_device_backend(ga_device d, const struct ga_backend **out);
+
+/* The backend-local index of a device (what the backend's functions take). */
+static inline int
+ga_device_local(ga_device d)
+{
+    return d.index;
+}
+
+/* Describe one device for gpuarr.info(): kind word, name, total memory (0 unknown). */
+typedef struct {
+    char name[128];
+    const char *kind_word; /* "CPU", "CUDA", "simulated", "emulated CUDA" */
+    size_t total_memory;
+    int cc_major, cc_minor; /* compute capability, 0 if not CUDA */
+} ga_device_desc;
+int ga_device_describe(ga_device d, ga_device_desc *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,183 @@
+/* ga_transfer.c: copies between devices and the transfer ledger. */
+#include "ga_transfer.h"
+
+#include <string.h>
+
+#include "ga_backend.h"
+#include "ga_error.h"
+#include "ga_loop.h"
+
+/* Counters live here and are changed with the GIL held (every caller is a binding
+ * function), so plain integers suffice. */
+static ga_transfer_stats ledger;
+
+void
+ga_ledger_get(ga_transfer_stats *out)
+{
+    *out = ledger;
+}
+
+void
+ga_ledger_reset(void)
+{
+    memset(&ledger, 0, sizeof(ledger));
+}
+
+static int
+backend_status(const ga_backend *be, int st)
+{
+    if (st != GA_OK && be->last_error != NULL) {
+        return ga_error(st, "%s", be->last_error());
+    }
+    return st;
+}
+
+int
+ga_copy_same_device(ga_array *dst, const ga_array *src)
+{
+    GA_TRY(ga_check_same_device("copy", dst, src));
+    if (ga_array_size(dst) == 0) {
+        return GA_OK;
+    }
+    const ga_backend *be;
+    GA_TRY(ga_device_backend(ga_array_device(dst), &be));
+    ga_loop loop;
+    ga_loop_init(&loop, dst);
+    GA_TRY(ga_loop_add_array(&loop, src));
+    ga_loop_coalesce(&loop);
+    if (be->elementwise == NULL) {
+        return ga_error(GA_ERR_UNSUPPORTED, "copy is not supported by the %s backend",
+                        be->name);
+    }
+    return backend_status(be, be->elementwise(ga_device_local(ga_array_device(dst)),
+                                              GA_OP_COPY, &loop));
+}
+
+int
+ga_contiguous(const ga_array *src, ga_array *out)
+{
+    if (ga_array_is_c_contiguous(src)) {
+        ga_array_view(out, src);
+        return GA_OK;
+    }
+    GA_TRY(ga_array_empty(out, ga_array_device(src), (ga_dtype)src->dtype, src->ndim,
+                          src->shape));
+    int st = ga_copy_same_device(out, src);
+    if (st != GA_OK) {
+        ga_array_release(out);
+    }
+    return st;
+}
+
+/* Raw copy of nbytes between two contiguous blocks on any two devices, counted. */
+static int
+raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
+{
+    const ga_backend *dbe, *sbe;
+    GA_TRY(ga_device_backend(dd, &dbe));
+    GA_TRY(ga_device_backend(sd, &sbe));
+    if (nbytes == 0) {
+        return GA_OK;
+    }
+    if (ga_device_eq(dd, sd)) {
+        return backend_status(dbe, dbe->copy_d2d(ga_device_local(dd), dst, src, nbytes));
+    }
+    if (sd.kind == GA_DEV_CPU) {
+        GA_TRY(backend_status(dbe, dbe->copy_h2d(ga_device_local(dd), dst, src, nbytes)));
+        ledger.h2d_bytes += (int64_t)nbytes;
+        ledger.h2d_count++;
+        return GA_OK;
+    }
+    if (dd.kind == GA_DEV_CPU) {
+        GA_TRY(backend_status(sbe, sbe->copy_d2h(ga_device_local(sd), dst, src, nbytes)));
+        ledger.d2h_bytes += (int64_t)nbytes;
+        ledger.d2h_count++;
+        ledger.syncs++; /* a read by the host waits for the device */
+        return GA_OK;
+    }
+    GA_TRY(backend_status(dbe, dbe->copy_peer(ga_device_local(dd), dst,
+                                              ga_device_local(sd), src, nbytes)));
+    ledger.d2d_bytes += (int64_t)nbytes;
+    ledger.d2d_count++;
+    return GA_OK;
+}
+
+int
+ga_copy_to_device(const ga_array *src, ga_device device, ga_array *out)
+{
+    ga_array c;
+    GA_TRY(ga_contiguous(src, &c));
+    int st = ga_array_empty(out, device, (ga_dtype)src->dtype, src->ndim, src->shape);
+    if (st == GA_OK) {
+        size_t nbytes = (size_t)ga_array_size(src) * (size_t)ga_dtype_itemsize(src->dtype);
+        st = raw_copy(device, ga_array_data(out), ga_array_device(&c), ga_array_data(&c),
+                      nbytes);
+        if (st != GA_OK) {
+            ga_array_release(out);
+        }
+    }
+    ga_array_release(&c);
+    return st;
+}
+
+int
+ga_copy_into(ga_array *dst, const ga_array *src)
+{
+    if (ga_device_eq(ga_array_device(dst), ga_array_device(src))) {
+        return ga_copy_same_device(dst, src);
+    }
+    /* Check shapes before moving anything. */
+    int nd;
+    int64_t shape[GA_MAXDIMS];
+    GA_TRY(ga_broadcast_shapes(dst->ndim, dst->shape, src->ndim, src->shape, &nd, shape));
+    if (nd != dst->ndim || memcmp(shape, dst->shape, sizeof(int64_t) * (size_t)nd) != 0) {
+        char b1[256], b2[256];
+        return ga_error(GA_ERR_SHAPE, "cannot copy an array of shape %s into one of shape %s",
+                        ga_shape_str(src->ndim, src->shape, b1, sizeof(b1)),
+                        ga_shape_str(dst->ndim, dst->shape, b2, sizeof(b2)));
+    }
+    /* Move src as it is (contiguous) to dst's device, then cast/broadcast there. */
+    ga_array moved;
+    GA_TRY(ga_copy_to_device(src, ga_array_device(dst), &moved));
+    int st = ga_copy_same_device(dst, &moved);
+    ga_array_release(&moved);
+    return st;
+}
+
+int
+ga_read_to_host(const ga_array *src, void *dst, size_t nbytes)
+{
+    size_t need = (size_t)ga_array_size(src) * (size_t)ga_dtype_itemsize(src->dtype);
+    if (nbytes != need) {
+        return ga_error(GA_ERR_RUNTIME, "internal: host buffer of %zu bytes for %zu", nbytes,
+                        need);
+    }
+    ga_array c;
+    GA_TRY(ga_contiguous(src, &c));
+    int st = raw_copy(ga_cpu(), dst, ga_array_device(&c), ga_array_data(&c), nbytes);
+    ga_array_release(&c);
+    return st;
+}
+
+int
+ga_synchronize(ga_device device)
+{
+    const ga_backend *be;
+    GA_TRY(ga_device_backend(device, &be));
+    if (device.kind == GA_DEV_CPU) {
+        return GA_OK;
+    }
+    ledger.syncs++;
+    return backend_status(be, be->synchronize(ga_device_local(device)));
+}
+
+int
+ga_synchronize_all(void)
+{
+    int n = ga_num_gpus();
+    for (int i = 0; i < n; i++) {
+        ga_device d = {GA_DEV_GPU, i};
+        GA_TRY(ga_synchronize(d));
+    }
+    return GA_OK;
+}

@@ -1,0 +1,55 @@
+/* ga_transfer.h: every crossing between devices, and the ledger that counts them.
+ *
+ * These are the only functions that move array data between the host and a device
+ * or between devices; each one adds to the ledger. Copies inside one device (a
+ * strided view made contiguous, a dtype cast) are not transfers and are not counted.
+ */
+#ifndef GA_TRANSFER_H
+#define GA_TRANSFER_H
+
+#include "ga_array.h"
+
+typedef struct {
+    int64_t h2d_bytes, h2d_count;
+    int64_t d2h_bytes, d2h_count;
+    int64_t d2d_bytes, d2d_count;
+    int64_t syncs;
+} ga_transfer_stats;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void ga_ledger_get(ga_transfer_stats *out);
+void ga_ledger_reset(void);
+
+/* dst = src, elementwise with casting, on dst's device; shapes must broadcast from
+ * src to dst. Both on one device (else GA_ERR_MISMATCH). */
+int ga_copy_same_device(ga_array *dst, const ga_array *src);
+
+/* A C-contiguous array with src's values on src's device: a view (incref) when src is
+ * already contiguous, else a copy. */
+int ga_contiguous(const ga_array *src, ga_array *out);
+
+/* A new C-contiguous array on `device` with src's values and dtype. Always a new
+ * block, also when src is already there. Counted when it crosses devices. */
+int ga_copy_to_device(const ga_array *src, ga_device device, ga_array *out);
+
+/* Copy src into the existing dst (any devices; shapes broadcast from src to dst;
+ * dtypes cast). Counted when it crosses devices. */
+int ga_copy_into(ga_array *dst, const ga_array *src);
+
+/* Copy src's elements in C order into host memory `dst` (nbytes must be
+ * size * itemsize). A device-to-host transfer for GPU arrays (counted, waits). */
+int ga_read_to_host(const ga_array *src, void *dst, size_t nbytes);
+
+/* Wait for all work queued on `device` (counted as a sync for GPUs). */
+int ga_synchronize(ga_device device);
+/* Wait for every GPU. */
+int ga_synchronize_all(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

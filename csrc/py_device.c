@@ -1,0 +1,360 @@
+/* py_device.c: gpuarr.Device, the default device, and the device functions. */
+#include "py_common.h"
+
+#include <string.h>
+
+/* The default device: the innermost `with device:` block of this thread, else the
+ * global default. A C thread-local keeps creation functions free of Python-level
+ * lookups (Python threads are OS threads). */
+#define GA_MAX_DEVICE_NESTING 64
+static _Thread_local ga_device tl_stack[GA_MAX_DEVICE_NESTING];
+static _Thread_local int tl_depth;
+static ga_device global_default = {GA_DEV_CPU, 0};
+
+ga_device
+pyga_default_device(void)
+{
+    return tl_depth > 0 ? tl_stack[tl_depth - 1] : global_default;
+}
+
+PyObject *
+pyga_device_new(ga_device d)
+{
+    if (d.kind == GA_DEV_CPU && pyga_state.cpu_device != NULL) {
+        return Py_NewRef(pyga_state.cpu_device);
+    }
+    PyGaDevice *o = PyObject_New(PyGaDevice, pyga_state.Device);
+    if (o == NULL) {
+        return NULL;
+    }
+    o->dev = d;
+    return (PyObject *)o;
+}
+
+/* "cpu", "cpu:0", "gpu", "gpu:1", "cuda", "cuda:1" */
+static int
+parse_device_string(PyObject *s, ga_device *out)
+{
+    const char *txt = PyUnicode_AsUTF8(s);
+    if (txt == NULL) {
+        return -1;
+    }
+    const char *colon = strchr(txt, ':');
+    size_t klen = colon ? (size_t)(colon - txt) : strlen(txt);
+    ga_device d = {0, 0};
+    if (klen == 3 && strncmp(txt, "cpu", 3) == 0) {
+        d.kind = GA_DEV_CPU;
+    }
+    else if ((klen == 3 && strncmp(txt, "gpu", 3) == 0) ||
+             (klen == 4 && strncmp(txt, "cuda", 4) == 0)) {
+        d.kind = GA_DEV_GPU;
+    }
+    else {
+        goto bad;
+    }
+    if (colon) {
+        char *end;
+        long idx = strtol(colon + 1, &end, 10);
+        if (colon[1] == '\0' || *end != '\0' || idx < 0 || idx > 1 << 20) {
+            goto bad;
+        }
+        d.index = (int32_t)idx;
+    }
+    *out = d;
+    return 0;
+bad:
+    PyErr_Format(PyExc_ValueError,
+                 "invalid device string %R: use 'cpu', 'gpu', 'gpu:1' or 'cuda:1'", s);
+    return -1;
+}
+
+int
+pyga_device_converter(PyObject *o, void *out)
+{
+    ga_device *d = (ga_device *)out;
+    if (o == Py_None) {
+        *d = pyga_default_device();
+        return 1;
+    }
+    if (Py_IS_TYPE(o, pyga_state.Device)) {
+        *d = ((PyGaDevice *)o)->dev;
+        return 1;
+    }
+    if (PyUnicode_Check(o)) {
+        return parse_device_string(o, d) == 0;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "device must be a gpuarr.Device (gpuarr.cpu(), gpuarr.gpu(1)) or a string "
+                 "such as 'cpu' or 'gpu:1'; got %R",
+                 o);
+    return 0;
+}
+
+static PyObject *
+device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    (void)type;
+    static char *kwlist[] = {"device", "index", NULL};
+    PyObject *spec;
+    PyObject *index = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:Device", kwlist, &spec, &index)) {
+        return NULL;
+    }
+    ga_device d;
+    if (!pyga_device_converter(spec, &d)) {
+        return NULL;
+    }
+    if (index != Py_None) {
+        long i = PyLong_AsLong(index);
+        if (i == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (i < 0) {
+            PyErr_SetString(PyExc_ValueError, "a device index must be >= 0");
+            return NULL;
+        }
+        d.index = (int32_t)i;
+    }
+    if (d.kind == GA_DEV_CPU && d.index != 0) {
+        PyErr_Format(PyExc_ValueError, "there is only one CPU device, cpu(0); got cpu(%d)",
+                     (int)d.index);
+        return NULL;
+    }
+    return pyga_device_new(d);
+}
+
+static PyObject *
+device_repr(PyObject *self)
+{
+    char buf[32];
+    return PyUnicode_FromString(ga_device_str(((PyGaDevice *)self)->dev, buf, sizeof(buf)));
+}
+
+static Py_hash_t
+device_hash(PyObject *self)
+{
+    ga_device d = ((PyGaDevice *)self)->dev;
+    Py_hash_t h = (Py_hash_t)(d.kind * 1000003 + d.index + 1);
+    return h == -1 ? -2 : h;
+}
+
+static PyObject *
+device_richcompare(PyObject *self, PyObject *other, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || !Py_IS_TYPE(other, pyga_state.Device)) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    int eq = ga_device_eq(((PyGaDevice *)self)->dev, ((PyGaDevice *)other)->dev);
+    return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static PyObject *
+device_get_type(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(((PyGaDevice *)self)->dev.kind == GA_DEV_CPU ? "cpu" : "gpu");
+}
+
+static PyObject *
+device_get_index(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(((PyGaDevice *)self)->dev.index);
+}
+
+static PyObject *
+device_enter(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (tl_depth >= GA_MAX_DEVICE_NESTING) {
+        PyErr_Format(PyExc_RuntimeError, "`with device:` blocks nested deeper than %d",
+                     GA_MAX_DEVICE_NESTING);
+        return NULL;
+    }
+    tl_stack[tl_depth++] = ((PyGaDevice *)self)->dev;
+    return Py_NewRef(self);
+}
+
+static PyObject *
+device_exit(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    if (tl_depth > 0) {
+        tl_depth--;
+    }
+    Py_RETURN_FALSE;
+}
+
+static PyObject *
+device_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    char buf[32];
+    ga_device d = ((PyGaDevice *)self)->dev;
+    snprintf(buf, sizeof(buf), "%s:%d", d.kind == GA_DEV_CPU ? "cpu" : "gpu", (int)d.index);
+    return Py_BuildValue("O(s)", (PyObject *)pyga_state.Device, buf);
+}
+
+static PyGetSetDef device_getset[] = {
+    {"type", device_get_type, NULL, "'cpu' or 'gpu'.", NULL},
+    {"index", device_get_index, NULL, "The device's number (0 for the CPU).", NULL},
+    {NULL},
+};
+
+static PyMethodDef device_methods[] = {
+    {"__enter__", device_enter, METH_NOARGS,
+     "Make this device the default for array creation in this thread, until the "
+     "matching __exit__ (use it as `with gpuarr.gpu(1): ...`)."},
+    {"__exit__", device_exit, METH_VARARGS, NULL},
+    {"__reduce__", device_reduce, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyType_Slot device_slots[] = {
+    {Py_tp_doc, "Device(device, index=None)\n--\n\n"
+                "A device: the CPU (cpu(0)) or one GPU (gpu(i)). Devices are cheap "
+                "values: building gpu(9) never fails; placing data on a device that does "
+                "not exist does. Accepts 'cpu', 'gpu', 'gpu:1' and 'cuda:1'. A device is "
+                "also a context manager that sets the default device for creation."},
+    {Py_tp_new, device_new},
+    {Py_tp_repr, device_repr},
+    {Py_tp_hash, device_hash},
+    {Py_tp_richcompare, device_richcompare},
+    {Py_tp_getset, device_getset},
+    {Py_tp_methods, device_methods},
+    {0, NULL},
+};
+
+static PyType_Spec device_spec = {
+    .name = "gpuarr.Device",
+    .basicsize = sizeof(PyGaDevice),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = device_slots,
+};
+
+/* --- module functions ------------------------------------------------------------ */
+
+static PyObject *
+fn_cpu(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return Py_NewRef(pyga_state.cpu_device);
+}
+
+static PyObject *
+fn_gpu(PyObject *m, PyObject *args, PyObject *kwds)
+{
+    (void)m;
+    static char *kwlist[] = {"i", NULL};
+    int i = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|i:gpu", kwlist, &i)) {
+        return NULL;
+    }
+    if (i < 0) {
+        PyErr_Format(PyExc_ValueError, "a GPU index must be >= 0, got %d", i);
+        return NULL;
+    }
+    ga_device d = {GA_DEV_GPU, i};
+    return pyga_device_new(d);
+}
+
+static PyObject *
+fn_num_gpus(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyLong_FromLong(ga_num_gpus());
+}
+
+static PyObject *
+fn_set_default_device(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    ga_device d;
+    if (arg == Py_None) {
+        d = ga_cpu();
+    }
+    else if (!pyga_device_converter(arg, &d)) {
+        return NULL;
+    }
+    if (d.kind == GA_DEV_GPU) {
+        const struct ga_backend *be;
+        int st = ga_device_backend(d, &be);
+        if (st != GA_OK) {
+            return pyga_raise(st);
+        }
+    }
+    global_default = d;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+fn_get_default_device(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return pyga_device_new(pyga_default_device());
+}
+
+static PyObject *
+fn_gpu_mode(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    static const char *names[] = {"none", "cuda", "simulated", "emulated"};
+    ga_gpu_mode mode = ga_gpu_mode_get();
+    return Py_BuildValue("(ss)", names[mode], ga_gpu_reason());
+}
+
+static PyObject *
+fn_device_info(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    ga_device d;
+    if (!pyga_device_converter(arg, &d)) {
+        return NULL;
+    }
+    ga_device_desc desc;
+    int st = ga_device_describe(d, &desc);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    return Py_BuildValue("{s:s,s:s,s:n,s:(ii)}", "kind", desc.kind_word, "name", desc.name,
+                         "total_memory", (Py_ssize_t)desc.total_memory, "compute_capability",
+                         desc.cc_major, desc.cc_minor);
+}
+
+PyMethodDef pyga_device_functions[] = {
+    {"cpu", fn_cpu, METH_NOARGS, "cpu()\n--\n\nThe CPU device, cpu(0)."},
+    {"gpu", (PyCFunction)(void (*)(void))fn_gpu, METH_VARARGS | METH_KEYWORDS,
+     "gpu(i=0)\n--\n\nThe i-th GPU. Building it never fails; placing data on it fails "
+     "if it does not exist."},
+    {"num_gpus", fn_num_gpus, METH_NOARGS,
+     "num_gpus()\n--\n\nThe number of GPUs (real, simulated or emulated); 0 without a "
+     "driver. Never raises."},
+    {"set_default_device", fn_set_default_device, METH_O,
+     "set_default_device(device)\n--\n\nSet the global default device for creation "
+     "functions (a `with device:` block overrides it in its thread)."},
+    {"get_default_device", fn_get_default_device, METH_NOARGS,
+     "get_default_device()\n--\n\nThe device creation functions use when device= is "
+     "not given."},
+    {"_gpu_mode", fn_gpu_mode, METH_NOARGS, "(mode, reason) of gpu(i) in this process."},
+    {"_device_info", fn_device_info, METH_O, "Kind, name and memory of one device."},
+    {NULL},
+};
+
+int
+pyga_init_device(PyObject *m)
+{
+    pyga_state.Device = (PyTypeObject *)PyType_FromSpec(&device_spec);
+    if (pyga_state.Device == NULL) {
+        return -1;
+    }
+    if (PyModule_AddObjectRef(m, "Device", (PyObject *)pyga_state.Device) < 0) {
+        return -1;
+    }
+    pyga_state.cpu_device = pyga_device_new(ga_cpu());
+    return pyga_state.cpu_device == NULL ? -1 : 0;
+}

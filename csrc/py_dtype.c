@@ -1,0 +1,242 @@
+/* py_dtype.c: gpuarr.DType and its singletons (gpuarr.float32, ...). */
+#include "py_common.h"
+
+#include <string.h>
+
+PyObject *
+pyga_dtype_obj(ga_dtype t)
+{
+    return pyga_state.dtypes[t];
+}
+
+/* Resolve anything dtype-like to a ga_dtype; returns 0 and sets *out, or -1 with a
+ * TypeError set. */
+static int
+dtype_from_object(PyObject *o, ga_dtype *out)
+{
+    if (Py_IS_TYPE(o, pyga_state.DType)) {
+        *out = ((PyGaDType *)o)->dtype;
+        return 0;
+    }
+    if (o == (PyObject *)&PyBool_Type) {
+        *out = GA_BOOL;
+        return 0;
+    }
+    if (o == (PyObject *)&PyLong_Type) {
+        *out = GA_DEFAULT_INT;
+        return 0;
+    }
+    if (o == (PyObject *)&PyFloat_Type) {
+        *out = GA_DEFAULT_FLOAT; /* gpuarr's default float (float32), like torch */
+        return 0;
+    }
+    if (o == (PyObject *)&PyComplex_Type) {
+        *out = GA_DEFAULT_COMPLEX;
+        return 0;
+    }
+    PyObject *name = NULL;
+    if (PyUnicode_Check(o)) {
+        name = Py_NewRef(o);
+    }
+    else {
+        /* NumPy dtypes and scalar types: ask NumPy for the canonical name, without
+         * importing NumPy ourselves (an object can only be a NumPy dtype if NumPy is
+         * already imported). */
+        PyObject *mods = PyImport_GetModuleDict();
+        PyObject *numpy = mods ? PyDict_GetItemString(mods, "numpy") : NULL;
+        if (numpy != NULL) {
+            PyObject *dt = PyObject_CallMethod(numpy, "dtype", "O", o);
+            if (dt != NULL) {
+                name = PyObject_GetAttrString(dt, "name");
+                Py_DECREF(dt);
+            }
+            if (name == NULL) {
+                PyErr_Clear();
+            }
+        }
+    }
+    if (name == NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "dtype must be a gpuarr dtype (e.g. gpuarr.float32), a name such as "
+                     "'float32', or a NumPy dtype; got %R",
+                     o);
+        return -1;
+    }
+    const char *s = PyUnicode_AsUTF8(name);
+    if (s == NULL) {
+        Py_DECREF(name);
+        return -1;
+    }
+    int st = ga_dtype_from_name(s, out);
+    Py_DECREF(name);
+    if (st != GA_OK) {
+        pyga_raise(st);
+        return -1;
+    }
+    return 0;
+}
+
+int
+pyga_dtype_converter(PyObject *o, void *out)
+{
+    if (o == Py_None) {
+        return 1;
+    }
+    ga_dtype t;
+    if (dtype_from_object(o, &t) < 0) {
+        return 0;
+    }
+    *(int *)out = (int)t;
+    return 1;
+}
+
+static PyObject *
+dtype_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("gpuarr.%s", ga_dtype_infos[((PyGaDType *)self)->dtype].name);
+}
+
+static PyObject *
+dtype_str(PyObject *self)
+{
+    return PyUnicode_FromString(ga_dtype_infos[((PyGaDType *)self)->dtype].name);
+}
+
+static Py_hash_t
+dtype_hash(PyObject *self)
+{
+    PyObject *s = dtype_str(self);
+    if (s == NULL) {
+        return -1;
+    }
+    Py_hash_t h = PyObject_Hash(s);
+    Py_DECREF(s);
+    return h;
+}
+
+static PyObject *
+dtype_richcompare(PyObject *self, PyObject *other, int op)
+{
+    if (op != Py_EQ && op != Py_NE) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    ga_dtype t;
+    if (dtype_from_object(other, &t) < 0) {
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    int eq = t == ((PyGaDType *)self)->dtype;
+    return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static PyObject *
+dtype_get_name(PyObject *self, void *closure)
+{
+    (void)closure;
+    return dtype_str(self);
+}
+
+static PyObject *
+dtype_get_itemsize(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(ga_dtype_itemsize(((PyGaDType *)self)->dtype));
+}
+
+static PyObject *
+dtype_get_kind(PyObject *self, void *closure)
+{
+    (void)closure;
+    static const char *kinds[] = {"b", "i", "u", "f", "c"};
+    return PyUnicode_FromString(kinds[ga_dtype_kind(((PyGaDType *)self)->dtype)]);
+}
+
+static PyObject *
+dtype_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    /* pickles as gpuarr.dtype("<name>") */
+    PyObject *mod = PyImport_ImportModule("gpuarr");
+    if (mod == NULL) {
+        return NULL;
+    }
+    PyObject *fn = PyObject_GetAttrString(mod, "dtype");
+    Py_DECREF(mod);
+    if (fn == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("N(s)", fn, ga_dtype_infos[((PyGaDType *)self)->dtype].name);
+}
+
+static PyObject *
+dtype_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    (void)type;
+    PyObject *o;
+    static char *kwlist[] = {"dtype", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:dtype", kwlist, &o)) {
+        return NULL;
+    }
+    ga_dtype t;
+    if (dtype_from_object(o, &t) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(pyga_state.dtypes[t]);
+}
+
+static PyGetSetDef dtype_getset[] = {
+    {"name", dtype_get_name, NULL, "The dtype's name, e.g. 'float32'.", NULL},
+    {"itemsize", dtype_get_itemsize, NULL, "Bytes per element.", NULL},
+    {"kind", dtype_get_kind, NULL, "NumPy's kind character: b, i, u, f or c.", NULL},
+    {NULL},
+};
+
+static PyMethodDef dtype_methods[] = {
+    {"__reduce__", dtype_reduce, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyType_Slot dtype_slots[] = {
+    {Py_tp_doc, "DType(name)\n--\n\nAn element type of gpuarr arrays. The instances are "
+                "gpuarr.bool, int8 ... complex128; they compare equal to their names and "
+                "to the matching NumPy dtypes."},
+    {Py_tp_new, dtype_new},
+    {Py_tp_repr, dtype_repr},
+    {Py_tp_str, dtype_str},
+    {Py_tp_hash, dtype_hash},
+    {Py_tp_richcompare, dtype_richcompare},
+    {Py_tp_getset, dtype_getset},
+    {Py_tp_methods, dtype_methods},
+    {0, NULL},
+};
+
+static PyType_Spec dtype_spec = {
+    .name = "gpuarr.DType",
+    .basicsize = sizeof(PyGaDType),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = dtype_slots,
+};
+
+int
+pyga_init_dtype(PyObject *m)
+{
+    pyga_state.DType = (PyTypeObject *)PyType_FromSpec(&dtype_spec);
+    if (pyga_state.DType == NULL) {
+        return -1;
+    }
+    if (PyModule_AddObjectRef(m, "DType", (PyObject *)pyga_state.DType) < 0) {
+        return -1;
+    }
+    for (int t = 0; t < GA_NTYPES; t++) {
+        PyGaDType *d = PyObject_New(PyGaDType, pyga_state.DType);
+        if (d == NULL) {
+            return -1;
+        }
+        d->dtype = (ga_dtype)t;
+        pyga_state.dtypes[t] = (PyObject *)d;
+        if (PyModule_AddObjectRef(m, ga_dtype_infos[t].name, (PyObject *)d) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,74 @@
+/* py_error.c: core status -> Python exception, in one place. */
+#include "py_common.h"
+
+PyObject *
+pyga_raise(int status)
+{
+    const char *msg = ga_error_message();
+    PyObject *type;
+    switch (status) {
+    case GA_ERR_VALUE:
+    case GA_ERR_SHAPE:
+        type = PyExc_ValueError;
+        break;
+    case GA_ERR_TYPE:
+        type = PyExc_TypeError;
+        break;
+    case GA_ERR_INDEX:
+        type = PyExc_IndexError;
+        break;
+    case GA_ERR_NOMEM:
+        type = PyExc_MemoryError;
+        break;
+    case GA_ERR_OOM_DEVICE:
+        type = pyga_state.OutOfMemoryError;
+        break;
+    case GA_ERR_DEVICE:
+        type = PyExc_RuntimeError;
+        break;
+    case GA_ERR_MISMATCH:
+        type = pyga_state.DeviceMismatchError;
+        break;
+    case GA_ERR_UNSUPPORTED:
+        type = PyExc_TypeError;
+        break;
+    case GA_ERR_CUDA:
+        type = pyga_state.CudaError;
+        break;
+    case GA_ERR_OVERFLOW:
+        type = PyExc_OverflowError;
+        break;
+    case GA_ERR_ZERODIV:
+        type = PyExc_ZeroDivisionError;
+        break;
+    case GA_ERR_BUFFER:
+        type = PyExc_BufferError;
+        break;
+    default:
+        type = PyExc_RuntimeError;
+        break;
+    }
+    PyErr_SetString(type, msg[0] ? msg : "gpuarr: unknown error");
+    return NULL;
+}
+
+int
+pyga_raise_int(int status)
+{
+    pyga_raise(status);
+    return -1;
+}
+
+int
+pyga_warn_transfer(const char *what, const ga_array *a)
+{
+    if (!pyga_state.warn_transfers || ga_array_device(a).kind == GA_DEV_CPU) {
+        return 0;
+    }
+    char dev[32];
+    ga_device_str(ga_array_device(a), dev, sizeof(dev));
+    return PyErr_WarnFormat(pyga_state.TransferWarning, 2,
+                            "%s copies data from %s to the host (a device-to-host "
+                            "transfer and a wait for the device)",
+                            what, dev);
+}

@@ -1,0 +1,74 @@
+/* py_module.c: the gpuarr._core extension module: types, exceptions, and the method
+ * tables of the binding files gathered into one module. */
+#include "py_common.h"
+
+pyga_state_t pyga_state;
+
+static PyMethodDef *const function_tables[] = {
+    pyga_device_functions,     pyga_convert_functions, pyga_stats_functions,
+    pyga_elementwise_functions, pyga_index_functions,  pyga_linalg_functions,
+    pyga_reduce_functions,     pyga_creation_functions, pyga_random_functions,
+    pyga_dlpack_functions,
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "gpuarr._core",
+    .m_doc = "The C core of gpuarr (use the gpuarr package, not this module).",
+    .m_size = -1,
+};
+
+static int
+add_exception(PyObject *m, const char *name, PyObject *base, const char *doc,
+              PyObject **slot)
+{
+    char full[128];
+    snprintf(full, sizeof(full), "gpuarr.%s", name);
+    *slot = PyErr_NewExceptionWithDoc(full, doc, base, NULL);
+    if (*slot == NULL) {
+        return -1;
+    }
+    return PyModule_AddObjectRef(m, name, *slot);
+}
+
+PyMODINIT_FUNC
+PyInit__core(void)
+{
+    PyObject *m = PyModule_Create(&core_module);
+    if (m == NULL) {
+        return NULL;
+    }
+    if (pyga_init_dtype(m) < 0 || pyga_init_device(m) < 0 || pyga_init_array(m) < 0) {
+        goto error;
+    }
+    if (add_exception(m, "DeviceMismatchError", PyExc_ValueError,
+                      "Raised when one operation is given arrays on different devices. "
+                      "gpuarr never moves data implicitly: move one with .to(device).",
+                      &pyga_state.DeviceMismatchError) < 0 ||
+        add_exception(m, "OutOfMemoryError", PyExc_MemoryError,
+                      "A device ran out of memory (after its cache was freed and the "
+                      "allocation retried).",
+                      &pyga_state.OutOfMemoryError) < 0 ||
+        add_exception(m, "CudaError", PyExc_RuntimeError,
+                      "An error reported by the CUDA runtime or cuBLAS.",
+                      &pyga_state.CudaError) < 0 ||
+        add_exception(m, "TransferWarning", PyExc_UserWarning,
+                      "An implicit-looking device-to-host transfer (printing, item(), "
+                      "bool() of a device array); opt in with "
+                      "gpuarr.warn_on_transfers(True).",
+                      &pyga_state.TransferWarning) < 0) {
+        goto error;
+    }
+    for (size_t t = 0; t < sizeof(function_tables) / sizeof(function_tables[0]); t++) {
+        if (PyModule_AddFunctions(m, function_tables[t]) < 0) {
+            goto error;
+        }
+    }
+    if (PyModule_AddIntConstant(m, "MAXDIMS", GA_MAXDIMS) < 0) {
+        goto error;
+    }
+    return m;
+error:
+    Py_DECREF(m);
+    return NULL;
+}

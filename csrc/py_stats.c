@@ -1,0 +1,142 @@
+/* py_stats.c: the transfer ledger, memory statistics and synchronisation. */
+#include "py_common.h"
+
+#include "ga_backend.h"
+#include "ga_transfer.h"
+
+static PyObject *
+fn_transfer_stats(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    ga_transfer_stats s;
+    ga_ledger_get(&s);
+    return Py_BuildValue("(LLLLLLL)", (long long)s.h2d_bytes, (long long)s.h2d_count,
+                         (long long)s.d2h_bytes, (long long)s.d2h_count,
+                         (long long)s.d2d_bytes, (long long)s.d2d_count,
+                         (long long)s.syncs);
+}
+
+static PyObject *
+fn_reset_transfer_stats(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    ga_ledger_reset();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+fn_memory_stats(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    ga_device d;
+    if (!pyga_device_converter(arg, &d)) {
+        return NULL;
+    }
+    const ga_backend *be;
+    int st = ga_device_backend(d, &be);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    ga_memory_stats s = {0};
+    if (be->memory_stats != NULL) {
+        st = be->memory_stats(ga_device_local(d), &s);
+        if (st != GA_OK) {
+            return pyga_raise(st);
+        }
+    }
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:L}", "allocated_bytes",
+                         (Py_ssize_t)s.allocated_bytes, "reserved_bytes",
+                         (Py_ssize_t)s.reserved_bytes, "peak_allocated_bytes",
+                         (Py_ssize_t)s.peak_allocated_bytes, "total_bytes",
+                         (Py_ssize_t)s.total_bytes, "alloc_calls", (long long)s.alloc_calls);
+}
+
+static PyObject *
+fn_empty_cache(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    ga_device d;
+    if (!pyga_device_converter(arg, &d)) {
+        return NULL;
+    }
+    const ga_backend *be;
+    int st = ga_device_backend(d, &be);
+    if (st == GA_OK && be->empty_cache != NULL) {
+        st = be->empty_cache(ga_device_local(d));
+    }
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+fn_synchronize(PyObject *m, PyObject *args, PyObject *kwds)
+{
+    (void)m;
+    static char *kwlist[] = {"device", NULL};
+    PyObject *devobj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:synchronize", kwlist, &devobj)) {
+        return NULL;
+    }
+    int st;
+    if (devobj == Py_None) {
+        st = ga_synchronize_all();
+    }
+    else {
+        ga_device d;
+        if (!pyga_device_converter(devobj, &d)) {
+            return NULL;
+        }
+        st = ga_synchronize(d);
+    }
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+fn_set_warn_transfers(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    int old = pyga_state.warn_transfers;
+    pyga_state.warn_transfers = on;
+    return PyBool_FromLong(old);
+}
+
+static PyObject *
+fn_set_plugin_dir(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    const char *s = PyUnicode_AsUTF8(arg);
+    if (s == NULL) {
+        return NULL;
+    }
+    ga_devices_set_plugin_dir(s);
+    Py_RETURN_NONE;
+}
+
+PyMethodDef pyga_stats_functions[] = {
+    {"_transfer_stats", fn_transfer_stats, METH_NOARGS,
+     "(h2d_bytes, h2d_count, d2h_bytes, d2h_count, d2d_bytes, d2d_count, syncs)"},
+    {"reset_transfer_stats", fn_reset_transfer_stats, METH_NOARGS,
+     "reset_transfer_stats()\n--\n\nSet every counter of the transfer ledger to 0."},
+    {"_memory_stats", fn_memory_stats, METH_O, "Memory statistics of one device."},
+    {"_empty_cache", fn_empty_cache, METH_O, "Give a device's cached blocks back."},
+    {"synchronize", (PyCFunction)(void (*)(void))fn_synchronize,
+     METH_VARARGS | METH_KEYWORDS,
+     "synchronize(device=None)\n--\n\nWait until all work queued on `device` (or on "
+     "every GPU) has finished."},
+    {"_set_warn_transfers", fn_set_warn_transfers, METH_O,
+     "Turn TransferWarning on or off; returns the previous setting."},
+    {"_set_plugin_dir", fn_set_plugin_dir, METH_O,
+     "Where libgpuarr_cuda.so is (set once at import)."},
+    {NULL},
+};

@@ -1,0 +1,61 @@
+"""gpuarr: device-aware n-dimensional arrays for learning GPU computing.
+
+Every array lives on one device, the CPU (``cpu()``) or one GPU (``gpu(i)``);
+operations run where their operands live, and nothing moves between devices unless
+you ask (``x.to(device)``, ``x.copyto(device)``, ``x.numpy()``).
+
+Without a GPU, ``GPUARR_SIMULATE_GPUS=2`` (set before the first use of a GPU) gives
+two simulated GPUs that follow every device rule. ``python -m gpuarr`` runs a guided
+tour; ``gpuarr.info()`` says what this machine has.
+"""
+import os as _os
+
+from . import _core
+from ._core import (  # noqa: F401  (the public names of the C core)
+    Array,
+    CudaError,
+    Device,
+    DeviceMismatchError,
+    DType,
+    OutOfMemoryError,
+    TransferWarning,
+    bool,
+    complex64,
+    complex128,
+    cpu,
+    float16,
+    float32,
+    float64,
+    get_default_device,
+    gpu,
+    int8,
+    int16,
+    int32,
+    int64,
+    num_gpus,
+    reset_transfer_stats,
+    set_default_device,
+    synchronize,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+
+# The CUDA plugin sits next to the compiled module (in an editable install that is
+# not next to this file).
+_core._set_plugin_dir(_os.path.dirname(_os.path.abspath(_core.__file__)))
+
+from ._devices import *  # noqa: E402,F401,F403
+from ._creation import *  # noqa: E402,F401,F403
+from ._elementwise import *  # noqa: E402,F401,F403
+from ._reduce import *  # noqa: E402,F401,F403
+from ._manipulation import *  # noqa: E402,F401,F403
+from ._linalg_functions import *  # noqa: E402,F401,F403
+from . import linalg, random  # noqa: E402,F401
+from .random import rand, randn  # noqa: E402,F401
+from . import _printing, _methods  # noqa: E402,F401  (attach Python-level methods)
+
+__version__ = "0.1.0"
+
+newaxis = None

@@ -1,0 +1,2 @@
+"""(placeholder until written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""gpuarr.linalg (placeholder until written)."""
+__all__ = []

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Build the extension (and the CUDA plugins when asked) with plain CMake into
+# build/dev[-SUFFIX] and copy the modules into python/gpuarr/, so that
+#   PYTHONPATH=python python -m pytest
+# runs against the working tree. Extra arguments go to CMake's configure step, e.g.
+#   tools/dev-build.sh -DGPUARR_CUDA=ON -DGPUARR_CUDA_EMU=ON
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=build/dev${GPUARR_DEV_SUFFIX:+-$GPUARR_DEV_SUFFIX}
+cmake -S . -B "$dir" -G Ninja -DGPUARR_DEV_COPY=ON -DGPUARR_CUDA="${GPUARR_CUDA:-OFF}" \
+  -DPython_EXECUTABLE="$(command -v python3)" "$@" >/dev/null
+cmake --build "$dir"
