@@ -1,0 +1,89 @@
+/* ga_cuda.h: what every file of the CUDA backend shares.
+ *
+ * The backend is built twice from the same sources:
+ *   - by nvcc, for real GPUs (libgpuarr_cuda.so, static cudart);
+ *   - by the host C++ compiler with GA_CUDA_EMULATION defined, against the shim in
+ *     ga_cuda_emu.h, for the CPU (libgpuarr_cuda_emu.so, the test harness).
+ * So: launch kernels only through GA_LAUNCH, use only the runtime calls the shim
+ * provides, and give any warp-level trick an emulable fallback.
+ *
+ * Ownership inside csrc/cuda/:
+ *   ga_cuda_backend.cu  the table, devices, streams, caching allocator, copies
+ *   ga_cublas.cu        cuBLAS loaded at the first GEMM; integer GEMM kernel
+ *   k_elementwise.cu    elementwise ops and casts (math from ../ga_kernels.h)
+ *   k_reduce.cu         reductions and scans
+ *   k_random.cu         random numbers (../ga_philox.h)
+ *   k_index.cu          gather, scatter, nonzero
+ *   ga_cuda_emu.h/.cpp  the emulation shim
+ */
+#ifndef GA_CUDA_H
+#define GA_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef GA_CUDA_EMULATION
+#include "ga_cuda_emu.h"
+#else
+#include <cuda_runtime.h>
+#endif
+
+#include "../ga_backend.h"
+#include "../ga_error.h"
+
+/* Check a CUDA runtime call; on failure record "<expr>: <cudaErrorName> (<text>)"
+ * and return GA_ERR_CUDA (GA_ERR_OOM_DEVICE for cudaErrorMemoryAllocation). Never
+ * exits. */
+#define GA_CUDA_TRY(expr)                                                              \
+    do {                                                                               \
+        cudaError_t ga_cuda_err_ = (expr);                                             \
+        if (ga_cuda_err_ != cudaSuccess) {                                             \
+            return ga_cuda_error(ga_cuda_err_, #expr, __FILE__, __LINE__);             \
+        }                                                                              \
+    } while (0)
+
+/* Launch `kernel` with the given geometry on `stream`. Under nvcc this is <<<>>>; in
+ * the emulation it runs the kernel's blocks on the host (ga_cuda_emu.h). After a
+ * launch, check it with GA_CUDA_TRY(cudaGetLastError()). */
+#ifdef GA_CUDA_EMULATION
+#define GA_LAUNCH(kernel, grid, block, shmem, stream, ...)                             \
+    ga_emu_launch(kernel, dim3(grid), dim3(block), (size_t)(shmem), stream, __VA_ARGS__)
+#else
+#define GA_LAUNCH(kernel, grid, block, shmem, stream, ...)                             \
+    kernel<<<grid, block, shmem, stream>>>(__VA_ARGS__)
+#endif
+
+/* Kernels that use __syncthreads must be declared with GA_BARRIER_KERNEL in place of
+ * __global__ only if the emulation needs to know (it runs one host thread per CUDA
+ * thread of a block for those); plain __global__ kernels run thread by thread. */
+
+extern "C" {
+
+/* Record a CUDA failure (see GA_CUDA_TRY) and return the matching status. */
+int ga_cuda_error(cudaError_t err, const char *expr, const char *file, int line);
+
+/* Make `dev` current and return its stream (every operation on a device is queued on
+ * this one stream, which is what makes the caching allocator's reuse safe). */
+int ga_cuda_stream(int dev, cudaStream_t *stream);
+
+/* Grid and block for a grid-stride loop over n elements on `dev` (from the device's
+ * multiprocessor count, not constants). n > 0. */
+void ga_cuda_launch_dims(int dev, int64_t n, unsigned *grid, unsigned *block);
+
+/* Scratch memory from the device's caching allocator (stream-ordered: a block freed
+ * here may be reused by later work on the same stream). */
+int ga_cuda_alloc(int dev, size_t nbytes, void **ptr);
+void ga_cuda_free(int dev, void *ptr, size_t nbytes);
+
+/* Kernel entry points, one file each; contracts as in ../ga_backend.h. */
+int ga_cuda_elementwise(int dev, int op, const ga_loop *loop);
+int ga_cuda_reduce(int dev, const ga_reduce_desc *r);
+int ga_cuda_scan(int dev, const ga_scan_desc *s);
+int ga_cuda_gemm(int dev, const ga_gemm_desc *g);
+int ga_cuda_random(int dev, const ga_random_desc *r);
+int ga_cuda_gather(int dev, const ga_index_desc *d);
+int ga_cuda_scatter(int dev, const ga_index_desc *d);
+int ga_cuda_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out);
+}
+
+#endif
