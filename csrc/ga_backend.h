@@ -144,6 +144,18 @@ typedef struct {
     int64_t index_strides[GA_MAXARGS]; /* bytes */
 } ga_index_desc;
 
+/* out[i] = start + i * step, for i < n, written contiguously in `dtype` (arange and
+ * linspace). Integer dtypes use istart/istep (exact 64-bit arithmetic, wrapping like a
+ * cast); floating and complex dtypes use start/step in double precision (the real
+ * part; imaginary parts are 0). bool: out[i] = (start + i * step) != 0. */
+typedef struct {
+    int32_t dtype;
+    int64_t n;
+    char *out;
+    double start, step;
+    int64_t istart, istep;
+} ga_arange_desc;
+
 typedef struct {
     size_t allocated_bytes; /* in live arrays */
     size_t reserved_bytes;  /* held from the system (live + cached) */
@@ -193,6 +205,7 @@ typedef struct ga_backend {
      * (count, ndim) array written to `out` (contiguous). The caller knows `count` (from
      * a SUM reduction). */
     int (*nonzero)(int dev, const ga_loop *mask, int64_t count, int64_t *out);
+    int (*arange)(int dev, const ga_arange_desc *d);
 
     /* the message behind the last failing status of this backend (plugin only; NULL
      * for in-core backends, which share the core's ga_error buffer) */

@@ -20,6 +20,7 @@ int ga_cpu_random(int dev, const ga_random_desc *r);
 int ga_cpu_gather(int dev, const ga_index_desc *d);
 int ga_cpu_scatter(int dev, const ga_index_desc *d);
 int ga_cpu_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out);
+int ga_cpu_arange(int dev, const ga_arange_desc *d);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@
  *   k_elementwise.cu    elementwise ops and casts (math from ../ga_kernels.h)
  *   k_reduce.cu         reductions and scans
  *   k_random.cu         random numbers (../ga_philox.h)
- *   k_index.cu          gather, scatter, nonzero
+ *   k_index.cu          gather, scatter, nonzero, arange
  *   ga_cuda_emu.h/.cpp  the emulation shim
  */
 #ifndef GA_CUDA_H
@@ -84,6 +84,7 @@ int ga_cuda_random(int dev, const ga_random_desc *r);
 int ga_cuda_gather(int dev, const ga_index_desc *d);
 int ga_cuda_scatter(int dev, const ga_index_desc *d);
 int ga_cuda_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out);
+int ga_cuda_arange(int dev, const ga_arange_desc *d);
 }
 
 #endif
