@@ -1,0 +1,141 @@
+"""gpuarr against NumPy on the CPU, side by side in one process.
+
+    python bench/bench_cpu.py [--rounds 7] [--quick]
+
+Each row times the same operation on the same data with gpuarr and with NumPy,
+interleaved (gpuarr, numpy, gpuarr, numpy, ...) for several rounds, and prints the
+medians and their ratio (gpuarr time / NumPy time: lower is better, < 1 means gpuarr is
+faster). A large memory copy measured in the same run gives the machine's bandwidth,
+the ceiling for the memory-bound rows; their "of copy bw" column says how close each
+gets. Benchmarks are not tests: nothing here asserts.
+"""
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import gpuarr as ga
+
+
+def _time_per_call(fn, min_time=0.05):
+    """Seconds per call of fn, calling it enough times to fill min_time."""
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_time:
+            return dt / n
+        n *= 2 if dt <= 0 else max(2, int(min_time / dt * 1.2))
+
+
+def compare(fa, fn, rounds):
+    """Median seconds per call for gpuarr's fa and NumPy's fn, interleaved."""
+    ta, tn = [], []
+    fa()
+    fn()  # warm up both (allocator caches, BLAS threads)
+    for _ in range(rounds):
+        ta.append(_time_per_call(fa))
+        tn.append(_time_per_call(fn))
+    return statistics.median(ta), statistics.median(tn)
+
+
+def copy_bandwidth(rounds):
+    """Bytes per second of a large memory copy (read + write), with NumPy."""
+    src = np.ones(1 << 25, np.float32)  # 128 MiB
+    dst = np.empty_like(src)
+    t = min(_time_per_call(lambda: np.copyto(dst, src), 0.2) for _ in range(rounds))
+    return 2 * src.nbytes / t
+
+
+def rows(quick):
+    n = 10**6 if quick else 10**7
+    rng = np.random.default_rng(0)
+    tiny_n = rng.random(3, dtype=np.float32)
+    tiny_g = ga.asarray(tiny_n.copy())
+    tiny_n2 = tiny_n.copy()
+    tiny_g2 = ga.asarray(tiny_n2)
+    big_n = rng.random(n, dtype=np.float32)
+    big_n2 = rng.random(n, dtype=np.float32)
+    big_g, big_g2 = ga.asarray(big_n.copy()), ga.asarray(big_n2.copy())
+    mat_n = rng.random((n // 1000, 1000), dtype=np.float32)
+    mat_g = ga.asarray(mat_n.copy())
+    strided_n = rng.random(2 * n, dtype=np.float32)[::2]
+    strided_g = ga.asarray(rng.random(2 * n, dtype=np.float32))[::2]
+    f4 = 4
+    out = [
+        # (name, kind, gpuarr fn, numpy fn, bytes moved per call for bandwidth rows)
+        ("tiny a + b", "overhead", lambda: tiny_g + tiny_g2, lambda: tiny_n + tiny_n2, None),
+        ("tiny a + 1.0", "overhead", lambda: tiny_g + 1.0, lambda: tiny_n + 1.0, None),
+        ("tiny a.sum()", "overhead", lambda: tiny_g.sum(), lambda: tiny_n.sum(), None),
+        ("ones(3)", "overhead", lambda: ga.ones(3), lambda: np.ones(3, np.float32), None),
+        (f"a + b ({n:.0e} f32)", "memory", lambda: big_g + big_g2, lambda: big_n + big_n2,
+         3 * n * f4),
+        ("(z + 2).exp() * y", "memory", lambda: (big_g + 2).exp() * big_g2,
+         lambda: np.exp(big_n + 2) * big_n2, 3 * n * f4),
+        ("sum", "memory", lambda: big_g.sum(), lambda: big_n.sum(), n * f4),
+        ("max(axis=1)", "memory", lambda: mat_g.max(axis=1), lambda: mat_n.max(axis=1),
+         n * f4),
+        ("exp of a strided view", "memory", lambda: strided_g.exp(),
+         lambda: np.exp(strided_n), 2 * n * f4),
+    ]
+    for size in (64, 256, 1024):
+        a_n = rng.random((size, size), dtype=np.float32)
+        a_g = ga.asarray(a_n.copy())
+        out.append((f"matmul {size} f32", "matmul", lambda a=a_g: a @ a, lambda a=a_n: a @ a,
+                    None))
+    d_n = rng.random((1024, 1024))
+    d_g = ga.asarray(d_n.copy())
+    out.append(("matmul 1024 f64", "matmul", lambda: d_g @ d_g, lambda: d_n @ d_n, None))
+
+    m_n = rng.random((100, 100), dtype=np.float32)
+    m_g = ga.asarray(m_n.copy())
+    steps = 100 if quick else 1000
+
+    def ex3_ga():
+        log = ga.zeros(steps)
+        for i in range(steps):
+            log[i] = ga.linalg.norm(m_g @ m_g)
+        return log.numpy()
+
+    def ex3_np():
+        log = np.zeros(steps, np.float32)
+        for i in range(steps):
+            log[i] = np.linalg.norm(m_n @ m_n)
+        return log
+
+    out.append((f"exercise 3 loop ({steps} steps)", "loop", ex3_ga, ex3_np, None))
+    return out
+
+
+TARGETS = {"overhead": 1.0, "memory": 0.7, "matmul": 1.05, "loop": 1.0}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--quick", action="store_true", help="smaller sizes, fewer steps")
+    args = p.parse_args()
+    bw = copy_bandwidth(3)
+    print(f"gpuarr {ga.__version__}, numpy {np.__version__}; copy bandwidth "
+          f"{bw / 1e9:.1f} GB/s (read + write)")
+    print(f"{'row':34} {'gpuarr':>10} {'numpy':>10} {'ratio':>7} {'target':>7} "
+          f"{'of copy bw':>10}")
+    for name, kind, fa, fn, nbytes in rows(args.quick):
+        try:
+            ta, tn = compare(fa, fn, args.rounds)
+        except Exception as e:  # a missing operation should not hide the other rows
+            print(f"{name:34} failed: {type(e).__name__}: {e}")
+            continue
+        ratio = ta / tn
+        target = TARGETS[kind]
+        frac = f"{nbytes / ta / bw:9.0%}" if nbytes else ""
+        flag = "" if ratio <= target else "  (misses target)"
+        print(f"{name:34} {ta * 1e6:9.2f}us {tn * 1e6:9.2f}us {ratio:7.2f} "
+              f"{target:7.2f} {frac:>10}{flag}")
+
+
+if __name__ == "__main__":
+    main()
