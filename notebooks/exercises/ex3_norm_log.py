@@ -1,0 +1,11 @@
+"""Exercise 3: log the Frobenius norm of A @ A for `steps` steps, and hand the log
+back as a NumPy array. Keep the log on A's device: the grader allows a single
+device-to-host copy."""
+import gpuarr as ga
+
+
+def norm_log(A, steps):
+    """Return a NumPy array of `steps` values: the Frobenius norm of A @ A, computed
+    `steps` times (as a stand-in for a training loop that logs a metric each step)."""
+    # TODO
+    raise NotImplementedError
