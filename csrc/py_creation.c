@@ -77,19 +77,9 @@ fill_value(PyObject *v, int *dtype, ga_scalar_bytes *out)
 {
     enum { K_BOOL, K_INT, K_FLOAT, K_COMPLEX } kind;
     int inferred = -1;
-    if (PyBool_Check(v)) {
-        kind = K_BOOL;
-    }
-    else if (PyLong_Check(v)) {
-        kind = K_INT;
-    }
-    else if (PyFloat_Check(v)) {
-        kind = K_FLOAT;
-    }
-    else if (PyComplex_Check(v)) {
-        kind = K_COMPLEX;
-    }
-    else if (!pyga_check(v) && PyObject_HasAttrString(v, "dtype") &&
+    /* NumPy scalars first: np.float64 is a float subclass but keeps its dtype */
+    if (!PyLong_CheckExact(v) && !PyFloat_CheckExact(v) && !PyComplex_CheckExact(v) &&
+        !PyBool_Check(v) && !pyga_check(v) && PyObject_HasAttrString(v, "dtype") &&
              (PyNumber_Check(v) || PyObject_HasAttrString(v, "__bool__"))) {
         /* a NumPy scalar */
         PyObject *dt = PyObject_GetAttrString(v, "dtype");
@@ -105,6 +95,18 @@ fill_value(PyObject *v, int *dtype, ga_scalar_bytes *out)
         kind = k == GA_KIND_BOOL ? K_BOOL
              : k == GA_KIND_COMPLEX ? K_COMPLEX
              : k == GA_KIND_FLOAT ? K_FLOAT : K_INT;
+    }
+    else if (PyBool_Check(v)) {
+        kind = K_BOOL;
+    }
+    else if (PyLong_Check(v)) {
+        kind = K_INT;
+    }
+    else if (PyFloat_Check(v)) {
+        kind = K_FLOAT;
+    }
+    else if (PyComplex_Check(v)) {
+        kind = K_COMPLEX;
     }
     else {
         PyErr_Format(PyExc_TypeError,
