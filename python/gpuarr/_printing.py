@@ -143,3 +143,31 @@ def _array_str(self):
     if self.device != _core.cpu():
         s += f" @{self.device!r}"
     return s
+
+
+# --- pickling (here because, like printing, it reads an array back to the host) ---------
+
+
+def _rebuild(data, device):
+    """Unpickle an array: its values on the device named ``device`` ("cpu", "gpu:1")."""
+    from ._creation import asarray
+
+    try:
+        dev = _core.Device(device)
+        return asarray(data, device=dev, copy=True)
+    except (RuntimeError, ValueError) as e:
+        raise RuntimeError(
+            f"cannot unpickle this array onto {device}: {e}. Load it onto a device that "
+            f"exists with gpuarr.load(path, device=gpuarr.cpu()), or set "
+            f"GPUARR_SIMULATE_GPUS=N before the first use of a GPU to simulate the GPUs "
+            f"it was saved from") from e
+
+
+@method("__reduce__")
+def _array_reduce(self):
+    """__reduce__()
+
+    Pickle support: the values (a host copy) and the device's name."""
+    d = self.device
+    name = "cpu" if d == _core.cpu() else f"gpu:{d.index}"
+    return (_rebuild, (self.numpy(), name))
