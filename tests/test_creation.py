@@ -229,3 +229,22 @@ def test_asarray_to_another_device_is_explicit_copy(two_gpus):
 def test_asarray_of_list_with_copy_false_raises():
     with pytest.raises(ValueError):
         gpuarr.asarray([1, 2, 3], copy=False)
+
+
+# --- properties ------------------------------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(-50, 50), st.integers(-50, 50),
+       st.integers(-7, 7).filter(lambda s: s != 0))
+def test_arange_of_ints_always_matches_numpy(start, stop, step):
+    np.testing.assert_array_equal(gpuarr.arange(start, stop, step).numpy(),
+                                  np.arange(start, stop, step))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 6), st.integers(0, 6), st.integers(-7, 7))
+def test_eye_always_matches_numpy(n, m, k):
+    np.testing.assert_array_equal(gpuarr.eye(n, m, k=k).numpy(), np.eye(n, m, k=k))
