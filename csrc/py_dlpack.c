@@ -1,7 +1,19 @@
-/* py_dlpack.c: the buffer protocol and DLPack (placeholder: buffer protocol only). */
+/* py_dlpack.c: the buffer protocol and DLPack (x.__dlpack__, x.__dlpack_device__,
+ * gpuarr.from_dlpack).
+ *
+ * Export: CPU arrays are shared zero-copy as kDLCPU; arrays on real CUDA GPUs as
+ * kDLCUDA; simulated and emulated GPUs are host memory behind a GPU's rules, which no
+ * consumer may use as device memory, so they are reported as kDLExtDev (12) with the
+ * GPU's index and served to the host only through dl_device=(1, 0): a counted
+ * device-to-host copy. The exported tensor holds a storage reference (a view or a
+ * fresh copy) that the deleter releases, taking the GIL, from any thread.
+ */
 #include "py_common.h"
 
 #include <string.h>
+
+#include "dlpack.h"
+#include "ga_transfer.h"
 
 /* Buffer protocol for CPU arrays: zero-copy. Device arrays refuse with a message
  * saying how to copy explicitly. The shape/strides arrays live in view->internal. */
@@ -83,10 +95,578 @@ pyga_releasebuffer(PyObject *self, Py_buffer *view)
     PyMem_Free(view->internal);
 }
 
+/* --- export ------------------------------------------------------------------------ */
+
+static const char *const NAME_LEGACY = "dltensor";
+static const char *const NAME_USED_LEGACY = "used_dltensor";
+static const char *const NAME_VERSIONED = "dltensor_versioned";
+static const char *const NAME_USED_VERSIONED = "used_dltensor_versioned";
+
+/* One allocation per export: the managed struct, the array it keeps alive, then
+ * shape and strides. */
+typedef struct {
+    union {
+        DLManagedTensor legacy;
+        DLManagedTensorVersioned versioned;
+    } m;
+    ga_array arr;
+    int64_t dims[2 * GA_MAXDIMS];
+} export_ctx;
+
+static void
+export_free(export_ctx *ctx)
+{
+    /* At interpreter shutdown storage and allocator may be gone: leak, never crash. */
+    if (!Py_IsInitialized()) {
+        return;
+    }
+    PyGILState_STATE g = PyGILState_Ensure();
+    ga_array_release(&ctx->arr);
+    PyMem_Free(ctx);
+    PyGILState_Release(g);
+}
+
+static void
+deleter_legacy(DLManagedTensor *self)
+{
+    export_free((export_ctx *)self->manager_ctx);
+}
+
+static void
+deleter_versioned(DLManagedTensorVersioned *self)
+{
+    export_free((export_ctx *)self->manager_ctx);
+}
+
+static void
+capsule_destructor_legacy(PyObject *cap)
+{
+    if (PyCapsule_IsValid(cap, NAME_USED_LEGACY)) {
+        return; /* a consumer owns it now */
+    }
+    DLManagedTensor *m = PyCapsule_GetPointer(cap, NAME_LEGACY);
+    if (m == NULL) {
+        PyErr_WriteUnraisable(cap);
+        return;
+    }
+    if (m->deleter != NULL) {
+        m->deleter(m);
+    }
+}
+
+static void
+capsule_destructor_versioned(PyObject *cap)
+{
+    if (PyCapsule_IsValid(cap, NAME_USED_VERSIONED)) {
+        return;
+    }
+    DLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, NAME_VERSIONED);
+    if (m == NULL) {
+        PyErr_WriteUnraisable(cap);
+        return;
+    }
+    if (m->deleter != NULL) {
+        m->deleter(m);
+    }
+}
+
+static int
+dl_dtype(ga_dtype t, DLDataType *out)
+{
+    static const uint8_t codes[] = {
+        [GA_KIND_BOOL] = kDLBool, [GA_KIND_INT] = kDLInt, [GA_KIND_UINT] = kDLUInt,
+        [GA_KIND_FLOAT] = kDLFloat, [GA_KIND_COMPLEX] = kDLComplex,
+    };
+    out->code = codes[ga_dtype_kind(t)];
+    out->bits = (uint8_t)(8 * ga_dtype_itemsize(t));
+    out->lanes = 1;
+    return 0;
+}
+
+/* How a device is named in DLPack. */
+static DLDevice
+dl_device_of(ga_device d)
+{
+    DLDevice r;
+    if (d.kind == GA_DEV_CPU) {
+        r.device_type = kDLCPU;
+        r.device_id = 0;
+    }
+    else {
+        r.device_type = ga_gpu_mode_get() == GA_GPU_CUDA ? kDLCUDA : kDLExtDev;
+        r.device_id = d.index;
+    }
+    return r;
+}
+
+static PyObject *
+array_dlpack_device(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    DLDevice d = dl_device_of(ga_array_device(pyga_arr(self)));
+    return Py_BuildValue("(ii)", d.device_type, d.device_id);
+}
+
+static PyObject *
+buffer_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    PyErr_FormatV(PyExc_BufferError, fmt, ap);
+    va_end(ap);
+    return NULL;
+}
+
+static PyObject *
+array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
+    PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None;
+    PyObject *copy = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO:__dlpack__", kwlist, &stream,
+                                     &max_version, &dl_device, &copy)) {
+        return NULL;
+    }
+    ga_array *a = pyga_arr(self);
+    ga_device own = ga_array_device(a);
+    DLDevice own_dl = dl_device_of(own);
+
+    int versioned = 0;
+    if (max_version != Py_None) {
+        long major;
+        if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) != 2 ||
+            ((major = PyLong_AsLong(PyTuple_GET_ITEM(max_version, 0))) == -1 &&
+             PyErr_Occurred())) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "max_version must be a (major, minor) tuple");
+            return NULL;
+        }
+        versioned = major >= 1;
+    }
+    int want_copy = -1; /* None */
+    if (copy != Py_None) {
+        want_copy = PyObject_IsTrue(copy);
+        if (want_copy < 0) {
+            return NULL;
+        }
+    }
+    /* Where the consumer wants the data. */
+    ga_device target = own;
+    if (dl_device != Py_None) {
+        int dt, di;
+        if (!PyTuple_Check(dl_device) || !PyArg_ParseTuple(dl_device, "ii", &dt, &di)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError,
+                            "dl_device must be a (device_type, device_id) tuple");
+            return NULL;
+        }
+        if (dt == kDLCPU) {
+            target = ga_cpu();
+        }
+        else if (dt != own_dl.device_type || di != own_dl.device_id) {
+            return buffer_error("cannot export to DLPack device (%d, %d): this array "
+                                "lives on (%d, %d); only (1, 0), the host, is served "
+                                "besides its own device",
+                                dt, di, own_dl.device_type, own_dl.device_id);
+        }
+    }
+    int cross = !ga_device_eq(target, own);
+    if (!cross && own_dl.device_type == kDLExtDev) {
+        char dev[32];
+        ga_device_str(own, dev, sizeof(dev));
+        return buffer_error("this array lives on %s, a %s GPU whose memory no DLPack "
+                            "consumer can use in place; ask for a host copy with "
+                            "dl_device=(1, 0) (numpy.from_dlpack(x, device='cpu')) or use "
+                            "x.numpy()",
+                            dev, ga_gpu_mode_get() == GA_GPU_SIMULATED ? "simulated"
+                                                                       : "emulated");
+    }
+    if (cross && want_copy == 0) {
+        return buffer_error("copy=False, but exporting this %s array to the host needs "
+                            "a device-to-host copy",
+                            own.kind == GA_DEV_GPU ? "GPU" : "CPU");
+    }
+    /* stream: CPU (and non-CUDA) data have none; CUDA: 0 is ambiguous by the spec. */
+    if (stream != Py_None) {
+        if (target.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_CUDA) {
+            return buffer_error("stream must be None for data exported to the host or "
+                                "to a non-CUDA device");
+        }
+        long sv = PyLong_AsLong(stream);
+        if (sv == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (sv == 0) {
+            PyErr_SetString(PyExc_ValueError, "stream=0 is ambiguous in DLPack; use 1 "
+                                              "(legacy default) or 2 (per-thread)");
+            return NULL;
+        }
+    }
+    if (!versioned && a->storage->readonly) {
+        return buffer_error("this array is read-only, and a legacy DLPack capsule cannot "
+                            "say so: ask with max_version=(1, 0) or newer");
+    }
+    int itemsize = ga_dtype_itemsize((ga_dtype)a->dtype);
+    export_ctx *ctx = PyMem_Calloc(1, sizeof(export_ctx));
+    if (ctx == NULL) {
+        return PyErr_NoMemory();
+    }
+    int copied = cross || want_copy == 1;
+    int st;
+    if (copied) {
+        st = ga_copy_to_device(a, target, &ctx->arr);
+    }
+    else {
+        ga_array_view(&ctx->arr, a);
+        st = GA_OK;
+    }
+    if (st == GA_OK && own.kind == GA_DEV_GPU && !cross && (stream == Py_None ||
+        PyLong_AsLong(stream) != -1)) {
+        /* the consumer reads on its own stream: make our queued work visible first */
+        st = ga_synchronize(own);
+    }
+    if (st != GA_OK) {
+        ga_array_release(&ctx->arr); /* ctx is zeroed: safe whatever failed */
+        PyMem_Free(ctx);
+        return pyga_raise(st);
+    }
+    ga_array *e = &ctx->arr;
+    for (int i = 0; i < e->ndim; i++) {
+        if (e->strides[i] % itemsize != 0) {
+            ga_array_release(e);
+            PyMem_Free(ctx);
+            return buffer_error("this view's strides are not whole elements; DLPack "
+                                "cannot describe it (make a contiguous copy first)");
+        }
+        ctx->dims[i] = e->shape[i];
+        ctx->dims[GA_MAXDIMS + i] = e->strides[i] / itemsize;
+    }
+    DLTensor *t = versioned ? &ctx->m.versioned.dl_tensor : &ctx->m.legacy.dl_tensor;
+    t->data = ga_array_data(e);
+    t->device = dl_device_of(ga_array_device(e));
+    t->ndim = e->ndim;
+    dl_dtype((ga_dtype)e->dtype, &t->dtype);
+    t->shape = ctx->dims;
+    t->strides = ctx->dims + GA_MAXDIMS;
+    t->byte_offset = 0;
+    PyObject *cap;
+    if (versioned) {
+        DLManagedTensorVersioned *m = &ctx->m.versioned;
+        m->version.major = DLPACK_MAJOR_VERSION;
+        m->version.minor = DLPACK_MINOR_VERSION;
+        m->manager_ctx = ctx;
+        m->deleter = deleter_versioned;
+        m->flags = (copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0) |
+                   (!copied && a->storage->readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0);
+        cap = PyCapsule_New(m, NAME_VERSIONED, capsule_destructor_versioned);
+    }
+    else {
+        DLManagedTensor *m = &ctx->m.legacy;
+        m->manager_ctx = ctx;
+        m->deleter = deleter_legacy;
+        cap = PyCapsule_New(m, NAME_LEGACY, capsule_destructor_legacy);
+    }
+    if (cap == NULL) {
+        ga_array_release(e);
+        PyMem_Free(ctx);
+        return NULL;
+    }
+    return cap;
+}
+
+/* --- import ------------------------------------------------------------------------ */
+
+typedef struct {
+    void *managed;
+    int versioned;
+} import_owner;
+
+/* Storage release of an imported tensor: the producer's deleter (storage refcounts
+ * change under the GIL, so the GIL is held here). */
+static void
+import_release(void *p)
+{
+    import_owner *o = (import_owner *)p;
+    if (o->managed == NULL) {
+        /* never taken over: the capsule's destructor still owns the tensor */
+    }
+    else if (o->versioned) {
+        DLManagedTensorVersioned *m = o->managed;
+        if (m->deleter != NULL) {
+            m->deleter(m);
+        }
+    }
+    else {
+        DLManagedTensor *m = o->managed;
+        if (m->deleter != NULL) {
+            m->deleter(m);
+        }
+    }
+    PyMem_Free(o);
+}
+
+static int
+dtype_from_dl(DLDataType d, ga_dtype *out)
+{
+    if (d.lanes == 1) {
+        for (int t = 0; t < GA_NTYPES; t++) {
+            DLDataType x;
+            dl_dtype((ga_dtype)t, &x);
+            if (x.code == d.code && x.bits == d.bits) {
+                *out = (ga_dtype)t;
+                return 0;
+            }
+        }
+    }
+    PyErr_Format(PyExc_BufferError,
+                 "DLPack dtype (code %d, bits %d, lanes %d) has no gpuarr equivalent "
+                 "(gpuarr has bool, integers, float16/32/64, complex64/128)",
+                 d.code, d.bits, d.lanes);
+    return -1;
+}
+
+/* Wrap the capsule's tensor as a gpuarr array on `dev` (zero-copy). On success the
+ * capsule is renamed "used_..." and the array owns the tensor. */
+static PyObject *
+wrap_capsule(PyObject *cap)
+{
+    int versioned;
+    void *managed;
+    DLTensor *t;
+    uint64_t flags = 0;
+    if (PyCapsule_IsValid(cap, NAME_VERSIONED)) {
+        versioned = 1;
+        DLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, NAME_VERSIONED);
+        if (m->version.major != DLPACK_MAJOR_VERSION) {
+            return buffer_error("DLPack version %u.%u is not supported (gpuarr reads %d.x)",
+                                m->version.major, m->version.minor, DLPACK_MAJOR_VERSION);
+        }
+        managed = m;
+        t = &m->dl_tensor;
+        flags = m->flags;
+    }
+    else if (PyCapsule_IsValid(cap, NAME_LEGACY)) {
+        versioned = 0;
+        DLManagedTensor *m = PyCapsule_GetPointer(cap, NAME_LEGACY);
+        managed = m;
+        t = &m->dl_tensor;
+    }
+    else {
+        PyErr_SetString(PyExc_TypeError, "__dlpack__ returned something that is not an "
+                                         "unused DLPack capsule");
+        return NULL;
+    }
+    ga_device dev;
+    switch (t->device.device_type) {
+    case kDLCPU:
+    case kDLCUDAHost:
+    case kDLROCMHost:
+    case kDLCUDAManaged:
+        dev = ga_cpu();
+        break;
+    case kDLCUDA:
+        if (ga_gpu_mode_get() != GA_GPU_CUDA || t->device.device_id >= ga_num_gpus()) {
+            return buffer_error("the producer's data is on CUDA device %d, which this "
+                                "process cannot use; ask for a host copy "
+                                "(from_dlpack(x, device=gpuarr.cpu()))",
+                                t->device.device_id);
+        }
+        dev.kind = GA_DEV_GPU;
+        dev.index = t->device.device_id;
+        break;
+    default:
+        return buffer_error("DLPack device type %d is not supported; ask for a host copy "
+                            "(from_dlpack(x, device=gpuarr.cpu()))",
+                            t->device.device_type);
+    }
+    if (t->ndim < 0 || t->ndim > GA_MAXDIMS) {
+        return buffer_error("DLPack tensor with %d dimensions (gpuarr allows %d)", t->ndim,
+                            GA_MAXDIMS);
+    }
+    ga_dtype dtype;
+    if (dtype_from_dl(t->dtype, &dtype) < 0) {
+        return NULL;
+    }
+    ga_array arr;
+    memset(&arr, 0, sizeof(arr));
+    arr.ndim = t->ndim;
+    arr.dtype = dtype;
+    int itemsize = ga_dtype_itemsize(dtype);
+    for (int i = 0; i < t->ndim; i++) {
+        arr.shape[i] = t->shape[i];
+    }
+    if (t->strides == NULL) {
+        ga_contiguous_strides(arr.ndim, arr.shape, itemsize, arr.strides);
+    }
+    else {
+        for (int i = 0; i < t->ndim; i++) {
+            arr.strides[i] = t->strides[i] * itemsize;
+        }
+    }
+    int64_t size;
+    int st = ga_shape_size(arr.ndim, arr.shape, itemsize, &size);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    /* The storage starts at the lowest byte the view touches (negative strides). */
+    int64_t lo = 0, hi = 0;
+    if (size > 0) {
+        ga_array_extent(&arr, &lo, &hi);
+    }
+    char *first = (char *)t->data + t->byte_offset;
+    import_owner *owner = PyMem_Malloc(sizeof(import_owner));
+    if (owner == NULL) {
+        return PyErr_NoMemory();
+    }
+    owner->managed = managed;
+    owner->versioned = versioned;
+    int readonly = versioned ? (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 : 0;
+    st = ga_storage_wrap(dev, first + lo, (size_t)(hi - lo), import_release, owner, readonly,
+                         &arr.storage);
+    if (st != GA_OK) {
+        PyMem_Free(owner);
+        return pyga_raise(st);
+    }
+    arr.offset = -lo;
+    /* From here the array owns the tensor: rename first, so the capsule's destructor
+     * leaves it alone. */
+    if (PyCapsule_SetName(cap, versioned ? NAME_USED_VERSIONED : NAME_USED_LEGACY) < 0) {
+        owner->managed = NULL; /* the release below frees only `owner` */
+        ga_array_release(&arr);
+        return NULL;
+    }
+    return pyga_wrap(&arr);
+}
+
+static PyObject *
+fn_from_dlpack(PyObject *m, PyObject *args, PyObject *kwds)
+{
+    (void)m;
+    static char *kwlist[] = {"x", "device", "copy", NULL};
+    PyObject *x, *devobj = Py_None, *copy = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OO:from_dlpack", kwlist, &x, &devobj,
+                                     &copy)) {
+        return NULL;
+    }
+    int want_copy = -1;
+    if (copy != Py_None) {
+        want_copy = PyObject_IsTrue(copy);
+        if (want_copy < 0) {
+            return NULL;
+        }
+    }
+    int have_device = devobj != Py_None;
+    ga_device device = {GA_DEV_CPU, 0};
+    if (have_device && !pyga_device_converter(devobj, &device)) {
+        return NULL;
+    }
+    if (pyga_check(x)) {
+        /* our own array: a view, or an explicit copy */
+        ga_array *a = pyga_arr(x);
+        ga_device own = ga_array_device(a);
+        ga_device target = have_device ? device : own;
+        int cross = !ga_device_eq(target, own);
+        if (cross && want_copy == 0) {
+            PyErr_SetString(PyExc_ValueError, "copy=False, but the array lives on another "
+                                              "device: moving it needs a copy");
+            return NULL;
+        }
+        ga_array out;
+        if (cross || want_copy == 1) {
+            int st = ga_copy_to_device(a, target, &out);
+            if (st != GA_OK) {
+                return pyga_raise(st);
+            }
+        }
+        else {
+            ga_array_view(&out, a);
+        }
+        return pyga_wrap(&out);
+    }
+    PyObject *meth = PyObject_GetAttrString(x, "__dlpack__");
+    if (meth == NULL) {
+        return NULL; /* AttributeError, as the standard asks */
+    }
+    /* Ask for host memory when the caller wants the CPU, so GPU producers copy. */
+    PyObject *dl_dev = Py_None;
+    if (have_device && device.kind == GA_DEV_CPU) {
+        dl_dev = Py_BuildValue("(ii)", kDLCPU, 0);
+        if (dl_dev == NULL) {
+            Py_DECREF(meth);
+            return NULL;
+        }
+    }
+    else {
+        Py_INCREF(dl_dev);
+    }
+    PyObject *kw = Py_BuildValue("{s:(ii),s:O,s:O}", "max_version", DLPACK_MAJOR_VERSION,
+                                 DLPACK_MINOR_VERSION, "dl_device", dl_dev, "copy", copy);
+    Py_DECREF(dl_dev);
+    PyObject *empty = PyTuple_New(0);
+    PyObject *cap = NULL;
+    if (kw != NULL && empty != NULL) {
+        cap = PyObject_Call(meth, empty, kw);
+        if (cap == NULL && PyErr_ExceptionMatches(PyExc_TypeError) && !have_device &&
+            want_copy < 0) {
+            /* an old producer without the 2023.12 keywords */
+            PyErr_Clear();
+            cap = PyObject_Call(meth, empty, NULL);
+        }
+    }
+    Py_XDECREF(kw);
+    Py_XDECREF(empty);
+    Py_DECREF(meth);
+    if (cap == NULL) {
+        return NULL;
+    }
+    int producer_copied = 0;
+    if (PyCapsule_IsValid(cap, NAME_VERSIONED)) {
+        DLManagedTensorVersioned *mt = PyCapsule_GetPointer(cap, NAME_VERSIONED);
+        producer_copied = mt->version.major == DLPACK_MAJOR_VERSION &&
+                          (mt->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
+    }
+    PyObject *arr = wrap_capsule(cap);
+    Py_DECREF(cap); /* a rejected capsule's destructor runs the producer's deleter */
+    if (arr == NULL) {
+        return NULL;
+    }
+    ga_array *a = pyga_arr(arr);
+    ga_device got = ga_array_device(a);
+    int cross = have_device && !ga_device_eq(device, got);
+    if (cross && want_copy == 0) {
+        Py_DECREF(arr);
+        PyErr_SetString(PyExc_ValueError, "copy=False, but the data lives on another "
+                                          "device than the one asked for");
+        return NULL;
+    }
+    if (cross || (want_copy == 1 && !producer_copied)) {
+        ga_array out;
+        int st = ga_copy_to_device(a, have_device ? device : got, &out);
+        Py_DECREF(arr);
+        if (st != GA_OK) {
+            return pyga_raise(st);
+        }
+        return pyga_wrap(&out);
+    }
+    return arr;
+}
+
 PyMethodDef pyga_dlpack_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))array_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "Export as a DLPack capsule: zero-copy on the array's own device; dl_device=(1, 0) "
+     "copies a GPU array to the host (a counted transfer)."},
+    {"__dlpack_device__", array_dlpack_device, METH_NOARGS,
+     "__dlpack_device__()\n--\n\n(device_type, device_id): (1, 0) for the CPU, (2, i) "
+     "for CUDA GPU i, (12, i) for a simulated or emulated GPU i."},
     {NULL},
 };
 
 PyMethodDef pyga_dlpack_functions[] = {
+    {"from_dlpack", (PyCFunction)(void (*)(void))fn_from_dlpack,
+     METH_VARARGS | METH_KEYWORDS,
+     "from_dlpack(x, /, *, device=None, copy=None)\n--\n\nAn array sharing memory with "
+     "the DLPack producer x (same device) or, when device= names another device, a copy "
+     "there. copy=True always copies, copy=False never (ValueError)."},
     {NULL},
 };
