@@ -454,6 +454,23 @@ fn_summary_gather(PyObject *m, PyObject *args)
     return pyga_wrap(&out);
 }
 
+/* _warn_transfer(what, x): gpuarr.TransferWarning for a read of x by the host, when
+ * warnings are on (printing is written in Python). */
+static PyObject *
+fn_warn_transfer(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *what;
+    PyObject *x;
+    if (!PyArg_ParseTuple(args, "sO!:_warn_transfer", &what, pyga_state.Array, &x)) {
+        return NULL;
+    }
+    if (pyga_warn_transfer(what, pyga_arr(x)) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 #define FASTKW (METH_FASTCALL | METH_KEYWORDS)
 #define FN(f) (PyCFunction)(void (*)(void))(f)
 
@@ -479,5 +496,7 @@ PyMethodDef pyga_creation_functions[] = {
     {"_eye", fn_eye, METH_VARARGS, "_eye(n, m, k, dtype, device)"},
     {"_summary_gather", fn_summary_gather, METH_VARARGS,
      "_summary_gather(x, edgeitems): the corners of x that a summarised print shows."},
+    {"_warn_transfer", fn_warn_transfer, METH_VARARGS,
+     "_warn_transfer(what, x): emit TransferWarning for a host read of x if enabled."},
     {NULL},
 };
