@@ -97,9 +97,9 @@ def step_mismatch(ctx):
         except gpuarr.DeviceMismatchError as e:
             print(f"    DeviceMismatchError: {e}")
     _say("Python scalars are welcome anywhere: they join the operation on its device.")
-    _code("y = gpuarr.array([1., 2., 3.], device=gpuarr.try_gpu())\n(y + 2).exp() * y")
+    _code("y = gpuarr.array([1., 2., 3.], device=gpuarr.try_gpu())\nprint((y + 2).exp() * y)")
     y = gpuarr.array([1.0, 2.0, 3.0], device=gpuarr.try_gpu())
-    print("   ", repr((y + 2).exp() * y))
+    print("   ", (y + 2).exp() * y)
 
 
 def step_ledger():
@@ -129,6 +129,8 @@ def step_ledger():
     print(f"    .item() each step: {s1.d2h_count} reads to the host, {t_item * 1e3:.1f} ms;"
           f" one read at the end: {s2.d2h_count}, {t_dev * 1e3:.1f} ms")
     assert abs(float(host[-1]) - log[-1]) <= 1e-4 * abs(log[-1]) + 1e-6
+    if dev == gpuarr.cpu():
+        _say("(Here the data is on the CPU, so nothing crosses and both counts are 0.)")
     _say("Each read waits for the device and copies to the host: on a real GPU that")
     _say("wait is what makes the first loop slow.")
 
