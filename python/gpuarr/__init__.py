@@ -55,6 +55,9 @@ from ._linalg_functions import *  # noqa: E402,F401,F403
 from . import linalg, random  # noqa: E402,F401
 from .random import rand, randn  # noqa: E402,F401
 from . import _printing, _methods  # noqa: E402,F401  (attach Python-level methods)
+from ._info import info  # noqa: E402,F401
+from ._io import save, load  # noqa: E402,F401
+from . import nn, testing  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

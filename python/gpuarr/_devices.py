@@ -1,5 +1,13 @@
-"""Devices from Python: the chapter's helpers, the transfer ledger, memory."""
+"""Devices from Python: the chapter's helpers, the transfer ledger, memory.
+
+``CUDA_VISIBLE_DEVICES`` is CUDA's business: the CUDA runtime reads it when the
+plugin first looks for GPUs, so ``gpu(0)`` is the first *visible* GPU and
+``num_gpus()`` counts only visible ones, exactly as in PyTorch. Set it before the
+first use of a GPU (changing it later in the same process has no effect). Simulated
+GPUs (``GPUARR_SIMULATE_GPUS=N``) do not look at it.
+"""
 import contextlib
+import threading
 from dataclasses import dataclass
 
 from . import _core
@@ -7,7 +15,7 @@ from ._core import cpu, gpu, num_gpus
 
 __all__ = [
     "try_gpu", "try_all_gpus", "transfer_stats", "TransferStats", "count_transfers",
-    "memory_stats", "empty_cache", "warn_on_transfers",
+    "memory_stats", "empty_cache", "warn_on_transfers", "reset_transfer_stats",
 ]
 
 
@@ -49,6 +57,17 @@ class TransferStats:
                 f"waits: {self.syncs}")
 
 
+# Transfers the library makes for itself and keeps out of the user's ledger (the
+# host copies of gpuarr.testing's comparisons). The C ledger cannot be set, only
+# reset, so the hidden part is subtracted here.
+_hidden_lock = threading.Lock()
+_hidden = TransferStats()
+
+
+def _raw_stats():
+    return TransferStats(*_core._transfer_stats())
+
+
 def transfer_stats():
     """transfer_stats()
 
@@ -56,7 +75,35 @@ def transfer_stats():
     a TransferStats with h2d_bytes, h2d_count, d2h_bytes, d2h_count, d2d_bytes,
     d2d_count and syncs. Printing, ``item()``, ``float()``, ``bool()`` and
     ``numpy()`` of device arrays count too."""
-    return TransferStats(*_core._transfer_stats())
+    with _hidden_lock:
+        return _raw_stats() - _hidden
+
+
+def reset_transfer_stats():
+    """reset_transfer_stats()
+
+    Set every counter of the transfer ledger to 0."""
+    global _hidden
+    with _hidden_lock:
+        _core.reset_transfer_stats()
+        _hidden = TransferStats()
+
+
+@contextlib.contextmanager
+def _uncounted():
+    """Transfers made inside the block do not show in ``transfer_stats()``."""
+    global _hidden
+    before = _raw_stats()
+    try:
+        yield
+    finally:
+        with _hidden_lock:
+            _hidden = TransferStats(*(a + b for a, b in
+                                      zip(_astuple(_hidden), _astuple(_raw_stats() - before))))
+
+
+def _astuple(s):
+    return tuple(getattr(s, f) for f in TransferStats.__dataclass_fields__)
 
 
 class _Counter:
@@ -95,8 +142,11 @@ def count_transfers():
 def memory_stats(device=None):
     """memory_stats(device=None)
 
-    A dict with allocated_bytes, reserved_bytes and peak_allocated_bytes (plus
-    total_bytes and alloc_calls) for one device (default: the default device)."""
+    A dict for one device (default: the default device) with
+    ``allocated_bytes`` (in use by arrays now), ``reserved_bytes`` (held by the
+    device's cache, in use or free for reuse), ``peak_allocated_bytes`` (the most
+    in use at once), ``total_bytes`` (the device's memory, 0 when unknown) and
+    ``alloc_calls`` (requests made to the system allocator)."""
     return _core._memory_stats(device)
 
 
@@ -111,10 +161,42 @@ def empty_cache(device=None):
         _core._empty_cache(gpu(i))
 
 
+class _WarnSetting:
+    """What ``warn_on_transfers()`` returns: the previous setting (truthy like it),
+    and a context manager that restores it at the end of a ``with`` block."""
+
+    def __init__(self, previous):
+        self.previous = bool(previous)
+
+    def __bool__(self):
+        return self.previous
+
+    def __eq__(self, other):
+        return self.previous == other
+
+    def __hash__(self):
+        return hash(self.previous)
+
+    def __repr__(self):
+        return repr(self.previous)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _core._set_warn_transfers(self.previous)
+        return False
+
+
 def warn_on_transfers(enabled=True):
     """warn_on_transfers(enabled=True)
 
     Emit ``gpuarr.TransferWarning`` when printing, ``item()``, ``float()``,
     ``int()`` or ``bool()`` reads a device array, to find the line that makes a loop
-    slow. Returns the previous setting."""
-    return _core._set_warn_transfers(enabled)
+    slow (off by default; ``numpy()`` is explicit and never warns). Returns the
+    previous setting, which also works as a context manager that restores it::
+
+        with gpuarr.warn_on_transfers():
+            train_one_epoch()
+    """
+    return _WarnSetting(_core._set_warn_transfers(bool(enabled)))

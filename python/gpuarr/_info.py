@@ -1,0 +1,123 @@
+"""gpuarr.info(): what this machine and this build of gpuarr have.
+
+The report answers the questions a student asks first: is the CUDA plugin built, which
+BLAS does the CPU use, which devices exist, and, when there is no GPU, why not.
+"""
+import os
+import sys
+
+from . import _core
+
+__all__ = ["info"]
+
+_MODE_WORDS = {
+    "none": "no GPU in use",
+    "cuda": "real CUDA GPUs",
+    "simulated": "simulated GPUs (GPUARR_SIMULATE_GPUS)",
+    "emulated": "emulated CUDA (GPUARR_CUDA_EMULATE, a test harness)",
+}
+
+
+def _plugin_dir():
+    return os.path.dirname(os.path.abspath(_core.__file__))
+
+
+def _blas_text():
+    blas = getattr(_core, "_blas_info", None)
+    if blas is None:
+        return "not reported by this build"
+    try:
+        value = blas() if callable(blas) else blas
+    except Exception as e:  # a diagnostic must not fail
+        return f"unknown ({e})"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
+def _openmp_text():
+    for name in ("_num_threads", "_openmp_threads", "_omp_max_threads"):
+        fn = getattr(_core, name, None)
+        if fn is not None:
+            try:
+                return str(fn() if callable(fn) else fn)
+            except Exception:
+                pass
+    env = os.environ.get("OMP_NUM_THREADS")
+    if env:
+        return f"{env} (OMP_NUM_THREADS)"
+    return f"up to {os.cpu_count()} (one per core; set OMP_NUM_THREADS to change)"
+
+
+def _host_memory():
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def _device_lines():
+    lines = []
+    n = _core.num_gpus()
+    for dev in [_core.cpu()] + [_core.gpu(i) for i in range(n)]:
+        try:
+            d = _core._device_info(dev)
+        except Exception as e:  # pragma: no cover - a diagnostic must not fail
+            lines.append(f"  {dev!r:8} unavailable: {e}")
+            continue
+        kind = d.get("kind", "?")
+        total = d.get("total_memory", 0) or (_host_memory() if kind == "CPU" else 0)
+        extra = []
+        if total:
+            extra.append(f"{total / 2**30:.1f} GiB")
+        cc = d.get("compute_capability", (0, 0))
+        if cc and cc[0]:
+            extra.append(f"compute capability {cc[0]}.{cc[1]}")
+        tail = f" ({', '.join(extra)})" if extra else ""
+        lines.append(f"  {dev!r:8} {kind:14} {d.get('name', '?')}{tail}")
+    return n, lines
+
+
+def report():
+    """report()
+
+    The text that ``gpuarr.info()`` prints."""
+    from . import __version__
+
+    plugin = os.path.join(_plugin_dir(), "libgpuarr_cuda.so")
+    emu = os.path.join(_plugin_dir(), "libgpuarr_cuda_emu.so")
+    mode, reason = _core._gpu_mode()
+    n, dev_lines = _device_lines()
+    out = [
+        f"gpuarr {__version__}",
+        f"  Python {sys.version.split()[0]}, module {_core.__file__}",
+        "build:",
+        "  CUDA plugin:    " + ("compiled (libgpuarr_cuda.so)" if os.path.exists(plugin)
+                                else "not compiled (no libgpuarr_cuda.so next to _core)"),
+        "  emulated CUDA:  " + ("compiled (libgpuarr_cuda_emu.so)" if os.path.exists(emu)
+                                else "not compiled"),
+        f"  CPU BLAS:       {_blas_text()}",
+        f"  OpenMP threads: {_openmp_text()}",
+        f"devices ({n} GPU{'s' if n != 1 else ''}; {_MODE_WORDS.get(mode, mode)}):",
+        *dev_lines,
+    ]
+    if mode != "cuda":
+        out.append(f"why CUDA is not in use: {reason or 'no reason recorded'}")
+        if mode == "none":
+            out.append("  (set GPUARR_SIMULATE_GPUS=2 before the first GPU use to "
+                       "simulate two GPUs)")
+    else:
+        out.append(f"CUDA: {reason}")
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        out.append(f"CUDA_VISIBLE_DEVICES={visible!r} (CUDA shows only these GPUs)")
+    return "\n".join(out)
+
+
+def info(file=None):
+    """info(file=None)
+
+    Print a readable report: gpuarr's version, build options (CUDA plugin, CPU
+    BLAS, OpenMP threads), every device with its kind (CPU / CUDA / simulated /
+    emulated CUDA), name and memory, and why CUDA is not in use when it is not."""
+    print(report(), file=file if file is not None else sys.stdout)

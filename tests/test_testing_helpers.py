@@ -1,0 +1,170 @@
+"""gpuarr.testing and the pytest plugin (gpuarr_device, --gpuarr-simulate-gpus)."""
+import importlib.metadata
+import os
+
+import numpy as np
+import pytest
+
+import gpuarr
+from gpuarr.testing import assert_allclose, assert_array_equal, assert_transfers
+
+pytest_plugins = ["pytester"]
+
+PYDIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+
+
+def test_assert_allclose_passes_and_fails_for_arrays_on_any_device(device):
+    x = gpuarr.asarray(np.array([1.0, 2.0, 3.0], np.float32), device=device)
+    assert_allclose(x, [1.0, 2.0, 3.0000001])
+    assert_allclose(x, gpuarr.asarray(np.array([1.0, 2.0, 3.0], np.float32)))
+    with pytest.raises(AssertionError, match="Not equal to tolerance"):
+        assert_allclose(x, [1.0, 2.0, 3.1])
+    with pytest.raises(AssertionError):
+        assert_allclose(x, [1.0, 2.0])
+
+
+def test_assert_allclose_picks_rtol_from_the_dtype():
+    x16 = gpuarr.asarray(np.array([1.0], np.float16))
+    assert_allclose(x16, [1.0005])
+    x64 = gpuarr.asarray(np.array([1.0]))
+    with pytest.raises(AssertionError):
+        assert_allclose(x64, [1.0005])
+    assert_allclose(x64, [1.0005], rtol=1e-3)
+
+
+def test_assert_array_equal_compares_exactly(device):
+    x = gpuarr.asarray(np.array([1, 2, 3], np.int32), device=device)
+    assert_array_equal(x, np.array([1, 2, 3]))
+    with pytest.raises(AssertionError, match="Mismatched"):
+        assert_array_equal(x, [1, 2, 4])
+    with pytest.raises(AssertionError):
+        assert_array_equal(x, np.array([1, 2, 3], np.int64), strict=True)
+
+
+def test_nan_equals_nan_in_both_assertions(device):
+    x = gpuarr.asarray(np.array([np.nan, 1.0]), device=device)
+    assert_array_equal(x, [np.nan, 1.0])
+    assert_allclose(x, [np.nan, 1.0])
+
+
+def test_the_device_argument_checks_where_actual_lives(device):
+    x = gpuarr.asarray(np.ones(2), device=device)
+    assert_array_equal(x, [1.0, 1.0], device=device)
+    with pytest.raises(AssertionError, match="expected an array on gpu\\(9\\)"):
+        assert_allclose(x, [1.0, 1.0], device=gpuarr.gpu(9))
+
+
+def test_comparisons_do_not_count_in_the_ledger(gpu_device):
+    x = gpuarr.asarray(np.ones(3), device=gpu_device)
+    y = gpuarr.asarray(np.ones(3), device=gpu_device)
+    x.numpy()  # one real read before
+    before = gpuarr.transfer_stats()
+    assert_allclose(x, y)
+    assert_array_equal(x, y)
+    with pytest.raises(AssertionError):
+        assert_array_equal(x, [0, 0, 0])
+    assert gpuarr.transfer_stats() == before
+    x.numpy()  # and the ledger keeps counting afterwards
+    assert gpuarr.transfer_stats().d2h_count == before.d2h_count + 1
+
+
+def test_reset_after_a_hidden_comparison_gives_zero(gpu_device):
+    x = gpuarr.asarray(np.ones(3), device=gpu_device)
+    assert_array_equal(x, [1, 1, 1])
+    gpuarr.reset_transfer_stats()
+    assert gpuarr.transfer_stats() == gpuarr.TransferStats()
+    x.numpy()
+    assert gpuarr.transfer_stats().d2h_count == 1
+
+
+def test_assert_transfers_passes_within_the_limits(gpu_device):
+    x = gpuarr.asarray(np.ones(3), device=gpu_device)
+    with assert_transfers(max_h2d=0, max_d2h=1, max_d2d=0) as t:
+        x.numpy()
+    assert t.d2h_count == 1
+
+
+def test_assert_transfers_fails_with_a_readable_report(gpu_device):
+    x = gpuarr.asarray(np.ones(3), device=gpu_device)
+    with pytest.raises(AssertionError) as e:
+        with assert_transfers(max_d2h=1):
+            for _ in range(3):
+                x.numpy()
+    msg = str(e.value)
+    assert "3 device->host copies (at most 1 allowed)" in msg
+    assert "device->host: 3 copies, 72 bytes" in msg
+
+
+def test_assert_transfers_limits_h2d_and_d2d(two_gpus):
+    g0, g1 = two_gpus
+    with pytest.raises(AssertionError, match="host->device"):
+        with assert_transfers(max_h2d=0):
+            x = gpuarr.asarray(np.ones(2), device=g0)
+    with pytest.raises(AssertionError, match="device->device"):
+        with assert_transfers(max_d2d=0):
+            x.to(g1)
+
+
+def test_assert_transfers_does_not_hide_the_blocks_own_error():
+    with pytest.raises(KeyError):
+        with assert_transfers(max_d2h=0):
+            raise KeyError("boom")
+
+
+def test_assert_transfers_with_no_limits_never_fails(gpu_device):
+    with assert_transfers():
+        gpuarr.asarray(np.ones(2), device=gpu_device).numpy()
+
+
+# --- the pytest plugin ------------------------------------------------------------------
+
+def _plugin_args():
+    eps = importlib.metadata.entry_points(group="pytest11")
+    installed = any(ep.value == "gpuarr.pytest_plugin" for ep in eps)
+    return [] if installed else ["-p", "gpuarr.pytest_plugin"]
+
+
+DEVICE_TEST = """
+import gpuarr
+
+def test_runs_on(gpuarr_device):
+    x = gpuarr.asarray([1.0, 2.0], device=gpuarr_device)
+    assert x.device == gpuarr_device
+"""
+
+
+@pytest.fixture
+def child(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", PYDIR)
+    for k in ("GPUARR_SIMULATE_GPUS", "GPUARR_CUDA_EMULATE"):
+        monkeypatch.delenv(k, raising=False)
+    return pytester
+
+
+def test_plugin_option_simulates_gpus_and_the_fixture_covers_every_device(child):
+    child.makepyfile(DEVICE_TEST)
+    r = child.runpytest_subprocess(*_plugin_args(), "--gpuarr-simulate-gpus=2", "-v")
+    r.assert_outcomes(passed=3)
+    r.stdout.fnmatch_lines(["*gpuarr: 2 GPUs (simulated)*", "*test_runs_on?cpu(0)? PASSED*",
+                            "*test_runs_on?gpu(0)? PASSED*", "*test_runs_on?gpu(1)? PASSED*"])
+
+
+def test_plugin_option_takes_effect_before_conftest_asks_for_devices(child):
+    child.makeconftest("import gpuarr\nN = gpuarr.num_gpus()\n")
+    child.makepyfile("import conftest\n\ndef test_n():\n    assert conftest.N == 3\n")
+    r = child.runpytest_subprocess(*_plugin_args(), "--gpuarr-simulate-gpus=3")
+    r.assert_outcomes(passed=1)
+
+
+def test_plugin_without_the_option_uses_what_the_machine_has(child):
+    child.makepyfile(DEVICE_TEST)
+    r = child.runpytest_subprocess(*_plugin_args(), "--gpuarr-simulate-gpus=0", "-v")
+    r.assert_outcomes(passed=1)
+    r.stdout.fnmatch_lines(["*test_runs_on?cpu(0)? PASSED*"])
+
+
+def test_plugin_rejects_a_negative_count(child):
+    child.makepyfile(DEVICE_TEST)
+    r = child.runpytest_subprocess(*_plugin_args(), "--gpuarr-simulate-gpus=-1")
+    assert r.ret != 0
+    r.stderr.fnmatch_lines(["*--gpuarr-simulate-gpus needs a number >= 0*"])
