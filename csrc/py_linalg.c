@@ -3,6 +3,8 @@
 
 #include "ga_blas.h"
 #include "ga_gemm.h"
+#include "ga_norm.h"
+#include "ga_reduce.h"
 
 PyObject *
 pyga_matmul(PyObject *a, PyObject *b)
@@ -200,7 +202,71 @@ fn_gemm_plan(PyObject *m, PyObject *args)
         (long long)g.stride_c, "batch", (long long)g.batch);
 }
 
+/* axes: None or a sequence of ints (normalised by the Python layer) -> mask */
+static int
+axes_mask(PyObject *axes, int ndim, uint32_t *mask)
+{
+    int64_t ax[GA_MAXDIMS];
+    int n = -1;
+    if (axes != Py_None && int_list(axes, ax, &n) < 0) {
+        return -1;
+    }
+    int st = ga_reduce_axes(ndim, n, ax, mask);
+    return st == GA_OK ? 0 : pyga_raise_int(st);
+}
+
+static PyObject *
+fn_vector_norm(PyObject *m, PyObject *args)
+{
+    PyObject *x, *axes;
+    int keepdims;
+    double ord;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "O&Opd:_vector_norm", array_arg, &x, &axes, &keepdims,
+                          &ord)) {
+        return NULL;
+    }
+    uint32_t mask;
+    if (axes_mask(axes, pyga_arr(x)->ndim, &mask) < 0) {
+        return NULL;
+    }
+    ga_array out;
+    int st = ga_vector_norm(pyga_arr(x), mask, keepdims, ord, &out);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    return pyga_wrap(&out);
+}
+
+static PyObject *
+fn_matrix_norm(PyObject *m, PyObject *args)
+{
+    PyObject *x;
+    int row, col, keepdims, sign, kind;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "O&iipCi:_matrix_norm", array_arg, &x, &row, &col,
+                          &keepdims, &kind, &sign)) {
+        return NULL;
+    }
+    int nd = pyga_arr(x)->ndim;
+    if (row < 0 || row >= nd || col < 0 || col >= nd || row == col) {
+        PyErr_SetString(PyExc_ValueError, "matrix norm: two distinct axes are needed");
+        return NULL;
+    }
+    ga_array out;
+    int st = ga_matrix_norm(pyga_arr(x), row, col, keepdims, (char)kind, sign, &out);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    return pyga_wrap(&out);
+}
+
 PyMethodDef pyga_linalg_functions[] = {
+    {"_vector_norm", fn_vector_norm, METH_VARARGS,
+     "_vector_norm(x, axes, keepdims, ord)\n--\n\nVector norm over normalised axes."},
+    {"_matrix_norm", fn_matrix_norm, METH_VARARGS,
+     "_matrix_norm(x, row, col, keepdims, kind, sign)\n--\n\nMatrix norm ('f', '1', "
+     "'i')."},
     {"matmul", fn_matmul, METH_VARARGS,
      "matmul(x1, x2, /)\n--\n\nMatrix product with NumPy's rules (1-d operands, "
      "broadcast batches); the same as x1 @ x2."},
