@@ -1,2 +1,82 @@
-"""(placeholder until written)."""
-__all__ = []
+"""Matrix products in the main namespace: matmul (``@``), tensordot, vecdot.
+
+Float and complex products on the CPU use OpenBLAS (the scipy-openblas32 wheel,
+loaded at import) when it is installed; integers, bool, float16, and everything when
+no BLAS is found, use gpuarr's portable C kernel. ``blas_info()`` says which.
+"""
+import operator as _operator
+
+from . import _core
+from ._core import Array, matmul
+
+__all__ = ["matmul", "tensordot", "vecdot", "blas_info"]
+
+
+def _load_default_blas():
+    try:
+        import scipy_openblas32 as _ob
+    except ImportError:
+        return
+    import os
+    d = _ob.get_lib_dir()
+    name = _ob.get_library()
+    for cand in (f"lib{name}.so", f"lib{name}.dylib", f"{name}.dll"):
+        path = os.path.join(d, cand)
+        if os.path.exists(path):
+            try:
+                _core._set_blas(path)
+            except RuntimeError:
+                pass
+            return
+
+
+_load_default_blas()
+
+
+def blas_info():
+    """blas_info()
+
+    The CPU BLAS used for float and complex matmul, as ``{"path", "prefix"}``, or
+    None when gpuarr's portable kernel runs."""
+    return _core._blas_info()
+
+
+def _check(x, name):
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}() expects gpuarr arrays, got {type(x).__name__}; make "
+                        f"one with gpuarr.asarray(...) first")
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    """tensordot(x1, x2, /, *, axes=2)
+
+    Sum of products over axes: an int n contracts the last n axes of ``x1`` with the
+    first n of ``x2``; a pair of sequences names the axes of each."""
+    _check(x1, "tensordot")
+    _check(x2, "tensordot")
+    if isinstance(axes, (tuple, list)):
+        if len(axes) != 2:
+            raise ValueError("tensordot: axes must be an int or a pair of sequences")
+        a, b = axes
+        a = [a] if not isinstance(a, (tuple, list)) else list(a)
+        b = [b] if not isinstance(b, (tuple, list)) else list(b)
+    else:
+        n = _operator.index(axes)
+        if n < 0:
+            raise ValueError("tensordot: axes must be non-negative")
+        if n > x1.ndim or n > x2.ndim:
+            raise ValueError(f"tensordot: cannot contract {n} axes of arrays with "
+                             f"{x1.ndim} and {x2.ndim} dimensions")
+        a = list(range(x1.ndim - n, x1.ndim))
+        b = list(range(n))
+    return _core._tensordot(x1, x2, a, b)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """vecdot(x1, x2, /, *, axis=-1)
+
+    Dot products of vectors along ``axis`` (batch axes broadcast):
+    ``sum(conj(x1) * x2, axis=axis)``."""
+    _check(x1, "vecdot")
+    _check(x2, "vecdot")
+    return _core._vecdot(x1, x2, _operator.index(axis))

@@ -1,0 +1,134 @@
+/* ga_norm.c: norms from |x|, reductions and a final power, all on x's device. */
+#include "ga_norm.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ga_error.h"
+#include "ga_reduce.h"
+#include "ga_transfer.h"
+
+/* |x| in a real float dtype (integers and bool become float64, as in NumPy). */
+static int
+abs_float(const ga_array *x, ga_array *out)
+{
+    ga_dtype t = (ga_dtype)x->dtype;
+    ga_dtype ft = ga_dtype_is_inexact(t) ? t : GA_FLOAT64;
+    ga_array xf;
+    if (ft != t) {
+        GA_TRY(ga_array_empty(&xf, ga_array_device(x), ft, x->ndim, x->shape));
+        int st = ga_copy_same_device(&xf, x);
+        if (st != GA_OK) {
+            ga_array_release(&xf);
+            return st;
+        }
+    }
+    else {
+        ga_array_view(&xf, x);
+    }
+    int st = ga_array_empty(out, ga_array_device(x), ga_dtype_real_of(ft), x->ndim, x->shape);
+    if (st == GA_OK) {
+        st = ga_elementwise_raw(GA_OP_ABS, out, &xf, NULL);
+        if (st != GA_OK) {
+            ga_array_release(out);
+        }
+    }
+    ga_array_release(&xf);
+    return st;
+}
+
+int
+ga_vector_norm(const ga_array *x, uint32_t mask, int keepdims, double ord, ga_array *out)
+{
+    ga_array a, s;
+    GA_TRY(abs_float(x, &a));
+    ga_dtype rt = (ga_dtype)a.dtype;
+    int st;
+    if (isinf(ord)) {
+        st = ga_reduce(ord > 0 ? GA_RED_MAX : GA_RED_MIN, &a, mask, keepdims, -1, out);
+        ga_array_release(&a);
+        return st;
+    }
+    if (ord == 0) {
+        ga_array nz;
+        st = ga_array_empty(&nz, ga_array_device(x), GA_BOOL, a.ndim, a.shape);
+        if (st == GA_OK) {
+            st = ga_elementwise_scalar(GA_OP_NOT_EQUAL, &nz, &a, 0.0);
+            if (st == GA_OK) {
+                st = ga_reduce(GA_RED_SUM, &nz, mask, keepdims, rt, out);
+            }
+            ga_array_release(&nz);
+        }
+        ga_array_release(&a);
+        return st;
+    }
+    if (ord == 1) {
+        st = ga_reduce(GA_RED_SUM, &a, mask, keepdims, rt, out);
+        ga_array_release(&a);
+        return st;
+    }
+    if (ord == 2) {
+        st = ga_elementwise_raw(GA_OP_MULTIPLY, &a, &a, &a);
+    }
+    else {
+        st = ga_elementwise_scalar(GA_OP_POW, &a, &a, ord);
+    }
+    if (st == GA_OK) {
+        st = ga_reduce(GA_RED_SUM, &a, mask, keepdims, rt, &s);
+    }
+    ga_array_release(&a);
+    if (st != GA_OK) {
+        return st;
+    }
+    st = ord == 2 ? ga_elementwise_raw(GA_OP_SQRT, &s, &s, NULL)
+                  : ga_elementwise_scalar(GA_OP_POW, &s, &s, 1.0 / ord);
+    if (st != GA_OK) {
+        ga_array_release(&s);
+        return st;
+    }
+    *out = s;
+    return GA_OK;
+}
+
+/* Drop the two (length-1) matrix axes of a keepdims result: a contiguous view. */
+static void
+squeeze_two(ga_array *r, int ax1, int ax2)
+{
+    int q = 0;
+    for (int i = 0; i < r->ndim; i++) {
+        if (i != ax1 && i != ax2) {
+            r->shape[q++] = r->shape[i];
+        }
+    }
+    r->ndim = q;
+    ga_contiguous_strides(q, r->shape, ga_dtype_itemsize(r->dtype), r->strides);
+}
+
+int
+ga_matrix_norm(const ga_array *x, int row_axis, int col_axis, int keepdims, char kind,
+               int sign, ga_array *out)
+{
+    uint32_t both = (1u << row_axis) | (1u << col_axis);
+    if (kind == 'f') {
+        return ga_vector_norm(x, both, keepdims, 2.0, out);
+    }
+    ga_array a, s;
+    GA_TRY(abs_float(x, &a));
+    /* ord 1: max over columns of the column sums (sum over rows); inf: over rows */
+    int sum_axis = kind == '1' ? row_axis : col_axis;
+    int other = kind == '1' ? col_axis : row_axis;
+    int st = ga_reduce(GA_RED_SUM, &a, 1u << sum_axis, 1, (ga_dtype)a.dtype, &s);
+    ga_array_release(&a);
+    if (st != GA_OK) {
+        return st;
+    }
+    st = ga_reduce(sign > 0 ? GA_RED_MAX : GA_RED_MIN, &s, 1u << other, 1, -1, out);
+    ga_array_release(&s);
+    if (st != GA_OK) {
+        return st;
+    }
+    if (!keepdims) {
+        squeeze_two(out, row_axis, col_axis);
+    }
+    return GA_OK;
+}
