@@ -338,29 +338,27 @@ ga_astype(const ga_array *x, ga_dtype t, ga_array *out)
     return st;
 }
 
-/* Do two views of one storage touch a common byte? */
+/* Do two views touch a common byte? Addresses, not storages, are compared: two
+ * arrays wrapping overlapping host buffers (NumPy views) are different storages. */
 static int
 views_overlap(const ga_array *a, const ga_array *b)
 {
-    if (a->storage != b->storage) {
-        return 0;
-    }
     int64_t alo, ahi, blo, bhi;
     ga_array_extent(a, &alo, &ahi);
     ga_array_extent(b, &blo, &bhi);
-    alo += a->offset;
-    ahi += a->offset;
-    blo += b->offset;
-    bhi += b->offset;
-    return alo < bhi && blo < ahi;
+    const char *pa = ga_array_data(a), *pb = ga_array_data(b);
+    if (ahi <= alo || bhi <= blo) {
+        return 0;
+    }
+    return pa + alo < pb + bhi && pb + blo < pa + ahi;
 }
 
 /* The input reads exactly the element the output writes, at every position. */
 static int
 same_view(const ga_array *out, const ga_array *in)
 {
-    if (in->storage != out->storage || in->offset != out->offset ||
-        in->ndim != out->ndim || in->dtype != out->dtype) {
+    if (ga_array_data(in) != ga_array_data(out) || in->ndim != out->ndim ||
+        in->dtype != out->dtype) {
         return 0;
     }
     for (int d = 0; d < in->ndim; d++) {
