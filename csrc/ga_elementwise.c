@@ -1,0 +1,532 @@
+/* ga_elementwise.c: type resolution and dispatch of elementwise operations.
+ *
+ * Resolution has two steps, both NumPy 2's:
+ *   1. the common dtype of the operands: arrays (and NumPy scalars) promote with
+ *      ga_promote; Python scalars are weak (ga_promote_weak, NEP 50);
+ *   2. the op's loop dtype for that common dtype (sqrt of int16 runs in float32,
+ *      divide of ints in float64, floor_divide of bools in int8, ...) or a TypeError
+ *      for what NumPy rejects. The loop dtypes are exactly those of GA_KERNEL_LIST.
+ */
+#include "ga_elementwise.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ga_backend.h"
+#include "ga_error.h"
+#include "ga_kernels.h"
+#include "ga_loop.h"
+#include "ga_transfer.h"
+
+/* which (op, loop dtype) pairs have a kernel */
+static const unsigned char has_kernel[GA_NOPS][GA_NTYPES] = {
+#define GA_X_HAS(E, o, D, d) [E][D] = 1,
+    GA_KERNEL_LIST(GA_X_HAS)
+#undef GA_X_HAS
+};
+
+static int
+is_bool_output(int op)
+{
+    switch (op) {
+    case GA_OP_EQUAL:
+    case GA_OP_NOT_EQUAL:
+    case GA_OP_LESS:
+    case GA_OP_LESS_EQUAL:
+    case GA_OP_GREATER:
+    case GA_OP_GREATER_EQUAL:
+    case GA_OP_LOGICAL_AND:
+    case GA_OP_LOGICAL_OR:
+    case GA_OP_LOGICAL_XOR:
+    case GA_OP_LOGICAL_NOT:
+    case GA_OP_ISFINITE:
+    case GA_OP_ISINF:
+    case GA_OP_ISNAN:
+    case GA_OP_SIGNBIT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int
+is_comparison(int op)
+{
+    return op >= GA_OP_EQUAL && op <= GA_OP_GREATER_EQUAL;
+}
+
+/* kind order for same_kind casting: bool < uint < int < float < complex */
+static int
+cast_rank(ga_dtype t)
+{
+    switch (ga_dtype_kind(t)) {
+    case GA_KIND_BOOL:
+        return 0;
+    case GA_KIND_UINT:
+        return 1;
+    case GA_KIND_INT:
+        return 2;
+    case GA_KIND_FLOAT:
+        return 3;
+    default:
+        return 4;
+    }
+}
+
+int
+ga_can_cast_same_kind(ga_dtype from, ga_dtype to)
+{
+    return cast_rank(from) <= cast_rank(to);
+}
+
+/* Map the common dtype onto the op's loop dtype (or explain why there is none). */
+static int
+loop_dtype_for(int op, ga_dtype common, ga_dtype *loop)
+{
+    ga_kind k = ga_dtype_kind(common);
+    const char *name = ga_op_names[op];
+    ga_dtype t = common;
+    switch (op) {
+    case GA_OP_DIVIDE:
+        if (k <= GA_KIND_UINT) {
+            t = GA_FLOAT64; /* NumPy divides integers in float64 whatever their size */
+        }
+        break;
+    case GA_OP_SQRT: case GA_OP_EXP: case GA_OP_EXPM1: case GA_OP_EXP2: case GA_OP_LOG:
+    case GA_OP_LOG1P: case GA_OP_LOG2: case GA_OP_LOG10: case GA_OP_SIN: case GA_OP_COS:
+    case GA_OP_TAN: case GA_OP_ASIN: case GA_OP_ACOS: case GA_OP_ATAN: case GA_OP_SINH:
+    case GA_OP_COSH: case GA_OP_TANH: case GA_OP_ASINH: case GA_OP_ACOSH: case GA_OP_ATANH:
+    case GA_OP_ATAN2: case GA_OP_HYPOT: case GA_OP_COPYSIGN: case GA_OP_NEXTAFTER:
+    case GA_OP_LOGADDEXP:
+        t = ga_dtype_to_inexact(common);
+        break;
+    case GA_OP_SQUARE: case GA_OP_RECIPROCAL: case GA_OP_CONJ: case GA_OP_FLOOR_DIVIDE:
+    case GA_OP_REMAINDER: case GA_OP_POW: case GA_OP_LEFT_SHIFT: case GA_OP_RIGHT_SHIFT:
+        if (k == GA_KIND_BOOL) {
+            t = GA_INT8;
+        }
+        break;
+    case GA_OP_ROUND:
+        if (k == GA_KIND_BOOL) {
+            t = GA_FLOAT16;
+        }
+        break;
+    case GA_OP_NEGATIVE:
+    case GA_OP_POSITIVE:
+    case GA_OP_SUBTRACT:
+    case GA_OP_SIGN:
+        if (k == GA_KIND_BOOL) {
+            return ga_error(GA_ERR_TYPE,
+                            "%s of booleans is not supported: use logical_not / ~ (for "
+                            "negative) or logical_xor / ^ (for subtract), or convert "
+                            "with .astype(int)",
+                            name);
+        }
+        break;
+    default:
+        break;
+    }
+    if (!has_kernel[op][t]) {
+        const char *what = ga_dtype_infos[common].name;
+        switch (op) {
+        case GA_OP_BITWISE_INVERT: case GA_OP_BITWISE_AND: case GA_OP_BITWISE_OR:
+        case GA_OP_BITWISE_XOR: case GA_OP_LEFT_SHIFT: case GA_OP_RIGHT_SHIFT:
+            return ga_error(GA_ERR_TYPE,
+                            "%s needs integer or boolean operands, not %s (bitwise "
+                            "operations are not defined for floating point)",
+                            name, what);
+        default:
+            return ga_error(GA_ERR_TYPE, "%s is not supported for %s operands", name,
+                            what);
+        }
+    }
+    *loop = t;
+    return GA_OK;
+}
+
+static ga_dtype
+out_dtype_for(int op, ga_dtype loop)
+{
+    if (is_bool_output(op)) {
+        return GA_BOOL;
+    }
+    if (op == GA_OP_ABS || op == GA_OP_REAL || op == GA_OP_IMAG) {
+        return ga_dtype_real_of(loop);
+    }
+    return loop;
+}
+
+static ga_dtype
+arg_dtype(const ga_ew_arg *a)
+{
+    return a->array != NULL ? (ga_dtype)a->array->dtype : (ga_dtype)a->dtype;
+}
+
+/* Does a weak Python int fit the integer dtype t? */
+static int
+int_fits(const ga_ew_arg *a, ga_dtype t)
+{
+    if (a->int_range == 2) {
+        return 0;
+    }
+    if (a->int_range == 1) {
+        return t == GA_UINT64;
+    }
+    int64_t v = a->i;
+    switch (t) {
+    case GA_INT8: return v >= INT8_MIN && v <= INT8_MAX;
+    case GA_INT16: return v >= INT16_MIN && v <= INT16_MAX;
+    case GA_INT32: return v >= INT32_MIN && v <= INT32_MAX;
+    case GA_INT64: return 1;
+    case GA_UINT8: return v >= 0 && v <= UINT8_MAX;
+    case GA_UINT16: return v >= 0 && v <= UINT16_MAX;
+    case GA_UINT32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+    case GA_UINT64: return v >= 0;
+    default: return 1;
+    }
+}
+
+static void
+int_str(const ga_ew_arg *a, char *buf, size_t n)
+{
+    if (a->int_range == 0) {
+        snprintf(buf, n, "%lld", (long long)a->i);
+    }
+    else if (a->int_range == 1) {
+        snprintf(buf, n, "%llu", (unsigned long long)a->u);
+    }
+    else {
+        snprintf(buf, n, "%.17g", a->re);
+    }
+}
+
+int
+ga_elementwise_resolve(int op, int nin, const ga_ew_arg *in, ga_dtype *loop_dtype,
+                       ga_dtype *out_dtype)
+{
+    /* WHERE's condition does not take part in promotion */
+    int first = op == GA_OP_WHERE ? 1 : 0;
+    int have = 0;
+    ga_dtype common = GA_BOOL;
+    for (int i = first; i < nin; i++) {
+        if (in[i].array != NULL || in[i].dtype >= 0) {
+            ga_dtype t = arg_dtype(&in[i]);
+            common = have ? ga_promote(common, t) : t;
+            have = 1;
+        }
+    }
+    if (!have) {
+        /* only Python scalars (e.g. where(c, 1, 2.5)): their own default dtypes */
+        ga_pyscalar_kind best = GA_PYSCALAR_BOOL;
+        for (int i = first; i < nin; i++) {
+            if (in[i].kind > best) {
+                best = in[i].kind;
+            }
+        }
+        common = best == GA_PYSCALAR_BOOL ? GA_BOOL : best == GA_PYSCALAR_INT ? GA_INT64 :
+                 best == GA_PYSCALAR_FLOAT ? GA_DEFAULT_FLOAT : GA_DEFAULT_COMPLEX;
+    }
+    else {
+        for (int i = first; i < nin; i++) {
+            if (in[i].array == NULL && in[i].dtype < 0) {
+                common = ga_promote_weak(common, in[i].kind);
+            }
+        }
+    }
+    /* NEP 50 keeps the array's integer dtype for a Python int; one out of its range
+     * is an OverflowError, except in comparisons, which NumPy 2 answers exactly: we
+     * widen the comparison instead. */
+    if (ga_dtype_is_integer(common)) {
+        for (int i = first; i < nin; i++) {
+            if (in[i].array == NULL && in[i].dtype < 0 && in[i].kind == GA_PYSCALAR_INT &&
+                !int_fits(&in[i], common)) {
+                if (is_comparison(op)) {
+                    common = (in[i].int_range == 0 && common != GA_UINT64) ? GA_INT64
+                                                                           : GA_FLOAT64;
+                    continue;
+                }
+                char buf[64];
+                int_str(&in[i], buf, sizeof(buf));
+                return ga_error(GA_ERR_OVERFLOW, "Python integer %s out of bounds for %s",
+                                buf, ga_dtype_infos[common].name);
+            }
+        }
+    }
+    GA_TRY(loop_dtype_for(op, common, loop_dtype));
+    if (op == GA_OP_POW && ga_dtype_is_integer(*loop_dtype) && nin == 2 &&
+        in[1].array == NULL && in[1].kind == GA_PYSCALAR_INT && in[1].int_range == 0 &&
+        in[1].i < 0) {
+        return ga_error(GA_ERR_VALUE,
+                        "Integers to negative integer powers are not allowed (use a "
+                        "float base, e.g. x.astype(float) ** %lld)",
+                        (long long)in[1].i);
+    }
+    *out_dtype = out_dtype_for(op, *loop_dtype);
+    return GA_OK;
+}
+
+/* A scalar's value as storage bytes of dtype t. */
+static void
+scalar_bytes(const ga_ew_arg *a, ga_dtype t, ga_scalar_bytes *v)
+{
+    char *o = (char *)v->bytes;
+    memset(v, 0, sizeof(*v));
+    int cls; /* 0 int64, 1 uint64, 2 double, 3 complex */
+    if (a->kind == GA_PYSCALAR_COMPLEX) {
+        cls = 3;
+    }
+    else if (a->kind == GA_PYSCALAR_FLOAT || a->int_range == 2) {
+        cls = 2;
+    }
+    else if (a->int_range == 1) {
+        cls = 1;
+    }
+    else {
+        cls = 0;
+    }
+    switch (t) {
+#define GA_X_SCALAR(e, nm, k, size, ch, ctype)                                         \
+    case e:                                                                            \
+        if (cls == 0) {                                                                \
+            ga_w_i_##nm(o, a->i);                                                      \
+        }                                                                              \
+        else if (cls == 1) {                                                           \
+            ga_w_u_##nm(o, a->u);                                                      \
+        }                                                                              \
+        else if (cls == 2) {                                                           \
+            ga_w_d_##nm(o, a->re);                                                     \
+        }                                                                              \
+        else {                                                                         \
+            ga_w_c_##nm(o, a->re, a->im);                                              \
+        }                                                                              \
+        break;
+        GA_DTYPES(GA_X_SCALAR)
+#undef GA_X_SCALAR
+    default:
+        break;
+    }
+}
+
+static int
+backend_status(const ga_backend *be, int st)
+{
+    if (st != GA_OK && be->last_error != NULL) {
+        return ga_error(st, "%s", be->last_error());
+    }
+    return st;
+}
+
+static int
+launch(const ga_backend *be, ga_device dev, int op, ga_loop *loop)
+{
+    if (be->elementwise == NULL) {
+        return ga_error(GA_ERR_UNSUPPORTED, "%s is not supported by the %s backend",
+                        ga_op_names[op], be->name);
+    }
+    ga_loop_coalesce(loop);
+    return backend_status(be, be->elementwise(ga_device_local(dev), op, loop));
+}
+
+int
+ga_astype(const ga_array *x, ga_dtype t, ga_array *out)
+{
+    GA_TRY(ga_array_empty(out, ga_array_device(x), t, x->ndim, x->shape));
+    int st = ga_copy_same_device(out, x);
+    if (st != GA_OK) {
+        ga_array_release(out);
+    }
+    return st;
+}
+
+/* Do two views of one storage touch a common byte? */
+static int
+views_overlap(const ga_array *a, const ga_array *b)
+{
+    if (a->storage != b->storage) {
+        return 0;
+    }
+    int64_t alo, ahi, blo, bhi;
+    ga_array_extent(a, &alo, &ahi);
+    ga_array_extent(b, &blo, &bhi);
+    alo += a->offset;
+    ahi += a->offset;
+    blo += b->offset;
+    bhi += b->offset;
+    return alo < bhi && blo < ahi;
+}
+
+/* The input reads exactly the element the output writes, at every position. */
+static int
+same_view(const ga_array *out, const ga_array *in)
+{
+    if (in->storage != out->storage || in->offset != out->offset ||
+        in->ndim != out->ndim || in->dtype != out->dtype) {
+        return 0;
+    }
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->shape[d] != out->shape[d] ||
+            (in->shape[d] > 1 && in->strides[d] != out->strides[d])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int
+ga_elementwise(int op, int nin, const ga_ew_arg *in, ga_array *out, ga_array *result)
+{
+    const char *name = ga_op_names[op];
+    if (nin != ga_op_nin[op] || nin < 1 || nin + 1 > GA_MAXARGS) {
+        return ga_error(GA_ERR_TYPE, "%s takes %d operands, got %d", name, ga_op_nin[op],
+                        nin);
+    }
+    /* device and shape from the arrays */
+    const ga_array *first = NULL;
+    int ndim = 0;
+    int64_t shape[GA_MAXDIMS];
+    for (int i = 0; i < nin; i++) {
+        const ga_array *a = in[i].array;
+        if (a == NULL) {
+            continue;
+        }
+        if (first == NULL) {
+            first = a;
+            ndim = a->ndim;
+            memcpy(shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+            continue;
+        }
+        GA_TRY(ga_check_same_device(name, first, a));
+        int64_t tmp[GA_MAXDIMS];
+        int nd;
+        int st = ga_broadcast_shapes(ndim, shape, a->ndim, a->shape, &nd, tmp);
+        if (st != GA_OK) {
+            return ga_error_context(st, name);
+        }
+        ndim = nd;
+        memcpy(shape, tmp, sizeof(int64_t) * (size_t)nd);
+    }
+    if (first == NULL && out == NULL) {
+        return ga_error(GA_ERR_TYPE, "%s needs at least one array operand", name);
+    }
+    ga_dtype loop_dt, out_dt;
+    GA_TRY(ga_elementwise_resolve(op, nin, in, &loop_dt, &out_dt));
+
+    ga_device dev = first != NULL ? ga_array_device(first) : ga_array_device(out);
+    if (out != NULL) {
+        if (first != NULL) {
+            GA_TRY(ga_check_same_device(name, first, out));
+        }
+        if (out->storage->readonly) {
+            return ga_error(GA_ERR_VALUE, "%s: the output array is read-only", name);
+        }
+        int nd;
+        int64_t tmp[GA_MAXDIMS];
+        int st = ga_broadcast_shapes(out->ndim, out->shape, ndim, shape, &nd, tmp);
+        int same = st == GA_OK && nd == out->ndim &&
+                   memcmp(tmp, out->shape, sizeof(int64_t) * (size_t)nd) == 0;
+        if (!same) {
+            char b1[256], b2[256];
+            return ga_error(GA_ERR_SHAPE,
+                            "%s: a result of shape %s cannot be written into an output "
+                            "of shape %s",
+                            name, ga_shape_str(ndim, shape, b1, sizeof(b1)),
+                            ga_shape_str(out->ndim, out->shape, b2, sizeof(b2)));
+        }
+        if (!ga_can_cast_same_kind(out_dt, (ga_dtype)out->dtype)) {
+            return ga_error(GA_ERR_TYPE,
+                            "Cannot cast %s output from %s to %s with casting rule "
+                            "'same_kind' (write the result to a new array, or convert "
+                            "the operands with .astype() first)",
+                            name, ga_dtype_infos[out_dt].name,
+                            ga_dtype_infos[out->dtype].name);
+        }
+        ndim = out->ndim;
+        memcpy(shape, out->shape, sizeof(int64_t) * (size_t)ndim);
+    }
+    const ga_backend *be;
+    GA_TRY(ga_device_backend(dev, &be));
+
+    /* inputs in the loop dtype (WHERE's condition in bool); copies of inputs that
+     * overlap the output without being the very view it writes */
+    ga_array tmps[GA_MAXARGS];
+    int owned[GA_MAXARGS] = {0};
+    const ga_array *ins[GA_MAXARGS] = {NULL};
+    ga_array res;
+    int have_res = 0, direct = 0;
+    int st = GA_OK;
+    for (int i = 0; i < nin && st == GA_OK; i++) {
+        const ga_array *a = in[i].array;
+        if (a == NULL) {
+            continue;
+        }
+        ga_dtype want = (op == GA_OP_WHERE && i == 0) ? GA_BOOL : loop_dt;
+        if ((ga_dtype)a->dtype != want ||
+            (out != NULL && views_overlap(out, a) && !same_view(out, a))) {
+            st = ga_astype(a, want, &tmps[i]);
+            if (st == GA_OK) {
+                owned[i] = 1;
+                ins[i] = &tmps[i];
+            }
+        }
+        else {
+            ins[i] = a;
+        }
+    }
+    if (st != GA_OK) {
+        goto done;
+    }
+    /* where the kernel writes: straight into `out` when its dtype is the op's output
+     * dtype, else into a temporary that is then cast into `out` */
+    direct = out != NULL && (ga_dtype)out->dtype == out_dt;
+    if (direct) {
+        ga_array_view(&res, out);
+    }
+    else {
+        st = ga_array_empty(&res, dev, out_dt, ndim, shape);
+        if (st != GA_OK) {
+            goto done;
+        }
+    }
+    have_res = 1;
+    if (ga_array_size(&res) > 0) {
+        ga_loop loop;
+        ga_loop_init(&loop, &res);
+        for (int i = 0; i < nin && st == GA_OK; i++) {
+            if (ins[i] != NULL) {
+                st = ga_loop_add_array(&loop, ins[i]);
+            }
+            else {
+                ga_scalar_bytes v;
+                ga_dtype want = (op == GA_OP_WHERE && i == 0) ? GA_BOOL : loop_dt;
+                scalar_bytes(&in[i], want, &v);
+                ga_loop_add_scalar(&loop, want, &v);
+            }
+        }
+        if (st == GA_OK) {
+            st = launch(be, dev, op, &loop);
+        }
+        if (st == GA_OK && out != NULL && !direct) {
+            st = ga_copy_same_device(out, &res);
+        }
+    }
+    if (st == GA_OK) {
+        if (out != NULL && !direct) {
+            ga_array_release(&res);
+            ga_array_view(result, out);
+        }
+        else {
+            *result = res;
+            have_res = 0;
+        }
+    }
+done:
+    if (have_res) {
+        ga_array_release(&res);
+    }
+    for (int i = 0; i < nin; i++) {
+        if (owned[i]) {
+            ga_array_release(&tmps[i]);
+        }
+    }
+    return st;
+}
