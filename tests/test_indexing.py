@@ -10,6 +10,7 @@ import gpuarr
 from conftest import ALL_DTYPES
 
 A = np.arange(4 * 5 * 6).reshape(4, 5, 6)
+A.flags.writeable = False  # CPU arrays made with asarray(A) share it: keep it intact
 
 # Keys NumPy accepts on an array of shape (4, 5, 6).
 KEYS = [
@@ -307,6 +308,7 @@ def test_delete_item_is_refused():
 
 SHAPE = (5, 4, 3)
 BASE = np.arange(60).reshape(SHAPE)
+BASE.flags.writeable = False
 
 
 def _slices(n):
@@ -360,3 +362,52 @@ def test_random_integer_array_after_a_basic_view_matches_numpy(idx, key):
         return
     idx = [i % vn.shape[0] for i in idx]
     np.testing.assert_array_equal(v[idx].numpy(), vn[idx])
+
+
+@pytest.mark.parametrize("idx_dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16",
+                                       "uint32", "uint64"])
+def test_index_arrays_of_every_integer_dtype(device, idx_dtype):
+    idx = np.array([3, 0, 2], dtype=idx_dtype)
+    gidx = gpuarr.asarray(idx, device=device)
+    x = gpuarr.asarray(A, device=device)
+    np.testing.assert_array_equal(x[gidx].numpy(), A[idx])
+    np.testing.assert_array_equal(x[1, gidx, gidx].numpy(), A[1, idx, idx])
+    a = A.copy()
+    y = gpuarr.array(a, device=device)
+    a[:, idx] = 5
+    y[:, gidx] = 5
+    np.testing.assert_array_equal(y.numpy(), a)
+
+
+def test_value_of_another_dtype_is_cast_like_numpy(device):
+    a = np.zeros((3, 4), np.int32)
+    x = gpuarr.array(a, device=device)
+    v = np.array([1.7, -2.2, 3.9, 250.0])
+    a[1] = v
+    x[1] = gpuarr.asarray(v, device=device)
+    b = np.array([True, False, True])
+    a[[0, 2, 1], 0] = b
+    x[[0, 2, 1], 0] = gpuarr.asarray(b, device=device)
+    np.testing.assert_array_equal(x.numpy(), a)
+    f = gpuarr.array(np.zeros(3, np.float32), device=device)
+    f[:] = [1, 2, 3]  # a Python list of ints is made on the device, then cast
+    np.testing.assert_array_equal(f.numpy(), np.array([1, 2, 3], np.float32))
+
+
+def test_list_of_bools_is_a_mask(device):
+    x = gpuarr.asarray(A, device=device)
+    m = [True, False, False, True]
+    np.testing.assert_array_equal(x[m].numpy(), A[m])
+
+
+def test_indexing_frees_what_it_allocates(device):
+    x = gpuarr.array(A, device=device)
+    m = gpuarr.asarray(A > 30, device=device)
+    before = gpuarr.memory_stats(device)["allocated_bytes"]
+    for _ in range(20):
+        x[m]
+        x[[0, 1], [1, 2], [2, 3]]
+        x[m] = 1
+        x.T[[1, 2]] = x.T[[2, 1]]
+        x[1:, None, ::-1]
+    assert gpuarr.memory_stats(device)["allocated_bytes"] == before
