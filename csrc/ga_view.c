@@ -103,15 +103,12 @@ ga_view_reshape(const ga_array *x, int ndim, const int64_t *shape, int copy, ga_
     int64_t size = ga_array_size(x), known = 1, newshape[GA_MAXDIMS];
     int unknown = -1;
     for (int i = 0; i < ndim; i++) {
-        if (shape[i] == -1) {
+        if (shape[i] < 0) {
+            /* NumPy reads any negative entry as "unknown", not only -1 */
             if (unknown >= 0) {
                 return ga_error(GA_ERR_VALUE, "can only specify one unknown dimension");
             }
             unknown = i;
-        }
-        else if (shape[i] < 0) {
-            return ga_error(GA_ERR_VALUE, "reshape: negative dimension %lld in shape %s",
-                            (long long)shape[i], ga_shape_str(ndim, shape, b1, sizeof(b1)));
         }
         else if (__builtin_mul_overflow(known, shape[i], &known)) {
             known = -1; /* cannot match any real size */

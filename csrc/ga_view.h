@@ -21,7 +21,7 @@ int ga_normalize_axis(int64_t axis, int ndim, int *out);
 /* A fresh C-contiguous copy of x on x's device (never a view). */
 int ga_copy_new(const ga_array *x, ga_array *out);
 
-/* reshape: `shape` may hold one -1 (inferred). copy: -1 = a view when the strides
+/* reshape: `shape` may hold one -1 (any negative, as in NumPy; inferred). copy: -1 = a view when the strides
  * allow it, else a copy; 0 = never copy (GA_ERR_VALUE when a copy is needed);
  * 1 = always copy. */
 int ga_view_reshape(const ga_array *x, int ndim, const int64_t *shape, int copy,
