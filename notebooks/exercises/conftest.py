@@ -6,6 +6,18 @@ import pathlib
 
 import pytest
 
+# The gpuarr pytest plugin (the gpuarr_device fixture, --gpuarr-simulate-gpus) comes
+# with an installed gpuarr through an entry point; load it by name when gpuarr is used
+# from a source tree instead.
+try:
+    from importlib.metadata import entry_points
+
+    _installed = any(ep.name == "gpuarr" for ep in entry_points(group="pytest11"))
+except Exception:  # pragma: no cover - very old importlib.metadata
+    _installed = False
+if not _installed:
+    pytest_plugins = ["gpuarr.pytest_plugin"]
+
 HERE = pathlib.Path(__file__).parent
 
 
