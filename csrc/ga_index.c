@@ -90,7 +90,8 @@ count_true(const ga_array *mask, int64_t *count)
                         "backend does not support", be->name);
     }
     ga_array c;
-    GA_TRY(ga_array_empty(&c, ga_array_device(mask), GA_INT64, 0, NULL));
+    int64_t noshape[1] = {0};
+    GA_TRY(ga_array_empty(&c, ga_array_device(mask), GA_INT64, 0, noshape));
     ga_reduce_desc r;
     memset(&r, 0, sizeof(r));
     r.op = GA_RED_SUM;
