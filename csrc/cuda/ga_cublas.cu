@@ -23,6 +23,14 @@
 
 namespace {
 
+/* spelled out: C++ sees cublasGemmStridedBatchedEx overloaded (computeType as an
+ * enum or as the legacy cudaDataType) */
+typedef cublasStatus_t (*gemm_ex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                     int, int, int, const void *, const void *, cudaDataType,
+                                     int, long long, const void *, cudaDataType, int,
+                                     long long, const void *, void *, cudaDataType, int,
+                                     long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+
 struct cublas_api {
     decltype(&cublasCreate_v2) create;
     decltype(&cublasSetStream_v2) set_stream;
@@ -30,7 +38,7 @@ struct cublas_api {
     decltype(&cublasDgemmStridedBatched) dgemm;
     decltype(&cublasCgemmStridedBatched) cgemm;
     decltype(&cublasZgemmStridedBatched) zgemm;
-    decltype(&cublasGemmStridedBatchedEx) gemm_ex;
+    gemm_ex_fn gemm_ex;
 };
 
 std::mutex api_lock;
@@ -94,6 +102,9 @@ open_cublas(void)
         h = open_from(GA_CUDA_TOOLKIT_LIBDIR, tried, sizeof(tried));
     }
     if (h == NULL) {
+        h = open_from("/usr/local/cuda/lib64", tried, sizeof(tried));
+    }
+    if (h == NULL) {
         snprintf(api_error, sizeof(api_error),
                  "cuBLAS (libcublas.so.13) could not be loaded, so GEMM cannot run on a "
                  "GPU. Install it with `pip install nvidia-cublas` (or gpuarr[cuda13]) or "
@@ -129,7 +140,7 @@ load_api(void)
         api.dgemm = cublasDgemmStridedBatched;
         api.cgemm = cublasCgemmStridedBatched;
         api.zgemm = cublasZgemmStridedBatched;
-        api.gemm_ex = cublasGemmStridedBatchedEx;
+        api.gemm_ex = static_cast<gemm_ex_fn>(cublasGemmStridedBatchedEx);
         api_state = 1;
 #else
         void *h = open_cublas();
@@ -306,7 +317,7 @@ ga_cuda_gemm(int dev, const ga_gemm_desc *g)
     if (g->m < 0 || g->n < 0 || g->k < 0 || g->batch < 0) {
         return ga_error(GA_ERR_VALUE, "internal: negative GEMM size");
     }
-    cudaStream_t s;
+    cudaStream_t s = NULL;
     GA_TRY(ga_cuda_stream(dev, &s));
     switch (g->dtype) {
     case GA_BOOL: {

@@ -22,6 +22,17 @@
 
 #define GA_EXPORT extern "C" __attribute__((visibility("default")))
 
+/* Under AddressSanitizer (emulated plugin) the unused tail of each bin is poisoned, so
+ * a kernel that runs past the bytes it asked for is reported, not hidden by rounding. */
+#if defined(GA_CUDA_EMULATION) && defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define GA_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define GA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define GA_POISON(p, n) ((void)(p), (void)(n))
+#define GA_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace {
 
 /* Bins: 512-byte steps up to 1 MiB (small arrays, scratch), 2 MiB steps above (few
@@ -298,6 +309,7 @@ cuda_alloc(int dev, size_t nbytes, void **ptr)
         d->stats.reserved_bytes += bin;
         d->stats.alloc_calls++;
     }
+    GA_POISON((char *)p + nbytes, bin - nbytes);
     d->stats.allocated_bytes += nbytes;
     if (d->stats.allocated_bytes > d->stats.peak_allocated_bytes) {
         d->stats.peak_allocated_bytes = d->stats.allocated_bytes;
@@ -315,6 +327,7 @@ cuda_free(int dev, void *ptr, size_t nbytes)
     device_state *d = G.devs[dev];
     size_t bin = bin_size(nbytes);
     std::lock_guard<std::mutex> g(d->lock);
+    GA_UNPOISON(ptr, bin);
     d->stats.allocated_bytes -= nbytes;
     try {
         d->cache[bin].push_back(ptr);
@@ -350,7 +363,7 @@ cuda_empty_cache(int dev)
 int
 cuda_copy_h2d(int dev, void *dst, const void *src, size_t nbytes)
 {
-    cudaStream_t s;
+    cudaStream_t s = NULL;
     GA_TRY(ga_cuda_stream(dev, &s));
     /* from pageable memory the runtime stages the source before returning, so the
      * caller may free `src` at once */
@@ -380,7 +393,7 @@ int
 cuda_copy_d2h(int dev, void *dst, const void *src, size_t nbytes)
 {
     device_state *d;
-    cudaStream_t s;
+    cudaStream_t s = NULL;
     GA_TRY(ga_cuda_stream(dev, &s));
     GA_TRY(state(dev, &d));
     std::lock_guard<std::mutex> g(d->lock);
@@ -417,7 +430,7 @@ cuda_copy_d2h(int dev, void *dst, const void *src, size_t nbytes)
 int
 cuda_copy_d2d(int dev, void *dst, const void *src, size_t nbytes)
 {
-    cudaStream_t s;
+    cudaStream_t s = NULL;
     GA_TRY(ga_cuda_stream(dev, &s));
     GA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, s));
     return GA_OK;
