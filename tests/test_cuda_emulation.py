@@ -1,0 +1,363 @@
+"""The CUDA backend's own sources on emulated devices (GPUARR_CUDA_EMULATE=2): devices,
+copies, the caching allocator, out-of-memory, CUDA errors, and GEMM through the
+reference cuBLAS with cuBLAS's column-major convention. Each test runs in a fresh
+interpreter, because the device backend is chosen once per process from the
+environment."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import gpuarr
+
+PKG_DIR = os.path.dirname(os.path.abspath(gpuarr._core.__file__))
+EMU = os.path.join(PKG_DIR, "libgpuarr_cuda_emu.so")
+
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(EMU), reason="the emulated CUDA plugin was not built "
+    "(configure with -DGPUARR_CUDA_EMU=ON)")
+
+# ctypes views of the plugin's table (ga_backend.h) and of ga_gemm_desc, so GEMM can be
+# checked with cuBLAS's own argument convention, below any Python-level matmul.
+PRELUDE = textwrap.dedent("""
+    import ctypes, os
+    import numpy as np
+    import gpuarr
+    assert gpuarr.num_gpus() == 2, gpuarr._core._gpu_mode()
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(gpuarr._core.__file__),
+                                   "libgpuarr_cuda_emu.so"))
+    FIELDS = ["device_count", "device_props", "synchronize", "alloc", "free",
+              "memory_stats", "empty_cache", "copy_h2d", "copy_d2h", "copy_d2d",
+              "copy_peer", "elementwise", "reduce", "scan", "gemm", "random", "gather",
+              "scatter", "nonzero", "arange", "last_error", "unavailable_reason"]
+    class Backend(ctypes.Structure):
+        _fields_ = [("abi_version", ctypes.c_int), ("name", ctypes.c_char_p)] + [
+            (f, ctypes.c_void_p) for f in FIELDS]
+    class GemmDesc(ctypes.Structure):
+        _fields_ = [("dtype", ctypes.c_int32), ("transa", ctypes.c_int32),
+                    ("transb", ctypes.c_int32), ("m", ctypes.c_int64),
+                    ("n", ctypes.c_int64), ("k", ctypes.c_int64), ("a", ctypes.c_void_p),
+                    ("lda", ctypes.c_int64), ("stride_a", ctypes.c_int64),
+                    ("b", ctypes.c_void_p), ("ldb", ctypes.c_int64),
+                    ("stride_b", ctypes.c_int64), ("c", ctypes.c_void_p),
+                    ("ldc", ctypes.c_int64), ("stride_c", ctypes.c_int64),
+                    ("batch", ctypes.c_int64), ("alpha", ctypes.c_double),
+                    ("beta", ctypes.c_double)]
+    # the core has already asked for the table: the same library, the same table
+    lib.gpuarr_cuda_backend.restype = ctypes.POINTER(Backend)
+    table = lib.gpuarr_cuda_backend(2).contents
+    gemm = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.POINTER(GemmDesc))(table.gemm)
+    last_error = ctypes.CFUNCTYPE(ctypes.c_char_p)(table.last_error)
+    DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+              "uint64", "float16", "float32", "float64", "complex64", "complex128"]
+""")
+
+
+def run_emulated(code, **env):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("GPUARR_")}
+    e["PYTHONPATH"] = os.path.dirname(PKG_DIR) + os.pathsep + e.get("PYTHONPATH", "")
+    e["GPUARR_CUDA_EMULATE"] = "2"
+    e.update(env)
+    r = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)],
+                       capture_output=True, text=True, env=e, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_emulate_2_gives_two_emulated_cuda_devices():
+    out = run_emulated("""
+        info = gpuarr._core._device_info(gpuarr.gpu(1))
+        print(gpuarr._core._gpu_mode()[0], info["kind"], info["compute_capability"],
+              info["total_memory"], "emulated" in info["name"])
+    """, GPUARR_CUDA_EMULATE_MEMORY=str(256 << 20))
+    assert out.split() == ["emulated", "emulated", "CUDA", "(8,", "0)", str(256 << 20),
+                           "True"]
+
+
+def test_self_test_kernels_agree_with_their_known_answers_on_each_device():
+    # grid-stride loop, shared memory with a barrier tree, atomics, dynamic shared
+    # memory and __syncthreads_count: what the kernel files rely on
+    out = run_emulated("""
+        msg = ctypes.create_string_buffer(512)
+        for dev in (0, 1):
+            print(lib.gpuarr_cuda_selftest(dev, msg, 512), msg.value.decode())
+    """)
+    assert out.split() == ["0", "0"], out
+
+
+def test_host_device_device_host_copies_are_exact_and_counted():
+    out = run_emulated("""
+        for dt in DTYPES:
+            a = (np.arange(7 * 5) % 11).astype(dt).reshape(7, 5)
+            gpuarr.reset_transfer_stats()
+            x = gpuarr.asarray(a, device=gpuarr.gpu(0))
+            y = x.to(gpuarr.gpu(1))
+            back = y.numpy()
+            s = gpuarr.transfer_stats()
+            assert y.device == gpuarr.gpu(1)
+            assert back.dtype == a.dtype and np.array_equal(back, a), dt
+            assert (s.h2d_count, s.d2d_count, s.d2h_count) == (1, 1, 1), (dt, s)
+            assert s.h2d_bytes == s.d2d_bytes == s.d2h_bytes == a.nbytes, (dt, s)
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
+def test_large_device_to_host_copy_through_pinned_chunks_is_exact():
+    # 10 MiB: three chunks through the two pinned staging buffers
+    out = run_emulated("""
+        a = np.random.default_rng(0).standard_normal(10 << 18).astype(np.float32)
+        x = gpuarr.asarray(a, device=gpuarr.gpu(1))
+        print(np.array_equal(x.numpy(), a), np.array_equal(x.to(gpuarr.gpu(0)).numpy(), a))
+    """)
+    assert out.split() == ["True", "True"]
+
+
+def test_empty_arrays_and_zero_byte_blocks_move_between_devices():
+    out = run_emulated("""
+        for shape in [(0,), (3, 0), ()]:
+            a = np.ones(shape, np.float64)
+            x = gpuarr.asarray(a, device=gpuarr.gpu(0)).to(gpuarr.gpu(1))
+            assert x.shape == shape and np.array_equal(x.numpy(), a), shape
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
+def test_steady_loop_reuses_cached_blocks_without_new_allocations():
+    out = run_emulated("""
+        g = gpuarr.gpu(0)
+        a = np.ones((64, 33), np.float32)
+        for i in range(3):  # warm the cache with both sizes
+            x = gpuarr.asarray(a, device=g)
+            y = gpuarr.asarray(a[:10], device=g)
+            del x, y
+        before = gpuarr.memory_stats(g)
+        for i in range(50):
+            x = gpuarr.asarray(a, device=g)
+            y = gpuarr.asarray(a[:10], device=g)
+            del x, y
+        after = gpuarr.memory_stats(g)
+        print(before["alloc_calls"], after["alloc_calls"], before["allocated_bytes"],
+              after["allocated_bytes"], after["peak_allocated_bytes"] >= a.nbytes,
+              after["reserved_bytes"] >= a.nbytes)
+    """)
+    b_calls, a_calls, b_alloc, a_alloc, peak_ok, reserved_ok = out.split()
+    assert b_calls == a_calls != "0"
+    assert b_alloc == a_alloc
+    assert peak_ok == reserved_ok == "True"
+
+
+def test_empty_cache_returns_cached_blocks_and_keeps_live_ones():
+    out = run_emulated("""
+        g = gpuarr.gpu(1)
+        keep = gpuarr.asarray(np.ones(1000), device=g)
+        for n in (10, 100000, 3 << 20):
+            gpuarr.asarray(np.ones(n, np.uint8), device=g)
+        s = gpuarr.memory_stats(g)
+        assert s["reserved_bytes"] > s["allocated_bytes"] == 8000, s
+        gpuarr.empty_cache(g)
+        s = gpuarr.memory_stats(g)
+        assert s["reserved_bytes"] == 8192 and s["allocated_bytes"] == 8000, s
+        assert np.array_equal(keep.numpy(), np.ones(1000))
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
+def test_out_of_memory_raises_naming_device_and_size_and_process_continues():
+    out = run_emulated("""
+        g = gpuarr.gpu(0)
+        keep = gpuarr.asarray(np.ones(1 << 20, np.float32), device=g)  # 4 MiB in use
+        try:
+            gpuarr.asarray(np.zeros(100 << 20, np.uint8), device=g)
+        except gpuarr.OutOfMemoryError as e:
+            assert isinstance(e, MemoryError)
+            print(e)
+        x = gpuarr.asarray(np.arange(5.0), device=g)
+        print(x.numpy().tolist())
+    """, GPUARR_CUDA_EMULATE_MEMORY=str(64 << 20))
+    msg, values = out.strip().splitlines()
+    assert "gpu(0)" in msg and "104857600 bytes" in msg and "4.00 MiB in use" in msg
+    assert values == "[0.0, 1.0, 2.0, 3.0, 4.0]"
+
+
+def test_allocation_that_fits_after_freeing_the_cache_succeeds():
+    out = run_emulated("""
+        g = gpuarr.gpu(0)
+        for i in range(2):
+            gpuarr.asarray(np.zeros(20 << 20, np.uint8), device=g)  # cached: 20 MiB
+        x = gpuarr.asarray(np.ones(30 << 20, np.uint8), device=g)  # 20 + 30 > 40
+        s = gpuarr.memory_stats(g)
+        print(s["reserved_bytes"] == 30 << 20, x.numpy()[-1])
+    """, GPUARR_CUDA_EMULATE_MEMORY=str(40 << 20))
+    assert out.split() == ["True", "1"]
+
+
+def test_failing_cuda_call_raises_cuda_error_with_the_error_name():
+    out = run_emulated("""
+        x = gpuarr.asarray(np.arange(4.0), device=gpuarr.gpu(0))
+        os.environ["GPUARR_CUDA_EMULATE_FAIL"] = "cudaMemcpyAsync"
+        try:
+            x.numpy()
+        except gpuarr.CudaError as e:
+            assert isinstance(e, RuntimeError)
+            print(e)
+        del os.environ["GPUARR_CUDA_EMULATE_FAIL"]
+        print(x.numpy().tolist())
+    """)
+    msg, values = out.strip().splitlines()
+    assert "cudaErrorIllegalAddress" in msg and "cudaMemcpyAsync" in msg
+    assert values == "[0.0, 1.0, 2.0, 3.0]"
+
+
+def test_failing_kernel_launch_is_reported_by_the_launch_check():
+    out = run_emulated("""
+        os.environ["GPUARR_CUDA_EMULATE_FAIL"] = "launch"
+        msg = ctypes.create_string_buffer(512)
+        print(lib.gpuarr_cuda_selftest(0, msg, 512))
+        print(msg.value.decode())
+        del os.environ["GPUARR_CUDA_EMULATE_FAIL"]
+        print(lib.gpuarr_cuda_selftest(0, msg, 512))
+    """)
+    rc, msg, rc2 = out.strip().splitlines()
+    assert rc == "1" and "cudaErrorIllegalAddress" in msg and "cudaGetLastError" in msg
+    assert rc2 == "0"
+
+
+def test_copies_both_ways_between_devices_leave_no_stale_cuda_error():
+    # enabling peer access twice answers cudaErrorPeerAccessAlreadyEnabled, which must
+    # not surface at the next launch check
+    out = run_emulated("""
+        a = np.arange(10.0)
+        x = gpuarr.asarray(a, device=gpuarr.gpu(0))
+        for i in range(3):
+            x = x.to(gpuarr.gpu(1 - x.device.index))
+        msg = ctypes.create_string_buffer(512)
+        print(lib.gpuarr_cuda_selftest(1, msg, 512), np.array_equal(x.numpy(), a))
+        gpuarr.synchronize()
+        gpuarr.synchronize(gpuarr.gpu(1))
+    """)
+    assert out.split() == ["0", "True"]
+
+
+GEMM_CODE = """
+    rng = np.random.default_rng(1)
+    CODES = {d: i for i, d in enumerate(DTYPES)}
+    failures = []
+
+    def sample(dt, shape):
+        if dt == "bool":
+            return rng.integers(0, 2, shape).astype(bool)
+        if dt.startswith(("int", "uint")):
+            return rng.integers(0, 9, shape).astype(dt)
+        if dt.startswith("complex"):
+            return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+        return rng.standard_normal(shape).astype(dt)
+
+    def colmajor_gemm(dt, m, n, k, transa, transb, batch, bcast_a):
+        # column-major operands as cuBLAS sees them, stored in padded row-major NumPy
+        # arrays: a column-major (r x c) matrix with leading dimension ld is the
+        # transpose of a row-major (c x ld) array's first r columns
+        ar, ac = (k, m) if transa else (m, k)
+        br, bc = (n, k) if transb else (k, n)
+        lda, ldb, ldc = ar + 1, br + 2, m + 3
+        nb_a = 1 if bcast_a else batch
+        A = sample(dt, (nb_a, ac, lda))
+        B = sample(dt, (batch, bc, ldb))
+        C = sample(dt, (batch, n, ldc))
+        Am = A[:, :, :ar].transpose(0, 2, 1)  # (b, ar, ac) logical column-major
+        Bm = B[:, :, :br].transpose(0, 2, 1)
+        opA = Am.transpose(0, 2, 1) if transa else Am
+        opB = Bm.transpose(0, 2, 1) if transb else Bm
+        if dt == "bool":
+            want = np.matmul(opA, opB)
+        elif dt == "float16":
+            want = np.matmul(opA.astype(np.float32), opB.astype(np.float32)).astype(dt)
+        else:
+            want = np.matmul(opA, opB)
+        g = gpuarr.gpu(1)
+        xa, xb, xc = (gpuarr.asarray(v, device=g) for v in (A, B, C))
+        d = GemmDesc(dtype=CODES[dt], transa=transa, transb=transb, m=m, n=n, k=k,
+                     a=xa._data_ptr, lda=lda, stride_a=0 if bcast_a else ac * lda,
+                     b=xb._data_ptr, ldb=ldb, stride_b=bc * ldb,
+                     c=xc._data_ptr, ldc=ldc, stride_c=n * ldc, batch=batch,
+                     alpha=1.0, beta=0.0)
+        st = gemm(1, ctypes.byref(d))
+        if st != 0:
+            failures.append((dt, m, n, k, transa, transb, batch, last_error()))
+            return
+        got = xc.numpy()[:, :, :m].transpose(0, 2, 1)  # (b, m, n)
+        pad = xc.numpy()[:, :, m:]
+        if not np.array_equal(pad, C[:, :, m:]):
+            failures.append((dt, "wrote outside C", m, n, k, transa, transb, batch))
+        tol = {"float16": 1e-2, "float32": 1e-5, "complex64": 1e-5}.get(dt, 1e-12)
+        if dt in ("bool",) or dt.startswith(("int", "uint")):
+            ok = np.array_equal(got, want)
+        else:
+            ok = np.allclose(got.astype(np.complex128), want.astype(np.complex128),
+                             rtol=tol, atol=tol * k)
+        if not ok:
+            failures.append((dt, m, n, k, transa, transb, batch, bcast_a))
+
+    for dt in DTYPES:
+        for transa in (0, 1):
+            for transb in (0, 1):
+                colmajor_gemm(dt, 3, 4, 5, transa, transb, 1, False)
+        colmajor_gemm(dt, 2, 3, 4, 1, 0, 3, False)
+        colmajor_gemm(dt, 2, 3, 4, 0, 1, 3, True)
+        colmajor_gemm(dt, 1, 1, 1, 0, 0, 1, False)
+        colmajor_gemm(dt, 5, 2, 0, 0, 0, 2, False)  # k = 0: C = 0
+    print(failures)
+"""
+
+
+def test_gemm_through_emulated_cublas_matches_numpy_for_every_layout():
+    # transposed, padded leading dimensions, batched with strides, a broadcast A
+    # (stride 0), k = 0; floating types through the reference cuBLAS, integer and bool
+    # types through the plugin's own kernel
+    out = run_emulated(GEMM_CODE)
+    assert out.strip() == "[]", out
+
+
+def test_gemm_with_a_leading_dimension_past_the_block_is_caught():
+    out = run_emulated("""
+        g = gpuarr.gpu(0)
+        x = gpuarr.asarray(np.ones(12, np.float32), device=g)
+        c = gpuarr.asarray(np.zeros(9, np.float32), device=g)
+        # lda = 300: A's last column starts 3.6 KB in, past x's block (even rounded up
+        # to the allocator's 512-byte bin)
+        d = GemmDesc(dtype=10, transa=0, transb=0, m=3, n=3, k=4, a=x._data_ptr, lda=300,
+                     stride_a=0, b=x._data_ptr, ldb=4, stride_b=0, c=c._data_ptr, ldc=3,
+                     stride_c=0, batch=1, alpha=1.0, beta=0.0)
+        print(gemm(0, ctypes.byref(d)))
+        print(last_error().decode())
+    """)
+    status, msg = out.strip().splitlines()
+    assert status != "0"
+    assert "cublasSgemmStridedBatched" in msg and "does not lie in one device block" in msg
+
+
+def test_matmul_on_emulated_gpus_equals_numpy():
+    out = run_emulated("""
+        if not hasattr(gpuarr, "matmul"):
+            print("skip")
+        else:
+            rng = np.random.default_rng(2)
+            for dt in ("float32", "float64", "complex64", "int32"):
+                a = rng.standard_normal((2, 3, 4)).astype(dt)
+                b = rng.standard_normal((4, 5)).astype(dt)
+                for x, y in [(a, b), (a[:, ::-1, :], b[:, ::2]), (a.transpose(0, 2, 1)[..., :4, :], b)]:
+                    if x.shape[-1] != y.shape[0]:
+                        continue
+                    gx = gpuarr.asarray(x, device=gpuarr.gpu(0))
+                    gy = gpuarr.asarray(y, device=gpuarr.gpu(0))
+                    got = gpuarr.matmul(gx, gy).numpy()
+                    assert np.allclose(got, x @ y, rtol=1e-5, atol=1e-5), dt
+            print("ok")
+    """)
+    if out.strip() == "skip":
+        pytest.skip("gpuarr.matmul is not in this build yet")
+    assert out.strip() == "ok"
