@@ -1,6 +1,7 @@
 """Every notebook in notebooks/ executes without an error, with whatever GPUs this
 process has (CI runs the suite with 0 GPUs and with GPUARR_SIMULATE_GPUS=2; the kernel
 inherits the environment)."""
+import os
 import pathlib
 
 import pytest
@@ -17,7 +18,11 @@ NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.
                     reason="emulated CUDA runs kernels on the CPU one thread at a time: "
                            "too slow for the exercise timings")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_executes(path, tmp_path):
+def test_notebook_executes(path, tmp_path, monkeypatch):
+    # the kernel must import the same gpuarr as this test (installed, or a source tree)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        filter(None, [here, os.environ.get("PYTHONPATH")])))
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                                      resources={"metadata": {"path": str(tmp_path)}})
