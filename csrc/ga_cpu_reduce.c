@@ -1,19 +1,1112 @@
-/* ga_cpu_reduce.c: (placeholder until written). */
+/* ga_cpu_reduce.c: reductions and scans on the CPU.
+ *
+ * Every element is first converted, a chunk at a time, into a small stack buffer of
+ * one "working" type (double, int64, uint64, complex double or a nonzero flag), and
+ * the typed reducers run on that buffer. This keeps one reducer per (op, working
+ * type) instead of one per (op, input dtype, output dtype), and the conversion loop
+ * over a contiguous chunk vectorises. Floating sums accumulate in double, pairwise
+ * within a chunk and through a binary counter across chunks, so a sum of n elements
+ * has O(log n) rounding error like NumPy's pairwise summation.
+ *
+ * Two traversals:
+ *   - per output: each output element reduces its own run of input (last-axis
+ *     reductions such as x.max(axis=1));
+ *   - row accumulation: when the kept axis is the one with the small stride (x.sum(
+ *     axis=0) of a C-contiguous matrix), whole rows of outputs are accumulated at once
+ *     so the inner loop walks memory contiguously.
+ * With OpenMP, work is split over outputs (or, for one output, over fixed-size blocks
+ * combined in order), so results do not depend on the number of threads.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "ga_cpu.h"
 #include "ga_error.h"
+#include "ga_half.h"
+
+#ifdef GA_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+#define CHUNK 1024
+/* Below this many input elements, threads cost more than they save. */
+#define PAR_MIN_WORK (1 << 16)
+/* Fixed block of a single-output reduction split between threads (a multiple of
+ * CHUNK, independent of the thread count, so the result is deterministic). */
+#define PAR_BLOCK (64 * CHUNK)
+
+typedef enum { WK_F64, WK_I64, WK_U64, WK_C128, WK_B } work_kind;
+
+typedef struct {
+    double re, im;
+} cplx;
+
+/* --- conversion of one strided run into the working buffer ------------------------ */
+
+static inline int64_t
+f2i(double d)
+{
+    /* float -> int conversion outside the range is undefined in C; NumPy gives
+     * INT64_MIN there on x86, so do the same everywhere. */
+    if (!(d > -9223372036854775808.0 && d < 9223372036854775808.0)) {
+        return INT64_MIN;
+    }
+    return (int64_t)d;
+}
+
+#define LOAD_LOOP(ctype, expr)                                                         \
+    for (int64_t i = 0; i < n; i++) {                                                  \
+        ctype v;                                                                       \
+        memcpy(&v, p + i * s, sizeof(v));                                              \
+        out[i] = (expr);                                                               \
+    }                                                                                  \
+    break;
+
+/* Cases shared by the real loaders: `CONV(x)` turns a real value into the target. */
+#define REAL_CASES(CONV)                                                               \
+    case GA_BOOL:                                                                      \
+        LOAD_LOOP(uint8_t, CONV(v != 0))                                               \
+    case GA_INT8:                                                                      \
+        LOAD_LOOP(int8_t, CONV(v))                                                     \
+    case GA_INT16:                                                                     \
+        LOAD_LOOP(int16_t, CONV(v))                                                    \
+    case GA_INT32:                                                                     \
+        LOAD_LOOP(int32_t, CONV(v))                                                    \
+    case GA_INT64:                                                                     \
+        LOAD_LOOP(int64_t, CONV(v))                                                    \
+    case GA_UINT8:                                                                     \
+        LOAD_LOOP(uint8_t, CONV(v))                                                    \
+    case GA_UINT16:                                                                    \
+        LOAD_LOOP(uint16_t, CONV(v))                                                   \
+    case GA_UINT32:                                                                    \
+        LOAD_LOOP(uint32_t, CONV(v))                                                   \
+    case GA_UINT64:                                                                    \
+        LOAD_LOOP(uint64_t, CONV(v))
+
+#define TO_F64(x) ((double)(x))
+#define TO_I64(x) ((int64_t)(x))
+#define F_TO_I64(x) f2i((double)(x))
+
+static void
+load_f64(int dt, const char *p, int64_t s, int64_t n, double *out)
+{
+    switch (dt) {
+        REAL_CASES(TO_F64)
+    case GA_FLOAT16:
+        LOAD_LOOP(uint16_t, (double)ga_half_to_float(v))
+    case GA_FLOAT32:
+        LOAD_LOOP(float, (double)v)
+    case GA_FLOAT64:
+        LOAD_LOOP(double, v)
+    case GA_COMPLEX64:
+        LOAD_LOOP(ga_complex64_storage, (double)v.re)
+    case GA_COMPLEX128:
+        LOAD_LOOP(ga_complex128_storage, v.re)
+    }
+}
+
+static void
+load_i64(int dt, const char *p, int64_t s, int64_t n, int64_t *out)
+{
+    switch (dt) {
+        REAL_CASES(TO_I64)
+    case GA_FLOAT16:
+        LOAD_LOOP(uint16_t, f2i(ga_half_to_float(v)))
+    case GA_FLOAT32:
+        LOAD_LOOP(float, F_TO_I64(v))
+    case GA_FLOAT64:
+        LOAD_LOOP(double, F_TO_I64(v))
+    case GA_COMPLEX64:
+        LOAD_LOOP(ga_complex64_storage, F_TO_I64(v.re))
+    case GA_COMPLEX128:
+        LOAD_LOOP(ga_complex128_storage, F_TO_I64(v.re))
+    }
+}
+
+#define TO_C(x) ((cplx){(double)(x), 0.0})
+static void
+load_c128(int dt, const char *p, int64_t s, int64_t n, cplx *out)
+{
+    switch (dt) {
+        REAL_CASES(TO_C)
+    case GA_FLOAT16:
+        LOAD_LOOP(uint16_t, TO_C(ga_half_to_float(v)))
+    case GA_FLOAT32:
+        LOAD_LOOP(float, TO_C(v))
+    case GA_FLOAT64:
+        LOAD_LOOP(double, TO_C(v))
+    case GA_COMPLEX64:
+        LOAD_LOOP(ga_complex64_storage, ((cplx){v.re, v.im}))
+    case GA_COMPLEX128:
+        LOAD_LOOP(ga_complex128_storage, ((cplx){v.re, v.im}))
+    }
+}
+
+#define TO_NZ(x) ((uint8_t)((x) != 0))
+static void
+load_nz(int dt, const char *p, int64_t s, int64_t n, uint8_t *out)
+{
+    switch (dt) {
+        REAL_CASES(TO_NZ)
+    case GA_FLOAT16:
+        /* any bit other than the sign means nonzero (NaN counts as true) */
+        LOAD_LOOP(uint16_t, (uint8_t)((v & 0x7fffu) != 0))
+    case GA_FLOAT32:
+        LOAD_LOOP(float, TO_NZ(v))
+    case GA_FLOAT64:
+        LOAD_LOOP(double, TO_NZ(v))
+    case GA_COMPLEX64:
+        LOAD_LOOP(ga_complex64_storage, (uint8_t)(v.re != 0 || v.im != 0))
+    case GA_COMPLEX128:
+        LOAD_LOOP(ga_complex128_storage, (uint8_t)(v.re != 0 || v.im != 0))
+    }
+}
+
+/* --- stores of working values into any dtype --------------------------------------- */
+
+#define STORE_LOOP(ctype, expr)                                                        \
+    for (int64_t i = 0; i < n; i++) {                                                  \
+        ctype v = (expr);                                                              \
+        memcpy(p + i * s, &v, sizeof(v));                                              \
+    }                                                                                  \
+    break;
+
+#define STORE_INT_CASES(X)                                                             \
+    case GA_BOOL:                                                                      \
+        STORE_LOOP(uint8_t, (uint8_t)(X != 0))                                         \
+    case GA_INT8:                                                                      \
+        STORE_LOOP(int8_t, (int8_t)I(X))                                               \
+    case GA_INT16:                                                                     \
+        STORE_LOOP(int16_t, (int16_t)I(X))                                             \
+    case GA_INT32:                                                                     \
+        STORE_LOOP(int32_t, (int32_t)I(X))                                             \
+    case GA_INT64:                                                                     \
+        STORE_LOOP(int64_t, (int64_t)I(X))                                             \
+    case GA_UINT8:                                                                     \
+        STORE_LOOP(uint8_t, (uint8_t)I(X))                                             \
+    case GA_UINT16:                                                                    \
+        STORE_LOOP(uint16_t, (uint16_t)I(X))                                           \
+    case GA_UINT32:                                                                    \
+        STORE_LOOP(uint32_t, (uint32_t)I(X))                                           \
+    case GA_UINT64:                                                                    \
+        STORE_LOOP(uint64_t, (uint64_t)I(X))
+
+static void
+store_f64(int dt, char *p, int64_t s, int64_t n, const double *in)
+{
+#define I(x) f2i(x)
+    switch (dt) {
+        STORE_INT_CASES(in[i])
+    case GA_FLOAT16:
+        STORE_LOOP(uint16_t, ga_double_to_half(in[i]))
+    case GA_FLOAT32:
+        STORE_LOOP(float, (float)in[i])
+    case GA_FLOAT64:
+        STORE_LOOP(double, in[i])
+    case GA_COMPLEX64:
+        STORE_LOOP(ga_complex64_storage, ((ga_complex64_storage){(float)in[i], 0.0f}))
+    case GA_COMPLEX128:
+        STORE_LOOP(ga_complex128_storage, ((ga_complex128_storage){in[i], 0.0}))
+    }
+#undef I
+}
+
+/* `is_unsigned`: the bits hold a uint64 (matters only for conversion to floats). */
+static void
+store_i64(int dt, char *p, int64_t s, int64_t n, const int64_t *in, int is_unsigned)
+{
+#define I(x) (x)
+#define F(x) (is_unsigned ? (double)(uint64_t)(x) : (double)(x))
+    switch (dt) {
+        STORE_INT_CASES(in[i])
+    case GA_FLOAT16:
+        STORE_LOOP(uint16_t, ga_double_to_half(F(in[i])))
+    case GA_FLOAT32:
+        STORE_LOOP(float, (float)F(in[i]))
+    case GA_FLOAT64:
+        STORE_LOOP(double, F(in[i]))
+    case GA_COMPLEX64:
+        STORE_LOOP(ga_complex64_storage, ((ga_complex64_storage){(float)F(in[i]), 0.0f}))
+    case GA_COMPLEX128:
+        STORE_LOOP(ga_complex128_storage, ((ga_complex128_storage){F(in[i]), 0.0}))
+    }
+#undef I
+#undef F
+}
+
+static void
+store_c128(int dt, char *p, int64_t s, int64_t n, const cplx *in)
+{
+#define I(x) f2i((x).re)
+    switch (dt) {
+    case GA_BOOL:
+        STORE_LOOP(uint8_t, (uint8_t)(in[i].re != 0 || in[i].im != 0))
+    case GA_INT8:
+        STORE_LOOP(int8_t, (int8_t)I(in[i]))
+    case GA_INT16:
+        STORE_LOOP(int16_t, (int16_t)I(in[i]))
+    case GA_INT32:
+        STORE_LOOP(int32_t, (int32_t)I(in[i]))
+    case GA_INT64:
+        STORE_LOOP(int64_t, (int64_t)I(in[i]))
+    case GA_UINT8:
+        STORE_LOOP(uint8_t, (uint8_t)I(in[i]))
+    case GA_UINT16:
+        STORE_LOOP(uint16_t, (uint16_t)I(in[i]))
+    case GA_UINT32:
+        STORE_LOOP(uint32_t, (uint32_t)I(in[i]))
+    case GA_UINT64:
+        STORE_LOOP(uint64_t, (uint64_t)I(in[i]))
+    case GA_FLOAT16:
+        STORE_LOOP(uint16_t, ga_double_to_half(in[i].re))
+    case GA_FLOAT32:
+        STORE_LOOP(float, (float)in[i].re)
+    case GA_FLOAT64:
+        STORE_LOOP(double, in[i].re)
+    case GA_COMPLEX64:
+        STORE_LOOP(ga_complex64_storage,
+                   ((ga_complex64_storage){(float)in[i].re, (float)in[i].im}))
+    case GA_COMPLEX128:
+        STORE_LOOP(ga_complex128_storage, ((ga_complex128_storage){in[i].re, in[i].im}))
+    }
+#undef I
+}
+
+/* --- reduction state ------------------------------------------------------------ */
+
+/* Levels of the binary counter that combines chunk sums pairwise. */
+#define NLEVELS 48
+
+typedef struct {
+    int has;     /* a value has been seen (max/min/arg*) */
+    int nan;     /* max/min: a NaN was seen */
+    int64_t idx; /* arg*: flat index of the best so far */
+    double f;
+    int64_t i;
+    cplx c;
+    int64_t nsums; /* sum: how many chunk sums were pushed */
+    cplx lvl[NLEVELS];
+} red_state;
+
+typedef union {
+    double f[CHUNK];
+    int64_t i[CHUNK];
+    cplx c[CHUNK];
+    uint8_t b[CHUNK];
+} work_buf;
+
+static work_kind
+work_kind_of(int op, int in_dtype, int out_dtype)
+{
+    int t = (op == GA_RED_SUM || op == GA_RED_PROD) ? out_dtype : in_dtype;
+    if (op == GA_RED_ALL || op == GA_RED_ANY) {
+        return WK_B;
+    }
+    switch (ga_dtype_kind((ga_dtype)t)) {
+    case GA_KIND_FLOAT:
+        return WK_F64;
+    case GA_KIND_COMPLEX:
+        return WK_C128;
+    case GA_KIND_UINT:
+        return WK_U64;
+    default:
+        return WK_I64;
+    }
+}
+
+static void
+state_init(red_state *st, int op, work_kind wk)
+{
+    st->has = 0;
+    st->nan = 0;
+    st->idx = 0;
+    st->nsums = 0;
+    st->f = op == GA_RED_PROD ? 1.0 : 0.0;
+    st->i = op == GA_RED_PROD ? 1 : 0;
+    st->c.re = st->f;
+    st->c.im = 0.0;
+    if (op == GA_RED_ALL) {
+        st->i = 1;
+    }
+    (void)wk;
+}
+
+/* Pairwise sum of n doubles spaced `step` apart: blocks of 8 independent partial
+ * sums (they vectorise), halves recursively above 128 elements. */
+static double
+pairwise_sum(const double *x, int64_t n, int64_t step)
+{
+    if (n < 8) {
+        double r = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            r += x[i * step];
+        }
+        return r;
+    }
+    if (n <= 128) {
+        double r[8];
+        for (int j = 0; j < 8; j++) {
+            r[j] = x[j * step];
+        }
+        int64_t i;
+        for (i = 8; i + 8 <= n; i += 8) {
+            for (int j = 0; j < 8; j++) {
+                r[j] += x[(i + j) * step];
+            }
+        }
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) {
+            res += x[i * step];
+        }
+        return res;
+    }
+    int64_t h = (n / 2) & ~(int64_t)7;
+    return pairwise_sum(x, h, step) + pairwise_sum(x + h * step, n - h, step);
+}
+
+/* Push one partial sum into the binary counter (carry while the level is full). */
+static void
+push_sum(red_state *st, cplx s)
+{
+    int l = 0;
+    while (l < NLEVELS - 1 && (st->nsums >> l) & 1) {
+        s.re += st->lvl[l].re;
+        s.im += st->lvl[l].im;
+        l++;
+    }
+    st->lvl[l] = s;
+    st->nsums++;
+}
+
+static cplx
+total_sum(const red_state *st)
+{
+    cplx t = {0.0, 0.0};
+    for (int l = 0; l < NLEVELS; l++) {
+        if ((st->nsums >> l) & 1) {
+            t.re += st->lvl[l].re;
+            t.im += st->lvl[l].im;
+        }
+    }
+    return t;
+}
+
+static inline int
+c_isnan(cplx a)
+{
+    return isnan(a.re) || isnan(a.im);
+}
+
+/* a > b in NumPy's lexicographic order for complex numbers */
+static inline int
+c_gt(cplx a, cplx b)
+{
+    return a.re > b.re || (a.re == b.re && a.im > b.im);
+}
+
+static inline cplx
+c_mul(cplx a, cplx b)
+{
+    cplx r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+    return r;
+}
+
+/* Fold n working values (flat indices base..base+n-1) into the state. */
+static void
+fold_chunk(red_state *st, int op, work_kind wk, const work_buf *b, int64_t n, int64_t base)
+{
+    int is_max = op == GA_RED_MAX || op == GA_RED_ARGMAX;
+    switch (op) {
+    case GA_RED_SUM:
+        if (wk == WK_F64) {
+            cplx s = {pairwise_sum(b->f, n, 1), 0.0};
+            push_sum(st, s);
+        }
+        else if (wk == WK_C128) {
+            cplx s = {pairwise_sum(&b->c[0].re, n, 2), pairwise_sum(&b->c[0].im, n, 2)};
+            push_sum(st, s);
+        }
+        else {
+            uint64_t acc = (uint64_t)st->i;
+            for (int64_t k = 0; k < n; k++) {
+                acc += (uint64_t)b->i[k];
+            }
+            st->i = (int64_t)acc;
+        }
+        return;
+    case GA_RED_PROD:
+        if (wk == WK_F64) {
+            double acc = st->f;
+            for (int64_t k = 0; k < n; k++) {
+                acc *= b->f[k];
+            }
+            st->f = acc;
+        }
+        else if (wk == WK_C128) {
+            for (int64_t k = 0; k < n; k++) {
+                st->c = c_mul(st->c, b->c[k]);
+            }
+        }
+        else {
+            uint64_t acc = (uint64_t)st->i;
+            for (int64_t k = 0; k < n; k++) {
+                acc *= (uint64_t)b->i[k];
+            }
+            st->i = (int64_t)acc;
+        }
+        return;
+    case GA_RED_ALL:
+        for (int64_t k = 0; k < n && st->i; k++) {
+            st->i &= b->b[k];
+        }
+        return;
+    case GA_RED_ANY:
+        for (int64_t k = 0; k < n && !st->i; k++) {
+            st->i |= b->b[k];
+        }
+        return;
+    case GA_RED_MAX:
+    case GA_RED_MIN:
+        if (wk == WK_F64) {
+            /* separate NaN flag keeps the compare loop branch-free (it vectorises) */
+            double m = st->has ? st->f : b->f[0];
+            int nan = 0;
+            if (is_max) {
+                for (int64_t k = 0; k < n; k++) {
+                    m = b->f[k] > m ? b->f[k] : m;
+                    nan |= b->f[k] != b->f[k];
+                }
+            }
+            else {
+                for (int64_t k = 0; k < n; k++) {
+                    m = b->f[k] < m ? b->f[k] : m;
+                    nan |= b->f[k] != b->f[k];
+                }
+            }
+            st->f = m;
+            st->nan |= nan;
+        }
+        else if (wk == WK_C128) {
+            for (int64_t k = 0; k < n; k++) {
+                cplx v = b->c[k];
+                if (c_isnan(v)) {
+                    st->nan = 1;
+                    st->c = v;
+                }
+                else if (!st->has || (is_max ? c_gt(v, st->c) : c_gt(st->c, v))) {
+                    if (!st->nan) {
+                        st->c = v;
+                    }
+                }
+                st->has = 1;
+            }
+        }
+        else if (wk == WK_U64) {
+            uint64_t m = st->has ? (uint64_t)st->i : (uint64_t)b->i[0];
+            for (int64_t k = 0; k < n; k++) {
+                uint64_t v = (uint64_t)b->i[k];
+                m = is_max ? (v > m ? v : m) : (v < m ? v : m);
+            }
+            st->i = (int64_t)m;
+        }
+        else {
+            int64_t m = st->has ? st->i : b->i[0];
+            for (int64_t k = 0; k < n; k++) {
+                int64_t v = b->i[k];
+                m = is_max ? (v > m ? v : m) : (v < m ? v : m);
+            }
+            st->i = m;
+        }
+        st->has = 1;
+        return;
+    case GA_RED_ARGMAX:
+    case GA_RED_ARGMIN:
+        if (st->nan) {
+            return; /* the first NaN wins */
+        }
+        for (int64_t k = 0; k < n; k++) {
+            int better;
+            if (wk == WK_F64) {
+                double v = b->f[k];
+                if (v != v) {
+                    st->nan = 1;
+                    better = 1;
+                }
+                else {
+                    better = !st->has || (is_max ? v > st->f : v < st->f);
+                }
+                if (better) {
+                    st->f = v;
+                }
+            }
+            else if (wk == WK_C128) {
+                cplx v = b->c[k];
+                if (c_isnan(v)) {
+                    st->nan = 1;
+                    better = 1;
+                }
+                else {
+                    better = !st->has || (is_max ? c_gt(v, st->c) : c_gt(st->c, v));
+                }
+                if (better) {
+                    st->c = v;
+                }
+            }
+            else if (wk == WK_U64) {
+                uint64_t v = (uint64_t)b->i[k];
+                better = !st->has || (is_max ? v > (uint64_t)st->i : v < (uint64_t)st->i);
+                if (better) {
+                    st->i = (int64_t)v;
+                }
+            }
+            else {
+                int64_t v = b->i[k];
+                better = !st->has || (is_max ? v > st->i : v < st->i);
+                if (better) {
+                    st->i = v;
+                }
+            }
+            if (better) {
+                st->idx = base + k;
+                st->has = 1;
+            }
+            if (st->nan) {
+                return;
+            }
+        }
+        return;
+    }
+}
+
+/* Combine a later block's state into an earlier one (blocks in flat order). */
+static void
+merge_state(red_state *a, const red_state *b, int op, work_kind wk)
+{
+    work_buf one;
+    switch (op) {
+    case GA_RED_SUM:
+        if (wk == WK_F64 || wk == WK_C128) {
+            push_sum(a, total_sum(b));
+        }
+        else {
+            a->i = (int64_t)((uint64_t)a->i + (uint64_t)b->i);
+        }
+        return;
+    case GA_RED_PROD:
+        if (wk == WK_F64) {
+            a->f *= b->f;
+        }
+        else if (wk == WK_C128) {
+            a->c = c_mul(a->c, b->c);
+        }
+        else {
+            a->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i);
+        }
+        return;
+    case GA_RED_ALL:
+        a->i &= b->i;
+        return;
+    case GA_RED_ANY:
+        a->i |= b->i;
+        return;
+    default:
+        break;
+    }
+    if (!b->has) {
+        return;
+    }
+    /* max/min/arg*: feed b's best value through fold_chunk as a one-element chunk */
+    if (wk == WK_F64) {
+        one.f[0] = b->nan ? NAN : b->f;
+    }
+    else if (wk == WK_C128) {
+        one.c[0] = b->c;
+    }
+    else {
+        one.i[0] = b->i;
+    }
+    if (op == GA_RED_MAX || op == GA_RED_MIN) {
+        fold_chunk(a, op, wk, &one, 1, 0);
+        a->nan |= b->nan;
+    }
+    else {
+        fold_chunk(a, op, wk, &one, 1, b->idx);
+    }
+}
+
+static void
+load_work(work_kind wk, int dt, const char *p, int64_t s, int64_t n, work_buf *b)
+{
+    switch (wk) {
+    case WK_F64:
+        load_f64(dt, p, s, n, b->f);
+        break;
+    case WK_I64:
+    case WK_U64:
+        load_i64(dt, p, s, n, b->i);
+        break;
+    case WK_C128:
+        load_c128(dt, p, s, n, b->c);
+        break;
+    case WK_B:
+        load_nz(dt, p, s, n, b->b);
+        break;
+    }
+}
+
+static void
+store_state(const ga_reduce_desc *r, work_kind wk, red_state *st, char *p)
+{
+    int op = r->op;
+    if (op == GA_RED_ARGMAX || op == GA_RED_ARGMIN) {
+        memcpy(p, &st->idx, sizeof(int64_t));
+        return;
+    }
+    if (op == GA_RED_ALL || op == GA_RED_ANY) {
+        uint8_t v = (uint8_t)(st->i != 0);
+        int64_t iv = v;
+        store_i64(r->out_dtype, p, 0, 1, &iv, 0);
+        return;
+    }
+    if (op == GA_RED_SUM && (wk == WK_F64 || wk == WK_C128)) {
+        cplx t = total_sum(st);
+        st->f = t.re;
+        st->c = t;
+    }
+    if ((op == GA_RED_MAX || op == GA_RED_MIN) && st->nan) {
+        st->f = NAN;
+    }
+    switch (wk) {
+    case WK_F64:
+        store_f64(r->out_dtype, p, 0, 1, &st->f);
+        break;
+    case WK_C128:
+        store_c128(r->out_dtype, p, 0, 1, &st->c);
+        break;
+    default:
+        store_i64(r->out_dtype, p, 0, 1, &st->i, wk == WK_U64);
+        break;
+    }
+}
+
+/* --- per-output traversal ---------------------------------------------------------- */
+
+/* Reduced axes after dropping length-1 axes and merging contiguous ones; the flat
+ * index order (C order over the original reduced axes) is preserved. */
+typedef struct {
+    int nd;
+    int64_t shape[GA_MAXDIMS];
+    int64_t strides[GA_MAXDIMS];
+} geom;
+
+static void
+coalesce(int nd, const int64_t *shape, const int64_t *strides, geom *g)
+{
+    g->nd = 0;
+    for (int i = 0; i < nd; i++) {
+        if (shape[i] == 1) {
+            continue;
+        }
+        if (g->nd > 0 && g->strides[g->nd - 1] == strides[i] * shape[i]) {
+            g->shape[g->nd - 1] *= shape[i];
+            g->strides[g->nd - 1] = strides[i];
+            continue;
+        }
+        g->shape[g->nd] = shape[i];
+        g->strides[g->nd] = strides[i];
+        g->nd++;
+    }
+}
+
+/* Fold flat reduced indices [r0, r1) of the run starting at `base` into st. */
+static void
+reduce_range(const ga_reduce_desc *r, work_kind wk, const geom *g, const char *base,
+             int64_t r0, int64_t r1, red_state *st)
+{
+    work_buf buf;
+    if (g->nd == 0) { /* a single element */
+        load_work(wk, r->in_dtype, base, 0, 1, &buf);
+        fold_chunk(st, r->op, wk, &buf, 1, 0);
+        return;
+    }
+    int nd = g->nd;
+    int64_t inner = g->shape[nd - 1];
+    int64_t istride = g->strides[nd - 1];
+    int64_t idx[GA_MAXDIMS];
+    int64_t rem = r0;
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = rem % g->shape[d];
+        rem /= g->shape[d];
+    }
+    int64_t pos = r0;
+    while (pos < r1) {
+        const char *p = base;
+        for (int d = 0; d < nd; d++) {
+            p += idx[d] * g->strides[d];
+        }
+        int64_t n = inner - idx[nd - 1];
+        if (n > r1 - pos) {
+            n = r1 - pos;
+        }
+        for (int64_t k = 0; k < n; k += CHUNK) {
+            int64_t m = n - k < CHUNK ? n - k : CHUNK;
+            load_work(wk, r->in_dtype, p + k * istride, istride, m, &buf);
+            fold_chunk(st, r->op, wk, &buf, m, pos + k);
+        }
+        pos += n;
+        idx[nd - 1] += n;
+        for (int d = nd - 1; d > 0 && idx[d] >= g->shape[d]; d--) {
+            idx[d] = 0;
+            idx[d - 1]++;
+        }
+    }
+}
+
+static const char *
+out_input_base(const ga_reduce_desc *r, int64_t o, char **outp)
+{
+    const char *in = r->in;
+    char *out = r->out;
+    for (int d = r->out_ndim - 1; d >= 0; d--) {
+        int64_t k = o % r->out_shape[d];
+        o /= r->out_shape[d];
+        in += k * r->in_out_strides[d];
+        out += k * r->out_strides[d];
+    }
+    *outp = out;
+    return in;
+}
+
+static void
+reduce_per_output(const ga_reduce_desc *r, work_kind wk)
+{
+    geom g;
+    coalesce(r->red_ndim, r->red_shape, r->in_red_strides, &g);
+    int64_t work = r->out_size * r->red_size;
+    if (r->out_size == 1 && r->red_size >= 2 * PAR_BLOCK) {
+        /* one output: fixed blocks in parallel, merged in order */
+        int64_t nblocks = (r->red_size + PAR_BLOCK - 1) / PAR_BLOCK;
+        red_state *parts = (red_state *)malloc(sizeof(red_state) * (size_t)nblocks);
+        if (parts != NULL) {
+#ifdef GA_HAVE_OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+            for (int64_t bi = 0; bi < nblocks; bi++) {
+                int64_t r0 = bi * PAR_BLOCK;
+                int64_t r1 = r0 + PAR_BLOCK < r->red_size ? r0 + PAR_BLOCK : r->red_size;
+                state_init(&parts[bi], r->op, wk);
+                reduce_range(r, wk, &g, r->in, r0, r1, &parts[bi]);
+            }
+            red_state st;
+            state_init(&st, r->op, wk);
+            for (int64_t bi = 0; bi < nblocks; bi++) {
+                merge_state(&st, &parts[bi], r->op, wk);
+            }
+            free(parts);
+            store_state(r, wk, &st, r->out);
+            return;
+        }
+    }
+    (void)work;
+#ifdef GA_HAVE_OPENMP
+#pragma omp parallel for schedule(static) if (work >= PAR_MIN_WORK && r->out_size > 1)
+#endif
+    for (int64_t o = 0; o < r->out_size; o++) {
+        char *outp;
+        const char *base = out_input_base(r, o, &outp);
+        red_state st;
+        state_init(&st, r->op, wk);
+        reduce_range(r, wk, &g, base, 0, r->red_size, &st);
+        store_state(r, wk, &st, outp);
+    }
+}
+
+/* --- row accumulation (kept axis has the small stride) ----------------------------- */
+
+/* Combine one row of working values into the accumulators, elementwise. */
+static void
+combine_rows(int op, work_kind wk, work_buf *acc, const work_buf *row, int64_t n, int first,
+             uint8_t *nan)
+{
+    if (first) {
+        memcpy(acc, row, sizeof(*acc));
+        if (wk == WK_F64 && (op == GA_RED_MAX || op == GA_RED_MIN)) {
+            for (int64_t k = 0; k < n; k++) {
+                nan[k] = row->f[k] != row->f[k];
+            }
+        }
+        return;
+    }
+    int64_t k;
+    switch (op) {
+    case GA_RED_SUM:
+        if (wk == WK_F64) {
+            for (k = 0; k < n; k++) {
+                acc->f[k] += row->f[k];
+            }
+        }
+        else if (wk == WK_C128) {
+            for (k = 0; k < n; k++) {
+                acc->c[k].re += row->c[k].re;
+                acc->c[k].im += row->c[k].im;
+            }
+        }
+        else {
+            for (k = 0; k < n; k++) {
+                acc->i[k] = (int64_t)((uint64_t)acc->i[k] + (uint64_t)row->i[k]);
+            }
+        }
+        break;
+    case GA_RED_PROD:
+        if (wk == WK_F64) {
+            for (k = 0; k < n; k++) {
+                acc->f[k] *= row->f[k];
+            }
+        }
+        else if (wk == WK_C128) {
+            for (k = 0; k < n; k++) {
+                acc->c[k] = c_mul(acc->c[k], row->c[k]);
+            }
+        }
+        else {
+            for (k = 0; k < n; k++) {
+                acc->i[k] = (int64_t)((uint64_t)acc->i[k] * (uint64_t)row->i[k]);
+            }
+        }
+        break;
+    case GA_RED_ALL:
+        for (k = 0; k < n; k++) {
+            acc->b[k] &= row->b[k];
+        }
+        break;
+    case GA_RED_ANY:
+        for (k = 0; k < n; k++) {
+            acc->b[k] |= row->b[k];
+        }
+        break;
+    case GA_RED_MAX:
+    case GA_RED_MIN: {
+        int mx = op == GA_RED_MAX;
+        if (wk == WK_F64) {
+            for (k = 0; k < n; k++) {
+                double v = row->f[k], a = acc->f[k];
+                acc->f[k] = mx ? (v > a ? v : a) : (v < a ? v : a);
+                nan[k] |= v != v;
+            }
+        }
+        else if (wk == WK_U64) {
+            for (k = 0; k < n; k++) {
+                uint64_t v = (uint64_t)row->i[k], a = (uint64_t)acc->i[k];
+                acc->i[k] = (int64_t)(mx ? (v > a ? v : a) : (v < a ? v : a));
+            }
+        }
+        else {
+            for (k = 0; k < n; k++) {
+                int64_t v = row->i[k], a = acc->i[k];
+                acc->i[k] = mx ? (v > a ? v : a) : (v < a ? v : a);
+            }
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static int
+rows_supported(int op, work_kind wk)
+{
+    if (op == GA_RED_ARGMAX || op == GA_RED_ARGMIN) {
+        return 0;
+    }
+    if ((op == GA_RED_MAX || op == GA_RED_MIN) && wk == WK_C128) {
+        return 0;
+    }
+    return 1;
+}
+
+static void
+reduce_rows(const ga_reduce_desc *r, work_kind wk, const geom *og)
+{
+    /* og: the kept axes (coalesced); the innermost one is walked CHUNK at a time */
+    geom rg;
+    coalesce(r->red_ndim, r->red_shape, r->in_red_strides, &rg);
+    int ond = og->nd;
+    int64_t inner = og->shape[ond - 1];
+    int64_t in_s = og->strides[ond - 1];
+    int64_t nchunks_inner = (inner + CHUNK - 1) / CHUNK;
+    int64_t outer = r->out_size / inner;
+    int64_t ntasks = outer * nchunks_inner;
+    /* the output's strides along the same coalesced axes: recompute from out_strides
+     * by walking the original axes (output index -> address) per element instead */
+    (void)in_s;
+#ifdef GA_HAVE_OPENMP
+#pragma omp parallel for schedule(static) if (r->out_size * r->red_size >= PAR_MIN_WORK && ntasks > 1)
+#endif
+    for (int64_t t = 0; t < ntasks; t++) {
+        work_buf acc, row;
+        uint8_t nan[CHUNK];
+        int64_t oi = t / nchunks_inner;
+        int64_t j0 = (t % nchunks_inner) * CHUNK;
+        int64_t n = inner - j0 < CHUNK ? inner - j0 : CHUNK;
+        /* input address of output (oi, j0) over the coalesced kept axes */
+        const char *base = r->in;
+        int64_t rem = oi;
+        for (int d = ond - 2; d >= 0; d--) {
+            base += (rem % og->shape[d]) * og->strides[d];
+            rem /= og->shape[d];
+        }
+        base += j0 * og->strides[ond - 1];
+        /* walk every reduced position */
+        int64_t idx[GA_MAXDIMS] = {0};
+        for (int64_t pos = 0; pos < r->red_size; pos++) {
+            const char *p = base;
+            for (int d = 0; d < rg.nd; d++) {
+                p += idx[d] * rg.strides[d];
+            }
+            load_work(wk, r->in_dtype, p, og->strides[ond - 1], n, &row);
+            combine_rows(r->op, wk, &acc, &row, n, pos == 0, nan);
+            for (int d = rg.nd - 1; d >= 0; d--) {
+                if (++idx[d] < rg.shape[d]) {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        /* store: flat output index of (oi, j0 + k) in C order over the kept axes */
+        for (int64_t k = 0; k < n; k++) {
+            int64_t flat = oi * inner + j0 + k;
+            char *outp;
+            out_input_base(r, flat, &outp);
+            red_state st;
+            state_init(&st, r->op, wk);
+            st.has = 1;
+            switch (wk) {
+            case WK_F64:
+                st.f = acc.f[k];
+                if ((r->op == GA_RED_MAX || r->op == GA_RED_MIN) && nan[k]) {
+                    st.nan = 1;
+                }
+                if (r->op == GA_RED_SUM) {
+                    cplx s = {acc.f[k], 0.0};
+                    push_sum(&st, s);
+                }
+                break;
+            case WK_C128:
+                st.c = acc.c[k];
+                if (r->op == GA_RED_SUM) {
+                    push_sum(&st, acc.c[k]);
+                }
+                break;
+            case WK_B:
+                st.i = acc.b[k];
+                break;
+            default:
+                st.i = acc.i[k];
+                break;
+            }
+            store_state(r, wk, &st, outp);
+        }
+    }
+}
 
 int
 ga_cpu_reduce(int dev, const ga_reduce_desc *r)
 {
     (void)dev;
-    (void)r;
-    return ga_error(GA_ERR_UNSUPPORTED, "ga_cpu_reduce is not implemented yet");
+    if (r->out_size <= 0 || r->red_size <= 0) {
+        return GA_OK;
+    }
+    work_kind wk = work_kind_of(r->op, r->in_dtype, r->out_dtype);
+    /* Row accumulation pays when the kept axes are walked with a smaller stride than
+     * the reduced ones, and the kept axes coalesce in the same C order as the output
+     * (the flat output index then maps back through out_input_base). */
+    geom og, rg;
+    coalesce(r->out_ndim, r->out_shape, r->in_out_strides, &og);
+    coalesce(r->red_ndim, r->red_shape, r->in_red_strides, &rg);
+    if (og.nd >= 1 && rg.nd >= 1 && rows_supported(r->op, wk) && r->red_size > 1) {
+        int64_t os = llabs(og.strides[og.nd - 1]);
+        int64_t rs = llabs(rg.strides[rg.nd - 1]);
+        if (os < rs && og.shape[og.nd - 1] >= 4) {
+            reduce_rows(r, wk, &og);
+            return GA_OK;
+        }
+    }
+    reduce_per_output(r, wk);
+    return GA_OK;
 }
+
+/* --- scans -------------------------------------------------------------------------- */
 
 int
 ga_cpu_scan(int dev, const ga_scan_desc *s)
 {
     (void)dev;
-    (void)s;
-    return ga_error(GA_ERR_UNSUPPORTED, "ga_cpu_scan is not implemented yet");
+    int nd = s->ndim;
+    int64_t len = s->shape[nd - 1];
+    int64_t rows = 1;
+    for (int d = 0; d < nd - 1; d++) {
+        rows *= s->shape[d];
+    }
+    if (len == 0 || rows == 0) {
+        return GA_OK;
+    }
+    ga_kind k = ga_dtype_kind((ga_dtype)s->out_dtype);
+    work_kind wk = k == GA_KIND_FLOAT ? WK_F64 : k == GA_KIND_COMPLEX ? WK_C128 : WK_I64;
+    int prod = s->op == GA_SCAN_CUMPROD;
+    int64_t is = s->in_strides[nd - 1], os = s->out_strides[nd - 1];
+#ifdef GA_HAVE_OPENMP
+#pragma omp parallel for schedule(static) if (rows * len >= PAR_MIN_WORK && rows > 1)
+#endif
+    for (int64_t row = 0; row < rows; row++) {
+        const char *ip = s->in;
+        char *op = s->out;
+        int64_t rem = row;
+        for (int d = nd - 2; d >= 0; d--) {
+            int64_t i = rem % s->shape[d];
+            rem /= s->shape[d];
+            ip += i * s->in_strides[d];
+            op += i * s->out_strides[d];
+        }
+        work_buf b;
+        double f = prod ? 1.0 : 0.0;
+        uint64_t u = prod ? 1 : 0;
+        cplx c = {f, 0.0};
+        for (int64_t j = 0; j < len; j += CHUNK) {
+            int64_t n = len - j < CHUNK ? len - j : CHUNK;
+            load_work(wk, s->in_dtype, ip + j * is, is, n, &b);
+            for (int64_t t = 0; t < n; t++) {
+                if (wk == WK_F64) {
+                    f = prod ? f * b.f[t] : f + b.f[t];
+                    b.f[t] = f;
+                }
+                else if (wk == WK_C128) {
+                    if (prod) {
+                        c = c_mul(c, b.c[t]);
+                    }
+                    else {
+                        c.re += b.c[t].re;
+                        c.im += b.c[t].im;
+                    }
+                    b.c[t] = c;
+                }
+                else {
+                    u = prod ? u * (uint64_t)b.i[t] : u + (uint64_t)b.i[t];
+                    b.i[t] = (int64_t)u;
+                }
+            }
+            char *dst = op + j * os;
+            if (wk == WK_F64) {
+                store_f64(s->out_dtype, dst, os, n, b.f);
+            }
+            else if (wk == WK_C128) {
+                store_c128(s->out_dtype, dst, os, n, b.c);
+            }
+            else {
+                store_i64(s->out_dtype, dst, os, n, b.i, k == GA_KIND_UINT);
+            }
+        }
+    }
+    return GA_OK;
 }

@@ -1,12 +1,18 @@
-"""Creating arrays from Python data, NumPy arrays and buffers; reading them back."""
+"""Creating arrays: from Python data, NumPy arrays, buffers and DLPack producers, and
+filled, ranged and diagonal arrays made directly on their device."""
 import builtins
+import math
+import numbers
 
 import numpy as _np
 
 from . import _core
-from ._core import Array
+from ._core import Array, empty, full, ones, zeros
 
-__all__ = ["array", "asarray", "asnumpy"]
+__all__ = [
+    "array", "asarray", "asnumpy", "from_dlpack", "zeros", "ones", "empty", "full", "arange", "linspace",
+    "eye", "zeros_like", "ones_like", "full_like", "empty_like",
+]
 
 
 def _infer_numpy(obj, dtype):
@@ -34,27 +40,51 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     (ValueError when a copy would be needed). Creating on a GPU from host data is one
     host-to-device transfer.
     """
+    if copy not in (None, True, False):
+        raise ValueError(f"copy must be True, False or None, not {copy!r}")
     if isinstance(obj, Array):
-        if device is None:
-            device = obj.device
-        same = (dtype is None or obj.dtype == dtype) and obj.device == _core.Device(device)
-        if same and copy is not True:
-            return obj
-        if copy is False:
-            raise ValueError("copy=False, but a copy is needed (another dtype or device)")
-        out = obj.copyto(device)
-        return out if dtype is None or out.dtype == dtype else out.astype(dtype)
+        return _from_array(obj, dtype, device, copy)
     if not isinstance(obj, (_np.ndarray, _np.generic, list, tuple, builtins.bool, int, float,
                             complex, memoryview, bytes, bytearray)):
-        if hasattr(obj, "__dlpack__") and hasattr(_core, "from_dlpack"):
-            return _core.from_dlpack(obj, device=device, copy=copy) if dtype is None else \
-                asarray(_core.from_dlpack(obj, device=device, copy=copy), dtype=dtype, copy=False)
+        if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+            x = from_dlpack(obj, device=device, copy=copy)
+            return x if dtype is None else _from_array(x, dtype, None, False if copy is
+                                                       False else None)
     if isinstance(obj, (memoryview, bytes, bytearray)):
         return _core._from_buffer(obj, dtype=dtype, device=device, copy=copy)
     a = _infer_numpy(obj, dtype)
-    if a is not obj and copy is None and not isinstance(obj, _np.ndarray):
-        copy = None  # freshly made by NumPy: wrapping it is safe
+    if a is not obj and not isinstance(obj, _np.ndarray):
+        # NumPy just made `a` from Python data: it is already a private copy
+        if copy is False:
+            raise ValueError(f"copy=False, but an array made from {type(obj).__name__} "
+                             f"data is always a copy; use copy=None")
+        copy = None
     return _core._from_buffer(a, dtype=dtype, device=device, copy=copy)
+
+
+def _from_array(obj, dtype, device, copy):
+    """asarray of a gpuarr array: the same object when nothing changes, else an explicit
+    copy (to another device: a counted transfer)."""
+    device = obj.device if device is None else _core.Device(device)
+    same_dtype = dtype is None or obj.dtype == dtype
+    if same_dtype and obj.device == device and copy is not True:
+        return obj
+    if copy is False:
+        raise ValueError(f"copy=False, but a copy is needed (from {obj.device} "
+                         f"{obj.dtype} to {device} {dtype or obj.dtype})")
+    out = obj.copyto(device)
+    if not same_dtype:
+        out = out.astype(dtype)
+    return out
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """from_dlpack(x, /, *, device=None, copy=None)
+
+    An array sharing memory with the DLPack producer ``x`` (a NumPy array, a tensor of
+    another library...). ``device=None`` keeps ``x``'s device; another device copies
+    (``copy=False`` then raises). Defined in the C core."""
+    return _core.from_dlpack(x, device=device, copy=copy)
 
 
 def array(obj, /, *, dtype=None, device=None, copy=True):
@@ -75,3 +105,121 @@ def asnumpy(x):
     if isinstance(x, Array):
         return x.numpy()
     return _np.asarray(x)
+
+
+def _is_int(v):
+    return isinstance(v, (numbers.Integral, _np.integer)) and not isinstance(v, _np.bool_)
+
+
+def _to_int64(v, what):
+    v = int(v)
+    if not -(2**63) <= v < 2**63:
+        raise OverflowError(f"arange: {what}={v} does not fit in int64")
+    return v
+
+
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
+    """arange(start, /, stop=None, step=1, *, dtype=None, device=None)
+
+    Evenly spaced values in ``[start, stop)``, made on ``device``. ``arange(n)`` is
+    ``0, 1, ..., n-1``. Integers give int64, floats float32 (gpuarr's default float).
+    """
+    if stop is None:
+        start, stop = 0, start
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, (complex, _np.complexfloating)) or not isinstance(
+                v, (numbers.Real, _np.number)):
+            raise TypeError(f"arange: {name} must be a real number, not {type(v).__name__}")
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    all_int = _is_int(start) and _is_int(stop) and _is_int(step)
+    if dtype is None:
+        dtype = "int64" if all_int else "float32"
+    dt = _core.DType(dtype)
+    if dt.kind in ("signed integer", "unsigned integer", "integer") or \
+            _np.dtype(dt.name).kind in "iu":
+        if not all_int:
+            if all(float(v).is_integer() for v in (start, stop, step)):
+                start, stop, step = int(start), int(stop), int(step)
+            else:
+                raise TypeError("arange with an integer dtype needs integer start, stop "
+                                "and step")
+        n = max(0, -((int(start) - int(stop)) // int(step)))
+        istart, istep = _to_int64(start, "start"), _to_int64(step, "step")
+        return _core._arange(n, dt, device, float(start), float(step), istart, istep)
+    start, stop, step = float(start), float(stop), float(step)
+    if not all(math.isfinite(v) for v in (start, stop, step)):
+        raise ValueError("arange: start, stop and step must be finite")
+    n = max(0, math.ceil((stop - start) / step))
+    return _core._arange(n, dt, device, start, step, 0, 0)
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+    """linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True)
+
+    ``num`` evenly spaced values from ``start`` to ``stop`` (included when
+    ``endpoint``), made on ``device``; float32 unless ``dtype`` says otherwise.
+    """
+    if not _is_int(num):
+        raise TypeError(f"linspace: num must be an integer, not {type(num).__name__}")
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, not {num}")
+    dt = _core.DType(dtype if dtype is not None else "float32")
+    if _np.dtype(dt.name).kind in "iub":
+        if not hasattr(Array, "astype"):
+            raise TypeError("linspace with an integer dtype needs astype (not built)")
+        return linspace(start, stop, num, dtype="float64", device=device,
+                        endpoint=endpoint).astype(dt)
+    return _core._linspace(int(num), dt, device, float(start), float(stop), bool(endpoint))
+
+
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+    """eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None)
+
+    The ``n_rows x n_cols`` matrix with ones on diagonal ``k`` (0: the main diagonal,
+    > 0 above it) and zeros elsewhere, made on ``device``.
+    """
+    if n_cols is None:
+        n_cols = n_rows
+    for name, v in (("n_rows", n_rows), ("n_cols", n_cols), ("k", k)):
+        if not _is_int(v):
+            raise TypeError(f"eye: {name} must be an integer, not {type(v).__name__}")
+    if n_rows < 0 or n_cols < 0:
+        raise ValueError(f"negative dimensions are not allowed ({n_rows}, {n_cols})")
+    return _core._eye(int(n_rows), int(n_cols), int(k), dtype, device)
+
+
+def _like(x, fn, dtype, device, *extra):
+    if not isinstance(x, Array):
+        x = asarray(x)
+    return fn(x.shape, *extra, dtype=x.dtype if dtype is None else dtype,
+              device=x.device if device is None else device)
+
+
+def zeros_like(x, /, *, dtype=None, device=None):
+    """zeros_like(x, /, *, dtype=None, device=None)
+
+    Zeros with ``x``'s shape, and its dtype and device unless given."""
+    return _like(x, zeros, dtype, device)
+
+
+def ones_like(x, /, *, dtype=None, device=None):
+    """ones_like(x, /, *, dtype=None, device=None)
+
+    Ones with ``x``'s shape, and its dtype and device unless given."""
+    return _like(x, ones, dtype, device)
+
+
+def empty_like(x, /, *, dtype=None, device=None):
+    """empty_like(x, /, *, dtype=None, device=None)
+
+    An uninitialised array with ``x``'s shape, and its dtype and device unless given."""
+    return _like(x, empty, dtype, device)
+
+
+def full_like(x, /, fill_value, *, dtype=None, device=None):
+    """full_like(x, /, fill_value, *, dtype=None, device=None)
+
+    ``fill_value`` everywhere, with ``x``'s shape, and its dtype and device unless
+    given."""
+    return _like(x, full, dtype, device, fill_value)

@@ -1,0 +1,412 @@
+/* ga_creation.c: filled, ranged, diagonal and random arrays made on their device. */
+#include "ga_creation.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ga_error.h"
+#include "ga_half.h"
+#include "ga_loop.h"
+#include "ga_transfer.h"
+
+static int
+backend_status(const ga_backend *be, int st)
+{
+    if (st != GA_OK && be->last_error != NULL) {
+        return ga_error(st, "%s", be->last_error());
+    }
+    return st;
+}
+
+/* --- scalars ------------------------------------------------------------------------ */
+
+/* Range of each integer dtype, as doubles and as exact integers. */
+static void
+int_range(ga_dtype t, int64_t *lo, uint64_t *hi)
+{
+    int bits = 8 * ga_dtype_itemsize(t);
+    if (ga_dtype_kind(t) == GA_KIND_UINT) {
+        *lo = 0;
+        *hi = bits == 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
+    }
+    else {
+        *lo = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+        *hi = bits == 64 ? (uint64_t)INT64_MAX : (((uint64_t)1 << (bits - 1)) - 1);
+    }
+}
+
+static void
+store_int(ga_dtype t, uint64_t bits, ga_scalar_bytes *out)
+{
+    memset(out, 0, sizeof(*out));
+    switch (ga_dtype_itemsize(t)) {
+    case 1: {
+        uint8_t v = (uint8_t)bits;
+        memcpy(out->bytes, &v, 1);
+        break;
+    }
+    case 2: {
+        uint16_t v = (uint16_t)bits;
+        memcpy(out->bytes, &v, 2);
+        break;
+    }
+    case 4: {
+        uint32_t v = (uint32_t)bits;
+        memcpy(out->bytes, &v, 4);
+        break;
+    }
+    default:
+        memcpy(out->bytes, &bits, 8);
+        break;
+    }
+}
+
+static void
+store_inexact(ga_dtype t, double re, double im, ga_scalar_bytes *out)
+{
+    memset(out, 0, sizeof(*out));
+    switch (t) {
+    case GA_FLOAT16: {
+        uint16_t h = ga_double_to_half(re);
+        memcpy(out->bytes, &h, sizeof(h));
+        break;
+    }
+    case GA_FLOAT32: {
+        float f = (float)re;
+        memcpy(out->bytes, &f, sizeof(f));
+        break;
+    }
+    case GA_FLOAT64:
+        memcpy(out->bytes, &re, sizeof(re));
+        break;
+    case GA_COMPLEX64: {
+        float c[2] = {(float)re, (float)im};
+        memcpy(out->bytes, c, sizeof(c));
+        break;
+    }
+    default: { /* GA_COMPLEX128 */
+        double c[2] = {re, im};
+        memcpy(out->bytes, c, sizeof(c));
+        break;
+    }
+    }
+}
+
+int
+ga_scalar_from_double(ga_dtype dtype, double re, double im, ga_scalar_bytes *out)
+{
+    if (dtype == GA_BOOL) {
+        store_int(dtype, (re != 0 || im != 0) ? 1 : 0, out);
+        return GA_OK;
+    }
+    if (ga_dtype_is_inexact(dtype)) {
+        store_inexact(dtype, re, im, out);
+        return GA_OK;
+    }
+    if (!isfinite(re)) {
+        return ga_error(GA_ERR_VALUE, "cannot convert %s to an integer (%s)",
+                        isnan(re) ? "NaN" : "infinity", ga_dtype_infos[dtype].name);
+    }
+    double t = trunc(re);
+    int64_t lo;
+    uint64_t hi;
+    int_range(dtype, &lo, &hi);
+    /* (double)hi may round up (2^63, 2^64): compare with < on the rounded bound */
+    if (t < (double)lo || t >= (double)hi + 1.0) {
+        return ga_error(GA_ERR_OVERFLOW, "%g is out of bounds for %s", re,
+                        ga_dtype_infos[dtype].name);
+    }
+    uint64_t bits = t < 0 ? (uint64_t)(int64_t)t : (uint64_t)t;
+    store_int(dtype, bits, out);
+    return GA_OK;
+}
+
+int
+ga_scalar_from_int(ga_dtype dtype, int64_t v, int is_unsigned, ga_scalar_bytes *out)
+{
+    if (dtype == GA_BOOL) {
+        store_int(dtype, v != 0, out);
+        return GA_OK;
+    }
+    if (ga_dtype_is_inexact(dtype)) {
+        double d = is_unsigned ? (double)(uint64_t)v : (double)v;
+        store_inexact(dtype, d, 0.0, out);
+        return GA_OK;
+    }
+    int64_t lo;
+    uint64_t hi;
+    int_range(dtype, &lo, &hi);
+    int ok = is_unsigned ? (uint64_t)v <= hi : (v >= lo && (v < 0 || (uint64_t)v <= hi));
+    if (!ok) {
+        if (is_unsigned) {
+            return ga_error(GA_ERR_OVERFLOW, "Python integer %llu out of bounds for %s",
+                            (unsigned long long)v, ga_dtype_infos[dtype].name);
+        }
+        return ga_error(GA_ERR_OVERFLOW, "Python integer %lld out of bounds for %s",
+                        (long long)v, ga_dtype_infos[dtype].name);
+    }
+    store_int(dtype, (uint64_t)v, out);
+    return GA_OK;
+}
+
+/* --- filling ------------------------------------------------------------------------ */
+
+int
+ga_fill(ga_array *a, const ga_scalar_bytes *value)
+{
+    if (ga_array_size(a) == 0) {
+        return GA_OK;
+    }
+    const ga_backend *be;
+    GA_TRY(ga_device_backend(ga_array_device(a), &be));
+    if (be->elementwise == NULL) {
+        return ga_error(GA_ERR_UNSUPPORTED, "filling arrays is not supported by the %s "
+                        "backend", be->name);
+    }
+    ga_loop loop;
+    ga_loop_init(&loop, a);
+    ga_loop_add_scalar(&loop, (ga_dtype)a->dtype, value);
+    ga_loop_coalesce(&loop);
+    return backend_status(be, be->elementwise(ga_device_local(ga_array_device(a)),
+                                              GA_OP_COPY, &loop));
+}
+
+int
+ga_full(ga_array *out, ga_device device, ga_dtype dtype, int ndim, const int64_t *shape,
+        const ga_scalar_bytes *value)
+{
+    GA_TRY(ga_array_empty(out, device, dtype, ndim, shape));
+    int st = ga_fill(out, value);
+    if (st != GA_OK) {
+        ga_array_release(out);
+    }
+    return st;
+}
+
+int
+ga_arange(ga_array *out, ga_device device, ga_dtype dtype, int64_t n, double start,
+          double step, int64_t istart, int64_t istep)
+{
+    if (n < 0) {
+        n = 0;
+    }
+    GA_TRY(ga_array_empty(out, device, dtype, 1, &n));
+    if (n == 0) {
+        return GA_OK;
+    }
+    const ga_backend *be;
+    int st = ga_device_backend(device, &be);
+    if (st == GA_OK && be->arange == NULL) {
+        st = ga_error(GA_ERR_UNSUPPORTED, "arange is not supported by the %s backend",
+                      be->name);
+    }
+    if (st == GA_OK) {
+        ga_arange_desc d;
+        memset(&d, 0, sizeof(d));
+        d.dtype = dtype;
+        d.n = n;
+        d.out = ga_array_data(out);
+        d.start = start;
+        d.step = step;
+        d.istart = istart;
+        d.istep = istep;
+        st = backend_status(be, be->arange(ga_device_local(device), &d));
+    }
+    if (st != GA_OK) {
+        ga_array_release(out);
+    }
+    return st;
+}
+
+int
+ga_linspace(ga_array *out, ga_device device, ga_dtype dtype, int64_t num, double start,
+            double stop, int endpoint)
+{
+    if (num < 0) {
+        return ga_error(GA_ERR_VALUE, "linspace: the number of samples must be "
+                        "non-negative (got %lld)", (long long)num);
+    }
+    if (!ga_dtype_is_inexact(dtype)) {
+        return ga_error(GA_ERR_TYPE, "linspace makes floating-point values; ask for a "
+                        "float or complex dtype (got %s)", ga_dtype_infos[dtype].name);
+    }
+    int64_t div = endpoint ? num - 1 : num;
+    double step = div > 0 ? (stop - start) / (double)div : 0.0;
+    GA_TRY(ga_arange(out, device, dtype, num, start, step, 0, 0));
+    if (!endpoint || num < 2) {
+        return GA_OK;
+    }
+    /* start + (num-1) * step may miss stop by rounding; NumPy writes stop itself */
+    ga_scalar_bytes last;
+    GA_TRY(ga_scalar_from_double(dtype, stop, 0.0, &last));
+    ga_array tail;
+    ga_array_view(&tail, out);
+    tail.offset += (num - 1) * out->strides[0];
+    tail.shape[0] = 1;
+    int st = ga_fill(&tail, &last);
+    ga_array_release(&tail);
+    if (st != GA_OK) {
+        ga_array_release(out);
+    }
+    return st;
+}
+
+int
+ga_eye(ga_array *out, ga_device device, ga_dtype dtype, int64_t n, int64_t m, int64_t k)
+{
+    int64_t shape[2] = {n, m};
+    ga_scalar_bytes zero, one;
+    memset(&zero, 0, sizeof(zero));
+    GA_TRY(ga_scalar_from_int(dtype, 1, 0, &one));
+    GA_TRY(ga_full(out, device, dtype, 2, shape, &zero));
+    /* The diagonal is a 1-d view with stride (row stride + column stride). */
+    int64_t row0 = k < 0 ? -k : 0, col0 = k > 0 ? k : 0;
+    if (row0 >= n || col0 >= m) {
+        return GA_OK;
+    }
+    int64_t len = n - row0 < m - col0 ? n - row0 : m - col0;
+    ga_array diag;
+    ga_array_view(&diag, out);
+    diag.offset = out->offset + row0 * out->strides[0] + col0 * out->strides[1];
+    diag.ndim = 1;
+    diag.shape[0] = len;
+    diag.strides[0] = out->strides[0] + out->strides[1];
+    int st = ga_fill(&diag, &one);
+    ga_array_release(&diag);
+    if (st != GA_OK) {
+        ga_array_release(out);
+    }
+    return st;
+}
+
+/* --- random numbers ----------------------------------------------------------------- */
+
+/* Changed with the GIL held only (every caller is a binding function). */
+static uint64_t random_seed = 0;
+static uint64_t random_counter = 0;
+
+void
+ga_random_seed(uint64_t seed)
+{
+    random_seed = seed;
+    random_counter = 0;
+}
+
+void
+ga_random_get_state(uint64_t *seed, uint64_t *counter)
+{
+    *seed = random_seed;
+    *counter = random_counter;
+}
+
+void
+ga_random_set_state(uint64_t seed, uint64_t counter)
+{
+    random_seed = seed;
+    random_counter = counter;
+}
+
+int
+ga_random(ga_array *out, ga_device device, ga_dtype dtype, int dist, int ndim,
+          const int64_t *shape, double a, double b, int64_t lo, int64_t hi)
+{
+    int ok;
+    if (dist == GA_RAND_INTEGERS) {
+        ok = ga_dtype_is_integer(dtype);
+        if (ok && lo >= hi) {
+            return ga_error(GA_ERR_VALUE, "integers: low (%lld) must be less than high "
+                            "(%lld)", (long long)lo, (long long)hi);
+        }
+    }
+    else {
+        ok = dtype == GA_FLOAT16 || dtype == GA_FLOAT32 || dtype == GA_FLOAT64;
+    }
+    if (!ok) {
+        return ga_error(GA_ERR_TYPE, "%s random numbers cannot be made as %s (use %s)",
+                        dist == GA_RAND_INTEGERS ? "integer"
+                        : dist == GA_RAND_NORMAL ? "normal" : "uniform",
+                        ga_dtype_infos[dtype].name,
+                        dist == GA_RAND_INTEGERS ? "an integer dtype"
+                                                 : "float16, float32 or float64");
+    }
+    GA_TRY(ga_array_empty(out, device, dtype, ndim, shape));
+    int64_t n = ga_array_size(out);
+    if (n == 0) {
+        return GA_OK;
+    }
+    const ga_backend *be;
+    int st = ga_device_backend(device, &be);
+    if (st == GA_OK && be->random == NULL) {
+        st = ga_error(GA_ERR_UNSUPPORTED, "random numbers are not supported by the %s "
+                      "backend", be->name);
+    }
+    if (st == GA_OK) {
+        ga_random_desc d;
+        memset(&d, 0, sizeof(d));
+        d.dist = dist;
+        d.dtype = dtype;
+        d.seed = random_seed;
+        d.counter = random_counter;
+        d.n = n;
+        d.out = ga_array_data(out);
+        d.a = a;
+        d.b = b;
+        d.lo = lo;
+        d.hi = hi;
+        st = backend_status(be, be->random(ga_device_local(device), &d));
+    }
+    if (st != GA_OK) {
+        ga_array_release(out);
+        return st;
+    }
+    random_counter += (uint64_t)n;
+    return GA_OK;
+}
+
+/* --- summaries ---------------------------------------------------------------------- */
+
+int
+ga_summary_gather(const ga_array *src, int64_t edge, ga_array *out)
+{
+    int nd = src->ndim;
+    int64_t shape[GA_MAXDIMS];
+    int summarised[GA_MAXDIMS];
+    int axes[GA_MAXDIMS];
+    int nsum = 0;
+    for (int d = 0; d < nd; d++) {
+        summarised[d] = src->shape[d] > 2 * edge;
+        shape[d] = summarised[d] ? 2 * edge : src->shape[d];
+        if (summarised[d]) {
+            axes[nsum++] = d;
+        }
+    }
+    GA_TRY(ga_array_empty(out, ga_array_device(src), (ga_dtype)src->dtype, nd, shape));
+    if (ga_array_size(out) == 0) {
+        return GA_OK;
+    }
+    /* One copy per corner block: bit j of `block` picks the head (0) or the tail (1)
+     * of summarised axis axes[j]. */
+    int64_t nblocks = (int64_t)1 << nsum;
+    for (int64_t block = 0; block < nblocks; block++) {
+        ga_array s, o;
+        ga_array_view(&s, src);
+        ga_array_view(&o, out);
+        for (int j = 0; j < nsum; j++) {
+            int d = axes[j];
+            if ((block >> j) & 1) {
+                s.offset += (src->shape[d] - edge) * src->strides[d];
+                o.offset += edge * out->strides[d];
+            }
+            s.shape[d] = edge;
+            o.shape[d] = edge;
+        }
+        int st = ga_copy_same_device(&o, &s);
+        ga_array_release(&s);
+        ga_array_release(&o);
+        if (st != GA_OK) {
+            ga_array_release(out);
+            return st;
+        }
+    }
+    return GA_OK;
+}

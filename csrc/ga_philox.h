@@ -1,0 +1,227 @@
+/* ga_philox.h: counter-based random numbers shared by the CPU and CUDA backends.
+ *
+ * Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC11):
+ * a keyed bijection of 128-bit counters. Element i of a request never depends on any
+ * other element, so a CPU loop and a CUDA grid produce bit-identical numbers in any
+ * order and any split between threads.
+ *
+ * The fixed mapping (every backend calls ga_random_element, so it cannot drift):
+ *   counter  c = desc->counter + i as a 128-bit value, words {lo32, hi32, carry, 0}
+ *   key      k = {lo32(desc->seed), hi32(desc->seed)}
+ *   words    w0..w3 = philox4x32_10(c, k)
+ *   float32  u = (w0 >> 8) * 2^-24                               in [0, 1)
+ *   float64  u = (((w0 << 32) | w1) >> 11) * 2^-53                in [0, 1)
+ *   float16  the float32 value, converted (round to nearest even)
+ *   uniform  low + (high - low) * u, computed in double and cast to the dtype; a
+ *            result that rounded up to `high` is replaced by the next value below
+ *            it (so the interval stays half open)
+ *   normal   Box-Muller, cos branch, in double: u1 = 1 - u53(w0, w1) in (0, 1],
+ *            u2 = u53(w2, w3); z = sqrt(-2 ln u1) cos(2 pi u2); mean + std * z, cast
+ *   integers v = (w0 << 32) | w1, r = hi - lo (as uint64, hi > lo);
+ *            lo + floor(v * r / 2^64) (Lemire's multiply-shift without rejection).
+ *            Small documented bias: each value's probability differs from 1/r by
+ *            less than 2^-64 (irrelevant for any r below 2^40).
+ * Floating outputs of INTEGERS and bool are not produced: the core validates the
+ * (dist, dtype) pair with ga_random_dtype_ok before calling a backend.
+ *
+ * Everything here compiles as C11, as CUDA C++ (nvcc, device and host) and as host
+ * C++: no designated initialisers, no compound literals, no C-only keywords.
+ */
+#ifndef GA_PHILOX_H
+#define GA_PHILOX_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ga_backend.h"
+#include "ga_config.h"
+#include "ga_dtype.h"
+#include "ga_half.h"
+
+#define GA_PHILOX_M0 0xD2511F53u
+#define GA_PHILOX_M1 0xCD9E8D57u
+#define GA_PHILOX_W0 0x9E3779B9u
+#define GA_PHILOX_W1 0xBB67AE85u
+
+typedef struct {
+    uint32_t v[4];
+} ga_philox_ctr;
+
+/* The four output words for counter `ctr` under key (k0, k1). */
+static inline GA_HD ga_philox_ctr
+ga_philox4x32_10(ga_philox_ctr ctr, uint32_t k0, uint32_t k1)
+{
+    for (int round = 0; round < 10; round++) {
+        uint64_t p0 = (uint64_t)GA_PHILOX_M0 * ctr.v[0];
+        uint64_t p1 = (uint64_t)GA_PHILOX_M1 * ctr.v[2];
+        uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
+        uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
+        ga_philox_ctr next;
+        next.v[0] = hi1 ^ ctr.v[1] ^ k0;
+        next.v[1] = lo1;
+        next.v[2] = hi0 ^ ctr.v[3] ^ k1;
+        next.v[3] = lo0;
+        ctr = next;
+        k0 += GA_PHILOX_W0;
+        k1 += GA_PHILOX_W1;
+    }
+    return ctr;
+}
+
+/* The words of element i of a request with (seed, counter). */
+static inline GA_HD ga_philox_ctr
+ga_philox_words(uint64_t seed, uint64_t counter, uint64_t i)
+{
+    uint64_t c = counter + i;
+    ga_philox_ctr ctr;
+    ctr.v[0] = (uint32_t)c;
+    ctr.v[1] = (uint32_t)(c >> 32);
+    ctr.v[2] = c < counter ? 1u : 0u; /* carry into the upper 64 bits */
+    ctr.v[3] = 0u;
+    return ga_philox4x32_10(ctr, (uint32_t)seed, (uint32_t)(seed >> 32));
+}
+
+static inline GA_HD float
+ga_philox_u24(uint32_t w)
+{
+    return (float)(w >> 8) * (1.0f / 16777216.0f);
+}
+
+static inline GA_HD double
+ga_philox_u53(uint32_t hi, uint32_t lo)
+{
+    uint64_t v = ((uint64_t)hi << 32) | lo;
+    return (double)(v >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* High 64 bits of a * b without a 128-bit type (nvcc device code has none in C). */
+static inline GA_HD uint64_t
+ga_mulhi64(uint64_t a, uint64_t b)
+{
+    uint64_t a_lo = (uint32_t)a, a_hi = a >> 32;
+    uint64_t b_lo = (uint32_t)b, b_hi = b >> 32;
+    uint64_t lolo = a_lo * b_lo;
+    uint64_t hilo = a_hi * b_lo;
+    uint64_t lohi = a_lo * b_hi;
+    uint64_t hihi = a_hi * b_hi;
+    uint64_t mid = (lolo >> 32) + (uint32_t)hilo + (uint32_t)lohi;
+    return hihi + (hilo >> 32) + (lohi >> 32) + (mid >> 32);
+}
+
+/* Can `dist` produce `dtype`? UNIFORM/NORMAL: float16/32/64. INTEGERS: integer types. */
+static inline GA_HD int
+ga_random_dtype_ok(int dist, int dtype)
+{
+    if (dist == GA_RAND_UNIFORM || dist == GA_RAND_NORMAL) {
+        return dtype == GA_FLOAT16 || dtype == GA_FLOAT32 || dtype == GA_FLOAT64;
+    }
+    if (dist == GA_RAND_INTEGERS) {
+        return dtype == GA_INT8 || dtype == GA_INT16 || dtype == GA_INT32 ||
+               dtype == GA_INT64 || dtype == GA_UINT8 || dtype == GA_UINT16 ||
+               dtype == GA_UINT32 || dtype == GA_UINT64;
+    }
+    return 0;
+}
+
+/* The half below h (h finite, not -inf); h's sign decides the direction of the bits. */
+static inline GA_HD uint16_t
+ga_half_step_down(uint16_t h)
+{
+    if ((h & 0x7fffu) == 0) {
+        return 0x8001u; /* below +-0: the smallest negative subnormal */
+    }
+    return (h & 0x8000u) ? (uint16_t)(h + 1u) : (uint16_t)(h - 1u);
+}
+
+/* Write element i of request `r` to `out` (the element's address, r->dtype). */
+static inline GA_HD void
+ga_random_element(const ga_random_desc *r, int64_t i, char *out)
+{
+    ga_philox_ctr w = ga_philox_words(r->seed, r->counter, (uint64_t)i);
+    if (r->dist == GA_RAND_INTEGERS) {
+        uint64_t range = (uint64_t)r->hi - (uint64_t)r->lo;
+        uint64_t v = ((uint64_t)w.v[0] << 32) | w.v[1];
+        uint64_t x = (uint64_t)r->lo + ga_mulhi64(v, range);
+        switch (r->dtype) {
+        case GA_INT8: {
+            int8_t t = (int8_t)x;
+            memcpy(out, &t, sizeof(t));
+            break;
+        }
+        case GA_UINT8: {
+            uint8_t t = (uint8_t)x;
+            memcpy(out, &t, sizeof(t));
+            break;
+        }
+        case GA_INT16: {
+            int16_t t = (int16_t)x;
+            memcpy(out, &t, sizeof(t));
+            break;
+        }
+        case GA_UINT16: {
+            uint16_t t = (uint16_t)x;
+            memcpy(out, &t, sizeof(t));
+            break;
+        }
+        case GA_INT32: {
+            int32_t t = (int32_t)x;
+            memcpy(out, &t, sizeof(t));
+            break;
+        }
+        case GA_UINT32: {
+            uint32_t t = (uint32_t)x;
+            memcpy(out, &t, sizeof(t));
+            break;
+        }
+        default: { /* int64, uint64: same bits */
+            memcpy(out, &x, sizeof(x));
+            break;
+        }
+        }
+        return;
+    }
+
+    double v;
+    if (r->dist == GA_RAND_NORMAL) {
+        const double two_pi = 6.283185307179586476925286766559;
+        double u1 = 1.0 - ga_philox_u53(w.v[0], w.v[1]);
+        double u2 = ga_philox_u53(w.v[2], w.v[3]);
+        double z = sqrt(-2.0 * log(u1)) * cos(two_pi * u2);
+        v = r->a + r->b * z;
+    }
+    else if (r->dtype == GA_FLOAT64) {
+        v = r->a + (r->b - r->a) * ga_philox_u53(w.v[0], w.v[1]);
+    }
+    else {
+        v = r->a + (r->b - r->a) * (double)ga_philox_u24(w.v[0]);
+    }
+    int clamp = r->dist == GA_RAND_UNIFORM && r->b > r->a;
+    if (r->dtype == GA_FLOAT64) {
+        if (clamp && v >= r->b) {
+            v = nextafter(r->b, r->a);
+        }
+        memcpy(out, &v, sizeof(v));
+    }
+    else if (r->dtype == GA_FLOAT32) {
+        float f = (float)v;
+        if (clamp && (double)f >= r->b) {
+            f = nextafterf((float)r->b, (float)r->a);
+            if ((double)f >= r->b) { /* high itself rounded up when cast */
+                f = nextafterf(f, (float)r->a);
+            }
+        }
+        memcpy(out, &f, sizeof(f));
+    }
+    else { /* GA_FLOAT16 */
+        uint16_t h = ga_double_to_half(v);
+        if (clamp) {
+            while ((double)ga_half_to_float(h) >= r->b && (h & 0x7fffu) < 0x7c00u) {
+                h = ga_half_step_down(h);
+            }
+        }
+        memcpy(out, &h, sizeof(h));
+    }
+}
+
+#endif
