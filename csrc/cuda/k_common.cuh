@@ -176,39 +176,54 @@ ga_ld_imag(const char *p)
     }
 }
 
-/* Element p of dtype DT converted to accumulator type A with NumPy's unsafe-cast
- * meaning (integers exact, floats truncate into integers, complex drops imag). */
+/* Conversions through ../ga_kernels.h's casts, so a reduction's or scan's element
+ * conversion is exactly the elementwise cast (NumPy's unsafe casting). */
+template <int DT> struct ga_cast_from;
+#define GA_X_CASTS(e, name, kind, size, ch, ctype)                                     \
+    template <> struct ga_cast_from<e> {                                               \
+        static GA_HD void                                                              \
+        to(int64_t *o, const char *p)                                                  \
+        {                                                                              \
+            ga_k_cast_##name##_int64((char *)o, p);                                    \
+        }                                                                              \
+        static GA_HD void                                                              \
+        to(uint64_t *o, const char *p)                                                 \
+        {                                                                              \
+            ga_k_cast_##name##_uint64((char *)o, p);                                   \
+        }                                                                              \
+        static GA_HD void                                                              \
+        to(float *o, const char *p)                                                    \
+        {                                                                              \
+            ga_k_cast_##name##_float32((char *)o, p);                                  \
+        }                                                                              \
+        static GA_HD void                                                              \
+        to(double *o, const char *p)                                                   \
+        {                                                                              \
+            ga_k_cast_##name##_float64((char *)o, p);                                  \
+        }                                                                              \
+        static GA_HD void                                                              \
+        to(ga_complex64_storage *o, const char *p)                                     \
+        {                                                                              \
+            ga_k_cast_##name##_complex64((char *)o, p);                                \
+        }                                                                              \
+        static GA_HD void                                                              \
+        to(ga_complex128_storage *o, const char *p)                                    \
+        {                                                                              \
+            ga_k_cast_##name##_complex128((char *)o, p);                               \
+        }                                                                              \
+    };
+GA_DTYPES(GA_X_CASTS)
+#undef GA_X_CASTS
+
+/* Element p of dtype DT converted to accumulator type A (one of int64_t, uint64_t,
+ * float, double, ga_cf, ga_cd). */
 template <int DT, class A>
 static GA_HD inline A
 ga_ld_as(const char *p)
 {
-    constexpr bool is_int = DT != GA_FLOAT16 && DT != GA_FLOAT32 && DT != GA_FLOAT64 &&
-                            DT != GA_COMPLEX64 && DT != GA_COMPLEX128;
-    if constexpr (std::is_same<A, ga_cf>::value && DT == GA_COMPLEX64) {
-        return ga_ld<DT>(p);
-    }
-    else if constexpr (std::is_same<A, ga_cf>::value) {
-        ga_cf z;
-        z.re = (float)ga_ld_real<DT>(p);
-        z.im = (float)ga_ld_imag<DT>(p);
-        return z;
-    }
-    else if constexpr (std::is_same<A, ga_cd>::value) {
-        ga_cd z;
-        z.re = ga_ld_real<DT>(p);
-        z.im = ga_ld_imag<DT>(p);
-        return z;
-    }
-    else if constexpr (is_int) {
-        /* exact for every integer type (uint64 -> int64 wraps, like a cast) */
-        return (A)ga_ld<DT>(p);
-    }
-    else if constexpr (DT == GA_FLOAT32 && std::is_same<A, float>::value) {
-        return ga_ld<DT>(p);
-    }
-    else {
-        return (A)ga_ld_real<DT>(p);
-    }
+    A v;
+    ga_cast_from<DT>::to(&v, p);
+    return v;
 }
 
 /* Store a value held as A into element p of runtime dtype `dt` (NumPy unsafe cast).
