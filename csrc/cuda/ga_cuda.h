@@ -53,9 +53,22 @@
     kernel<<<grid, block, shmem, stream>>>(__VA_ARGS__)
 #endif
 
-/* Kernels that use __syncthreads must be declared with GA_BARRIER_KERNEL in place of
- * __global__ only if the emulation needs to know (it runs one host thread per CUDA
- * thread of a block for those); plain __global__ kernels run thread by thread. */
+/* Kernels that use __syncthreads need no marking: the emulation finds out at run time
+ * (thread 0 of each block runs on a fiber; if it reaches a barrier the whole block
+ * runs on fibers, else thread by thread; see ga_cuda_emu.cpp). GA_BARRIER_KERNEL is
+ * accepted as a synonym of __global__ for documentation. */
+#define GA_BARRIER_KERNEL __global__
+
+/* Dynamic shared memory of a launch (the `shmem` bytes of GA_LAUNCH) as a T *:
+ *   GA_DYNAMIC_SHARED(float, buf);
+ * One byte-typed extern array under nvcc, so templates over T do not clash. */
+#ifdef GA_CUDA_EMULATION
+#define GA_DYNAMIC_SHARED(T, name) GA_EMU_DYNAMIC_SHARED(T, name)
+#else
+#define GA_DYNAMIC_SHARED(T, name)                                                     \
+    extern __shared__ __align__(16) unsigned char ga_dynamic_shared_[];                \
+    T *name = reinterpret_cast<T *>(ga_dynamic_shared_)
+#endif
 
 extern "C" {
 

@@ -1,0 +1,423 @@
+/* ga_cublas.cu: GEMM on a device; cuBLAS for floating types, a kernel for the rest.
+ *
+ * cuBLAS is not linked: loading it costs about 200 MB of memory and up to half a
+ * second, and a missing libcublas must not stop the plugin (or gpuarr) from loading.
+ * It is dlopen'ed at the first floating GEMM, from (in order) the nvidia-cublas wheel
+ * next to gpuarr ($ORIGIN/../nvidia/cu13/lib), $CUDA_HOME/lib64, $CUDA_PATH/lib64, the
+ * loader's own search (LD_LIBRARY_PATH, ldconfig), and the toolkit the plugin was
+ * built with. The exported names are the _v2 ones. The emulated build takes the
+ * reference implementations of ga_cuda_emu.cpp instead.
+ */
+#include "ga_cuda.h"
+
+#ifndef GA_CUDA_EMULATION
+#include <cublas_v2.h> /* types and prototypes only */
+#endif
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <mutex>
+
+namespace {
+
+struct cublas_api {
+    decltype(&cublasCreate_v2) create;
+    decltype(&cublasSetStream_v2) set_stream;
+    decltype(&cublasSgemmStridedBatched) sgemm;
+    decltype(&cublasDgemmStridedBatched) dgemm;
+    decltype(&cublasCgemmStridedBatched) cgemm;
+    decltype(&cublasZgemmStridedBatched) zgemm;
+    decltype(&cublasGemmStridedBatchedEx) gemm_ex;
+};
+
+std::mutex api_lock;
+cublas_api api;
+int api_state; /* 0 not tried, 1 loaded, -1 failed (reason kept) */
+char api_error[900];
+cublasHandle_t handles[GA_MAX_DEVICES];
+
+#ifndef GA_CUDA_EMULATION
+#ifndef GA_CUDA_TOOLKIT_LIBDIR
+#define GA_CUDA_TOOLKIT_LIBDIR "/usr/local/cuda/lib64"
+#endif
+
+/* dlopen libcublasLt then libcublas from `dir` ("" = the loader's search). Loading
+ * cuBLASLt first from the same folder satisfies libcublas's dependency on it even
+ * when that folder is not on the loader's path. */
+void *
+open_from(const char *dir, char *tried, size_t n)
+{
+    char lt[4200], path[4200];
+    snprintf(lt, sizeof(lt), "%s%slibcublasLt.so.13", dir, dir[0] ? "/" : "");
+    snprintf(path, sizeof(path), "%s%slibcublas.so.13", dir, dir[0] ? "/" : "");
+    if (dir[0] != '\0') {
+        dlopen(lt, RTLD_NOW | RTLD_LOCAL);
+    }
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        size_t used = strlen(tried);
+        snprintf(tried + used, n - used, "%s%s", used ? "; " : "", dlerror());
+    }
+    return h;
+}
+
+void *
+open_cublas(void)
+{
+    char tried[700] = "";
+    char dir[4096];
+    void *h = NULL;
+    Dl_info info;
+    if (dladdr((void *)&open_cublas, &info) != 0 && info.dli_fname != NULL) {
+        snprintf(dir, sizeof(dir), "%s", info.dli_fname);
+        char *slash = strrchr(dir, '/');
+        if (slash != NULL) {
+            snprintf(slash, sizeof(dir) - (size_t)(slash - dir), "/../nvidia/cu13/lib");
+            h = open_from(dir, tried, sizeof(tried));
+        }
+    }
+    const char *envs[] = {"CUDA_HOME", "CUDA_PATH"};
+    for (int i = 0; h == NULL && i < 2; i++) {
+        const char *v = getenv(envs[i]);
+        if (v != NULL && *v != '\0') {
+            snprintf(dir, sizeof(dir), "%s/lib64", v);
+            h = open_from(dir, tried, sizeof(tried));
+        }
+    }
+    if (h == NULL) {
+        h = open_from("", tried, sizeof(tried));
+    }
+    if (h == NULL) {
+        h = open_from(GA_CUDA_TOOLKIT_LIBDIR, tried, sizeof(tried));
+    }
+    if (h == NULL) {
+        snprintf(api_error, sizeof(api_error),
+                 "cuBLAS (libcublas.so.13) could not be loaded, so GEMM cannot run on a "
+                 "GPU. Install it with `pip install nvidia-cublas` (or gpuarr[cuda13]) or "
+                 "the CUDA 13 toolkit. Tried: %s",
+                 tried);
+    }
+    return h;
+}
+
+template <typename F>
+int
+sym(void *h, const char *name, F *out)
+{
+    *out = (F)dlsym(h, name);
+    if (*out == NULL) {
+        snprintf(api_error, sizeof(api_error),
+                 "the cuBLAS that was loaded has no %s: it is not cuBLAS 13", name);
+        return -1;
+    }
+    return 0;
+}
+#endif
+
+int
+load_api(void)
+{
+    std::lock_guard<std::mutex> g(api_lock);
+    if (api_state == 0) {
+#ifdef GA_CUDA_EMULATION
+        api.create = cublasCreate_v2;
+        api.set_stream = cublasSetStream_v2;
+        api.sgemm = cublasSgemmStridedBatched;
+        api.dgemm = cublasDgemmStridedBatched;
+        api.cgemm = cublasCgemmStridedBatched;
+        api.zgemm = cublasZgemmStridedBatched;
+        api.gemm_ex = cublasGemmStridedBatchedEx;
+        api_state = 1;
+#else
+        void *h = open_cublas();
+        api_state = -1;
+        if (h != NULL && sym(h, "cublasCreate_v2", &api.create) == 0 &&
+            sym(h, "cublasSetStream_v2", &api.set_stream) == 0 &&
+            sym(h, "cublasSgemmStridedBatched", &api.sgemm) == 0 &&
+            sym(h, "cublasDgemmStridedBatched", &api.dgemm) == 0 &&
+            sym(h, "cublasCgemmStridedBatched", &api.cgemm) == 0 &&
+            sym(h, "cublasZgemmStridedBatched", &api.zgemm) == 0 &&
+            sym(h, "cublasGemmStridedBatchedEx", &api.gemm_ex) == 0) {
+            api_state = 1;
+        }
+#endif
+    }
+    if (api_state != 1) {
+        return ga_error(GA_ERR_CUDA, "%s", api_error);
+    }
+    return GA_OK;
+}
+
+const char *
+status_name(cublasStatus_t s)
+{
+    switch ((int)s) {
+    case 0:
+        return "CUBLAS_STATUS_SUCCESS";
+    case 1:
+        return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case 3:
+        return "CUBLAS_STATUS_ALLOC_FAILED";
+    case 7:
+        return "CUBLAS_STATUS_INVALID_VALUE";
+    case 8:
+        return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case 11:
+        return "CUBLAS_STATUS_MAPPING_ERROR";
+    case 13:
+        return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case 14:
+        return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case 15:
+        return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case 16:
+        return "CUBLAS_STATUS_LICENSE_ERROR";
+    }
+    return "CUBLAS_STATUS_UNKNOWN";
+}
+
+int
+cublas_error(cublasStatus_t s, const char *what)
+{
+    const char *extra = "";
+#ifdef GA_CUDA_EMULATION
+    extra = ga_emu_take_error_detail();
+#endif
+    return ga_error(s == CUBLAS_STATUS_ALLOC_FAILED ? GA_ERR_OOM_DEVICE : GA_ERR_CUDA,
+                    "cuBLAS error %s in %s%s%s", status_name(s), what, extra[0] ? "; " : "",
+                    extra);
+}
+
+/* The device's cuBLAS handle, bound to its stream. */
+int
+handle_for(int dev, cudaStream_t stream, cublasHandle_t *out)
+{
+    GA_TRY(load_api());
+    std::lock_guard<std::mutex> g(api_lock);
+    if (handles[dev] == NULL) {
+        cublasHandle_t h = NULL;
+        cublasStatus_t s = api.create(&h);
+        if (s != CUBLAS_STATUS_SUCCESS) {
+            return cublas_error(s, "cublasCreate");
+        }
+        s = api.set_stream(h, stream);
+        if (s != CUBLAS_STATUS_SUCCESS) {
+            return cublas_error(s, "cublasSetStream");
+        }
+        handles[dev] = h;
+    }
+    *out = handles[dev];
+    return GA_OK;
+}
+
+/* --- integer and bool GEMM ------------------------------------------------------------ */
+
+/* One thread per element of C (grid-stride over batch * m * n), same column-major
+ * convention as cuBLAS. Integers wrap like NumPy's: the products are summed modulo
+ * 2^64, whose low bits are what T's own wrapping arithmetic would give. No tiling:
+ * integer matmul is rare in the chapter and memory-bound at its sizes. */
+template <typename T>
+__global__ void
+k_gemm_int(int transa, int transb, int64_t m, int64_t n, int64_t k, const T *a, int64_t lda,
+           int64_t sa, const T *b, int64_t ldb, int64_t sb, T *c, int64_t ldc, int64_t sc,
+           int64_t batch, int64_t alpha, int64_t beta)
+{
+    int64_t total = m * n * batch;
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += step) {
+        int64_t i = idx % m;
+        int64_t j = (idx / m) % n;
+        int64_t bi = idx / (m * n);
+        const T *ab = a + bi * sa;
+        const T *bb = b + bi * sb;
+        uint64_t acc = 0;
+        for (int64_t l = 0; l < k; l++) {
+            T x = transa ? ab[l + i * lda] : ab[i + l * lda];
+            T y = transb ? bb[j + l * ldb] : bb[l + j * ldb];
+            acc += (uint64_t)(int64_t)x * (uint64_t)(int64_t)y;
+        }
+        T *out = c + bi * sc + i + j * ldc;
+        uint64_t r = (uint64_t)alpha * acc;
+        if (beta != 0) {
+            r += (uint64_t)beta * (uint64_t)(int64_t)*out;
+        }
+        *out = (T)r;
+    }
+}
+
+/* bool: C = OR over l of (A and B), NumPy's matmul for booleans. */
+__global__ void
+k_gemm_bool(int transa, int transb, int64_t m, int64_t n, int64_t k, const uint8_t *a,
+            int64_t lda, int64_t sa, const uint8_t *b, int64_t ldb, int64_t sb, uint8_t *c,
+            int64_t ldc, int64_t sc, int64_t batch, int64_t beta)
+{
+    int64_t total = m * n * batch;
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += step) {
+        int64_t i = idx % m;
+        int64_t j = (idx / m) % n;
+        int64_t bi = idx / (m * n);
+        const uint8_t *ab = a + bi * sa;
+        const uint8_t *bb = b + bi * sb;
+        uint8_t acc = 0;
+        for (int64_t l = 0; l < k && !acc; l++) {
+            uint8_t x = transa ? ab[l + i * lda] : ab[i + l * lda];
+            uint8_t y = transb ? bb[j + l * ldb] : bb[l + j * ldb];
+            acc = (x != 0) & (y != 0);
+        }
+        uint8_t *out = c + bi * sc + i + j * ldc;
+        *out = (uint8_t)(acc || (beta != 0 && *out != 0));
+    }
+}
+
+template <typename T>
+int
+gemm_int(int dev, cudaStream_t s, const ga_gemm_desc *g)
+{
+    unsigned grid, block;
+    ga_cuda_launch_dims(dev, g->m * g->n * g->batch, &grid, &block);
+    GA_LAUNCH(k_gemm_int<T>, grid, block, 0, s, g->transa, g->transb, g->m, g->n, g->k,
+              (const T *)g->a, g->lda, g->stride_a, (const T *)g->b, g->ldb, g->stride_b,
+              (T *)g->c, g->ldc, g->stride_c, g->batch, (int64_t)g->alpha, (int64_t)g->beta);
+    GA_CUDA_TRY(cudaGetLastError());
+    return GA_OK;
+}
+
+int
+fits_int(const ga_gemm_desc *g)
+{
+    return g->m <= INT_MAX && g->n <= INT_MAX && g->k <= INT_MAX && g->lda <= INT_MAX &&
+           g->ldb <= INT_MAX && g->ldc <= INT_MAX;
+}
+
+}  // namespace
+
+extern "C" int
+ga_cuda_gemm(int dev, const ga_gemm_desc *g)
+{
+    if (g->m == 0 || g->n == 0 || g->batch == 0) {
+        return GA_OK;
+    }
+    if (g->m < 0 || g->n < 0 || g->k < 0 || g->batch < 0) {
+        return ga_error(GA_ERR_VALUE, "internal: negative GEMM size");
+    }
+    cudaStream_t s;
+    GA_TRY(ga_cuda_stream(dev, &s));
+    switch (g->dtype) {
+    case GA_BOOL: {
+        unsigned grid, block;
+        ga_cuda_launch_dims(dev, g->m * g->n * g->batch, &grid, &block);
+        GA_LAUNCH(k_gemm_bool, grid, block, 0, s, g->transa, g->transb, g->m, g->n, g->k,
+                  (const uint8_t *)g->a, g->lda, g->stride_a, (const uint8_t *)g->b, g->ldb,
+                  g->stride_b, (uint8_t *)g->c, g->ldc, g->stride_c, g->batch,
+                  (int64_t)(g->beta != 0));
+        GA_CUDA_TRY(cudaGetLastError());
+        return GA_OK;
+    }
+    case GA_INT8:
+        return gemm_int<int8_t>(dev, s, g);
+    case GA_INT16:
+        return gemm_int<int16_t>(dev, s, g);
+    case GA_INT32:
+        return gemm_int<int32_t>(dev, s, g);
+    case GA_INT64:
+        return gemm_int<int64_t>(dev, s, g);
+    case GA_UINT8:
+        return gemm_int<uint8_t>(dev, s, g);
+    case GA_UINT16:
+        return gemm_int<uint16_t>(dev, s, g);
+    case GA_UINT32:
+        return gemm_int<uint32_t>(dev, s, g);
+    case GA_UINT64:
+        return gemm_int<uint64_t>(dev, s, g);
+    default:
+        break;
+    }
+    if (!fits_int(g)) {
+        return ga_error(GA_ERR_VALUE,
+                        "matrix dimensions of %lld x %lld x %lld (leading dimensions %lld, "
+                        "%lld, %lld) exceed cuBLAS's 32-bit sizes; split the product",
+                        (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->lda,
+                        (long long)g->ldb, (long long)g->ldc);
+    }
+    cublasHandle_t h = NULL;
+    GA_TRY(handle_for(dev, s, &h));
+    cublasOperation_t ta = g->transa ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t tb = g->transb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    int m = (int)g->m, n = (int)g->n, k = (int)g->k;
+    int lda = (int)g->lda, ldb = (int)g->ldb, ldc = (int)g->ldc;
+    int isz = ga_dtype_itemsize((ga_dtype)g->dtype);
+    /* cuBLAS counts the batch in an int: run chunks of at most INT_MAX */
+    for (int64_t done = 0; done < g->batch;) {
+        int nb = g->batch - done > INT_MAX ? INT_MAX : (int)(g->batch - done);
+        const char *a = g->a + done * g->stride_a * isz;
+        const char *b = g->b + done * g->stride_b * isz;
+        char *c = g->c + done * g->stride_c * isz;
+        cublasStatus_t st;
+        const char *what;
+        switch (g->dtype) {
+        case GA_FLOAT32: {
+            float al = (float)g->alpha, be = (float)g->beta;
+            what = "cublasSgemmStridedBatched";
+            st = api.sgemm(h, ta, tb, m, n, k, &al, (const float *)a, lda, g->stride_a,
+                           (const float *)b, ldb, g->stride_b, &be, (float *)c, ldc,
+                           g->stride_c, nb);
+            break;
+        }
+        case GA_FLOAT64: {
+            double al = g->alpha, be = g->beta;
+            what = "cublasDgemmStridedBatched";
+            st = api.dgemm(h, ta, tb, m, n, k, &al, (const double *)a, lda, g->stride_a,
+                           (const double *)b, ldb, g->stride_b, &be, (double *)c, ldc,
+                           g->stride_c, nb);
+            break;
+        }
+        case GA_COMPLEX64: {
+            cuComplex al, be;
+            al.x = (float)g->alpha;
+            al.y = 0;
+            be.x = (float)g->beta;
+            be.y = 0;
+            what = "cublasCgemmStridedBatched";
+            st = api.cgemm(h, ta, tb, m, n, k, &al, (const cuComplex *)a, lda, g->stride_a,
+                           (const cuComplex *)b, ldb, g->stride_b, &be, (cuComplex *)c, ldc,
+                           g->stride_c, nb);
+            break;
+        }
+        case GA_COMPLEX128: {
+            cuDoubleComplex al, be;
+            al.x = g->alpha;
+            al.y = 0;
+            be.x = g->beta;
+            be.y = 0;
+            what = "cublasZgemmStridedBatched";
+            st = api.zgemm(h, ta, tb, m, n, k, &al, (const cuDoubleComplex *)a, lda,
+                           g->stride_a, (const cuDoubleComplex *)b, ldb, g->stride_b, &be,
+                           (cuDoubleComplex *)c, ldc, g->stride_c, nb);
+            break;
+        }
+        case GA_FLOAT16: {
+            /* float16 storage, float32 accumulation (as PyTorch and CuPy do) */
+            float al = (float)g->alpha, be = (float)g->beta;
+            what = "cublasGemmStridedBatchedEx (float16)";
+            st = api.gemm_ex(h, ta, tb, m, n, k, &al, a, CUDA_R_16F, lda, g->stride_a, b,
+                             CUDA_R_16F, ldb, g->stride_b, &be, c, CUDA_R_16F, ldc,
+                             g->stride_c, nb, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            break;
+        }
+        default:
+            return ga_error(GA_ERR_UNSUPPORTED, "GEMM of dtype %s is not supported on a GPU",
+                            ga_dtype_infos[g->dtype].name);
+        }
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            return cublas_error(st, what);
+        }
+        done += nb;
+    }
+    return GA_OK;
+}

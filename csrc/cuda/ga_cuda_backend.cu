@@ -1,0 +1,581 @@
+/* ga_cuda_backend.cu: the plugin's table, devices, streams, caching allocator, copies.
+ *
+ * Every operation on device d is queued on d's one non-blocking stream and returns at
+ * once; copy_d2h and synchronize wait. Because all of a device's work is in one stream,
+ * a block freed on it can go straight back to the cache and be handed to the next
+ * allocation: later work that writes it is queued after earlier work that read it.
+ * Copies between devices are the exception, and are ordered against both streams with
+ * events (copy_peer).
+ *
+ * Per-device state is allocated once and never destroyed: free() must work during
+ * interpreter shutdown, after static destructors may have run.
+ */
+#include "ga_cuda.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+#define GA_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+/* Bins: 512-byte steps up to 1 MiB (small arrays, scratch), 2 MiB steps above (few
+ * large arrays; rounding wastes at most 2 MiB of each). */
+const size_t small_step = 512;
+const size_t small_limit = (size_t)1 << 20;
+const size_t large_step = (size_t)2 << 20;
+
+/* Device-to-host copies of at least stage_min bytes go through two pinned buffers of
+ * stage_chunk bytes, so the DMA of chunk i+1 overlaps the host memcpy of chunk i. */
+const size_t stage_chunk = (size_t)4 << 20;
+const size_t stage_min = (size_t)1 << 20;
+
+struct device_state {
+    std::mutex lock;
+    cudaStream_t stream;
+    cudaEvent_t order; /* recorded on `stream` for cross-device ordering */
+    ga_device_props props;
+    std::unordered_map<size_t, std::vector<void *>> cache; /* bin size -> free blocks */
+    size_t cached_bytes;
+    ga_memory_stats stats; /* reserved_bytes = live + cached bins */
+    void *pinned[2];
+    cudaEvent_t pinned_ready[2];
+    int pinned_state; /* 0 not tried, 1 ready, -1 unavailable */
+    signed char peer[GA_MAX_DEVICES]; /* 0 unknown, 1 enabled, -1 not possible */
+};
+
+struct {
+    int emulate;
+    int probed;
+    int count;
+    char reason[512];
+    std::mutex lock;
+    device_state *devs[GA_MAX_DEVICES];
+} G;
+
+void
+version_str(int v, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+/* Find out once whether there are devices, and if not, why (BUILD_NOTES.md). */
+void
+probe(void)
+{
+    std::lock_guard<std::mutex> g(G.lock);
+    if (G.probed) {
+        return;
+    }
+    G.probed = 1;
+    G.count = 0;
+#ifdef GA_CUDA_EMULATION
+    if (G.emulate <= 0) {
+        snprintf(G.reason, sizeof(G.reason),
+                 "the emulated CUDA plugin was loaded with 0 devices");
+        return;
+    }
+#else
+    if (G.emulate > 0) {
+        snprintf(G.reason, sizeof(G.reason),
+                 "libgpuarr_cuda.so runs real GPUs only; emulation needs "
+                 "libgpuarr_cuda_emu.so (build with -DGPUARR_CUDA_EMU=ON)");
+        return;
+    }
+#endif
+    int driver = 0, runtime = 0, n = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    cudaError_t err = cudaGetDeviceCount(&n); /* n is not written on failure */
+    cudaGetLastError();
+    if (err == cudaSuccess && n > 0) {
+        G.count = n < GA_MAX_DEVICES ? n : GA_MAX_DEVICES;
+        G.reason[0] = '\0';
+        return;
+    }
+    char dv[32], rv[32];
+    version_str(driver, dv, sizeof(dv));
+    version_str(runtime, rv, sizeof(rv));
+    if (err == cudaErrorInsufficientDriver && driver == 0) {
+        snprintf(G.reason, sizeof(G.reason),
+                 "no NVIDIA driver (the CUDA runtime answers cudaErrorInsufficientDriver "
+                 "and driver version 0); install the NVIDIA driver to use a GPU");
+    }
+    else if (err == cudaErrorInsufficientDriver) {
+        snprintf(G.reason, sizeof(G.reason),
+                 "driver too old: driver %s, runtime %s; update the NVIDIA driver to one "
+                 "that supports CUDA %s",
+                 dv, rv, rv);
+    }
+    else if (err == cudaErrorStubLibrary) {
+        snprintf(G.reason, sizeof(G.reason),
+                 "no NVIDIA driver (only the CUDA toolkit's stub libcuda.so was found: "
+                 "cudaErrorStubLibrary)");
+    }
+    else if (err == cudaErrorNoDevice || err == cudaSuccess) {
+        snprintf(G.reason, sizeof(G.reason),
+                 "no CUDA device (the NVIDIA driver %s found no GPU)", dv);
+    }
+    else {
+        snprintf(G.reason, sizeof(G.reason), "CUDA initialisation failed: %s (%s)",
+                 cudaGetErrorName(err), cudaGetErrorString(err));
+    }
+}
+
+int
+check_device(int dev)
+{
+    probe();
+    if (dev < 0 || dev >= G.count) {
+        return ga_error(GA_ERR_DEVICE, "gpu(%d) does not exist (this process has %d CUDA "
+                        "devices)", dev, G.count);
+    }
+    return GA_OK;
+}
+
+/* The device's state, made at its first use: properties, stream, event. */
+int
+state(int dev, device_state **out)
+{
+    GA_TRY(check_device(dev));
+    device_state *d = __atomic_load_n(&G.devs[dev], __ATOMIC_ACQUIRE);
+    if (d != NULL) {
+        *out = d;
+        return GA_OK;
+    }
+    std::lock_guard<std::mutex> g(G.lock);
+    if (G.devs[dev] == NULL) {
+        d = new (std::nothrow) device_state();
+        if (d == NULL) {
+            return ga_error(GA_ERR_NOMEM, "out of host memory for the state of gpu(%d)", dev);
+        }
+        cudaDeviceProp p;
+        GA_CUDA_TRY(cudaSetDevice(dev));
+        GA_CUDA_TRY(cudaGetDeviceProperties(&p, dev));
+        /* the runtime's name is up to 255 characters; ours is 127 */
+        size_t len = strnlen(p.name, sizeof(d->props.name) - 1);
+        memcpy(d->props.name, p.name, len);
+        d->props.name[len] = '\0';
+        d->props.total_memory = p.totalGlobalMem;
+        d->props.cc_major = p.major;
+        d->props.cc_minor = p.minor;
+        d->props.multiprocessors = p.multiProcessorCount;
+        GA_CUDA_TRY(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
+        GA_CUDA_TRY(cudaEventCreateWithFlags(&d->order, cudaEventDisableTiming));
+        d->stats.total_bytes = p.totalGlobalMem;
+        __atomic_store_n(&G.devs[dev], d, __ATOMIC_RELEASE);
+    }
+    *out = G.devs[dev];
+    return GA_OK;
+}
+
+size_t
+bin_size(size_t n)
+{
+    if (n == 0) {
+        n = 1;
+    }
+    if (n <= small_limit) {
+        return (n + small_step - 1) / small_step * small_step;
+    }
+    if (n > SIZE_MAX - large_step) {
+        return 0;
+    }
+    return (n + large_step - 1) / large_step * large_step;
+}
+
+/* Give every cached block of `d` back to the driver. Caller holds d->lock. */
+int
+release_cache(int dev, device_state *d)
+{
+    /* cudaFree waits for the device anyway; waiting here first makes it explicit that
+     * no queued work still uses a cached block */
+    GA_CUDA_TRY(cudaSetDevice(dev));
+    GA_CUDA_TRY(cudaStreamSynchronize(d->stream));
+    cudaError_t first = cudaSuccess;
+    for (auto &bin : d->cache) {
+        for (void *p : bin.second) {
+            cudaError_t e = cudaFree(p);
+            if (e != cudaSuccess && first == cudaSuccess) {
+                first = e;
+            }
+            d->stats.reserved_bytes -= bin.first;
+        }
+    }
+    d->cache.clear();
+    d->cached_bytes = 0;
+    GA_CUDA_TRY(first);
+    return GA_OK;
+}
+
+void
+human(size_t b, char *buf, size_t n)
+{
+    if (b >= ((size_t)1 << 30)) {
+        snprintf(buf, n, "%.2f GiB", (double)b / (double)((size_t)1 << 30));
+    }
+    else if (b >= ((size_t)1 << 20)) {
+        snprintf(buf, n, "%.2f MiB", (double)b / (double)((size_t)1 << 20));
+    }
+    else {
+        snprintf(buf, n, "%zu bytes", b);
+    }
+}
+
+/* --- the table's entries --------------------------------------------------------- */
+
+int
+cuda_device_count(int *count)
+{
+    probe();
+    *count = G.count;
+    return GA_OK;
+}
+
+int
+cuda_device_props(int dev, ga_device_props *out)
+{
+    device_state *d;
+    GA_TRY(state(dev, &d));
+    *out = d->props;
+    return GA_OK;
+}
+
+int
+cuda_synchronize(int dev)
+{
+    device_state *d;
+    GA_TRY(state(dev, &d));
+    GA_CUDA_TRY(cudaSetDevice(dev));
+    GA_CUDA_TRY(cudaStreamSynchronize(d->stream));
+    return GA_OK;
+}
+
+int
+cuda_alloc(int dev, size_t nbytes, void **ptr)
+{
+    device_state *d;
+    GA_TRY(state(dev, &d));
+    size_t bin = bin_size(nbytes);
+    std::lock_guard<std::mutex> g(d->lock);
+    auto it = d->cache.find(bin);
+    void *p = NULL;
+    if (it != d->cache.end() && !it->second.empty()) {
+        p = it->second.back();
+        it->second.pop_back();
+        d->cached_bytes -= bin;
+    }
+    else {
+        cudaError_t err = bin == 0 ? cudaErrorMemoryAllocation : cudaSetDevice(dev);
+        if (err == cudaSuccess) {
+            err = cudaMalloc(&p, bin);
+        }
+        if (err == cudaErrorMemoryAllocation && bin != 0 && d->cached_bytes > 0) {
+            /* the cache holds memory of other sizes: give it back, try once more */
+            cudaGetLastError();
+            GA_TRY(release_cache(dev, d));
+            err = cudaMalloc(&p, bin);
+        }
+        if (err == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            char want[32], used[32], total[32];
+            human(nbytes, want, sizeof(want));
+            human(d->stats.allocated_bytes, used, sizeof(used));
+            human(d->props.total_memory, total, sizeof(total));
+            return ga_error(GA_ERR_OOM_DEVICE,
+                            "out of memory on gpu(%d): cannot allocate %s (%zu bytes); "
+                            "%s in use by arrays on gpu(%d), %zu bytes cached (given back "
+                            "before retrying), %s in total. Delete arrays you no longer "
+                            "need (del x) or use smaller batches",
+                            dev, want, nbytes, used, dev, d->cached_bytes, total);
+        }
+        GA_CUDA_TRY(err);
+        d->stats.reserved_bytes += bin;
+        d->stats.alloc_calls++;
+    }
+    d->stats.allocated_bytes += nbytes;
+    if (d->stats.allocated_bytes > d->stats.peak_allocated_bytes) {
+        d->stats.peak_allocated_bytes = d->stats.allocated_bytes;
+    }
+    *ptr = p;
+    return GA_OK;
+}
+
+void
+cuda_free(int dev, void *ptr, size_t nbytes)
+{
+    if (ptr == NULL || dev < 0 || dev >= GA_MAX_DEVICES || G.devs[dev] == NULL) {
+        return;
+    }
+    device_state *d = G.devs[dev];
+    size_t bin = bin_size(nbytes);
+    std::lock_guard<std::mutex> g(d->lock);
+    d->stats.allocated_bytes -= nbytes;
+    try {
+        d->cache[bin].push_back(ptr);
+        d->cached_bytes += bin;
+    }
+    catch (...) {
+        /* no host memory for the list: give the block back instead */
+        cudaFree(ptr);
+        cudaGetLastError();
+        d->stats.reserved_bytes -= bin;
+    }
+}
+
+int
+cuda_memory_stats(int dev, ga_memory_stats *out)
+{
+    device_state *d;
+    GA_TRY(state(dev, &d));
+    std::lock_guard<std::mutex> g(d->lock);
+    *out = d->stats;
+    return GA_OK;
+}
+
+int
+cuda_empty_cache(int dev)
+{
+    device_state *d;
+    GA_TRY(state(dev, &d));
+    std::lock_guard<std::mutex> g(d->lock);
+    return release_cache(dev, d);
+}
+
+int
+cuda_copy_h2d(int dev, void *dst, const void *src, size_t nbytes)
+{
+    cudaStream_t s;
+    GA_TRY(ga_cuda_stream(dev, &s));
+    /* from pageable memory the runtime stages the source before returning, so the
+     * caller may free `src` at once */
+    GA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, s));
+    return GA_OK;
+}
+
+int
+pinned_buffers(int dev, device_state *d)
+{
+    if (d->pinned_state == 0) {
+        d->pinned_state = -1;
+        for (int i = 0; i < 2; i++) {
+            if (cudaHostAlloc(&d->pinned[i], stage_chunk, cudaHostAllocDefault) != cudaSuccess ||
+                cudaEventCreateWithFlags(&d->pinned_ready[i], cudaEventDisableTiming) !=
+                    cudaSuccess) {
+                cudaGetLastError(); /* fall back to the direct copy */
+                return 0;
+            }
+        }
+        d->pinned_state = 1;
+    }
+    return d->pinned_state == 1;
+}
+
+int
+cuda_copy_d2h(int dev, void *dst, const void *src, size_t nbytes)
+{
+    device_state *d;
+    cudaStream_t s;
+    GA_TRY(ga_cuda_stream(dev, &s));
+    GA_TRY(state(dev, &d));
+    std::lock_guard<std::mutex> g(d->lock);
+    if (nbytes < stage_min || !pinned_buffers(dev, d)) {
+        GA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, s));
+        GA_CUDA_TRY(cudaStreamSynchronize(s));
+        return GA_OK;
+    }
+    /* Chunk i goes to pinned[i % 2]; while it is in flight the host copies chunk i-1
+     * out of the other buffer. A buffer is refilled only after its previous chunk was
+     * copied out (the host did that in the previous iteration). */
+    const char *from = (const char *)src;
+    char *to = (char *)dst;
+    size_t nchunks = (nbytes + stage_chunk - 1) / stage_chunk;
+    for (size_t i = 0; i <= nchunks; i++) {
+        if (i < nchunks) {
+            size_t off = i * stage_chunk;
+            size_t len = nbytes - off < stage_chunk ? nbytes - off : stage_chunk;
+            GA_CUDA_TRY(cudaMemcpyAsync(d->pinned[i % 2], from + off, len,
+                                        cudaMemcpyDeviceToHost, s));
+            GA_CUDA_TRY(cudaEventRecord(d->pinned_ready[i % 2], s));
+        }
+        if (i > 0) {
+            size_t j = i - 1;
+            size_t off = j * stage_chunk;
+            size_t len = nbytes - off < stage_chunk ? nbytes - off : stage_chunk;
+            GA_CUDA_TRY(cudaEventSynchronize(d->pinned_ready[j % 2]));
+            memcpy(to + off, d->pinned[j % 2], len);
+        }
+    }
+    return GA_OK;
+}
+
+int
+cuda_copy_d2d(int dev, void *dst, const void *src, size_t nbytes)
+{
+    cudaStream_t s;
+    GA_TRY(ga_cuda_stream(dev, &s));
+    GA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, s));
+    return GA_OK;
+}
+
+/* Direct access from `dev` to `peer`'s memory when the hardware allows it (NVLink or
+ * PCIe P2P); otherwise cudaMemcpyPeerAsync stages through the host by itself. */
+void
+enable_peer(int dev, device_state *d, int peer)
+{
+    if (d->peer[peer] != 0) {
+        return;
+    }
+    int can = 0;
+    d->peer[peer] = -1;
+    if (cudaDeviceCanAccessPeer(&can, dev, peer) == cudaSuccess && can &&
+        cudaSetDevice(dev) == cudaSuccess) {
+        cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+        if (e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled) {
+            d->peer[peer] = 1;
+        }
+    }
+    cudaGetLastError(); /* AlreadyEnabled would otherwise fail the next launch check */
+}
+
+int
+cuda_copy_peer(int dst_dev, void *dst, int src_dev, const void *src, size_t nbytes)
+{
+    if (dst_dev == src_dev) {
+        return cuda_copy_d2d(dst_dev, dst, src, nbytes);
+    }
+    device_state *dd, *sd;
+    GA_TRY(state(dst_dev, &dd));
+    GA_TRY(state(src_dev, &sd));
+    enable_peer(dst_dev, dd, src_dev);
+    /* The copy runs on the destination's stream, after everything queued so far on
+     * the source's stream (which may still be writing `src`). */
+    GA_CUDA_TRY(cudaSetDevice(src_dev));
+    GA_CUDA_TRY(cudaEventRecord(sd->order, sd->stream));
+    GA_CUDA_TRY(cudaSetDevice(dst_dev));
+    GA_CUDA_TRY(cudaStreamWaitEvent(dd->stream, sd->order, 0));
+    GA_CUDA_TRY(cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, nbytes, dd->stream));
+    /* And the source's later work waits for the copy: `src` may be freed when this
+     * returns, and the cache may hand its block to the next kernel on src_dev. */
+    GA_CUDA_TRY(cudaEventRecord(dd->order, dd->stream));
+    GA_CUDA_TRY(cudaSetDevice(src_dev));
+    GA_CUDA_TRY(cudaStreamWaitEvent(sd->stream, dd->order, 0));
+    return GA_OK;
+}
+
+const char *
+cuda_last_error(void)
+{
+    return ga_error_message();
+}
+
+const char *
+cuda_unavailable_reason(void)
+{
+    probe();
+    return G.reason;
+}
+
+const ga_backend table = {
+    GA_BACKEND_ABI_VERSION,
+#ifdef GA_CUDA_EMULATION
+    "emulated cuda",
+#else
+    "cuda",
+#endif
+    cuda_device_count,
+    cuda_device_props,
+    cuda_synchronize,
+    cuda_alloc,
+    cuda_free,
+    cuda_memory_stats,
+    cuda_empty_cache,
+    cuda_copy_h2d,
+    cuda_copy_d2h,
+    cuda_copy_d2d,
+    cuda_copy_peer,
+    ga_cuda_elementwise,
+    ga_cuda_reduce,
+    ga_cuda_scan,
+    ga_cuda_gemm,
+    ga_cuda_random,
+    ga_cuda_gather,
+    ga_cuda_scatter,
+    ga_cuda_nonzero,
+    ga_cuda_arange,
+    cuda_last_error,
+    cuda_unavailable_reason,
+};
+
+}  // namespace
+
+/* --- what the kernel files share (ga_cuda.h) --------------------------------------- */
+
+extern "C" int
+ga_cuda_error(cudaError_t err, const char *expr, const char *file, int line)
+{
+    cudaGetLastError(); /* the runtime also keeps a non-sticky error as the last one */
+    const char *base = strrchr(file, '/');
+    const char *extra = "";
+#ifdef GA_CUDA_EMULATION
+    extra = ga_emu_take_error_detail();
+#endif
+    return ga_error(err == cudaErrorMemoryAllocation ? GA_ERR_OOM_DEVICE : GA_ERR_CUDA,
+                    "CUDA error %s (%s) in %s at %s:%d%s%s", cudaGetErrorName(err),
+                    cudaGetErrorString(err), expr, base ? base + 1 : file, line,
+                    extra[0] ? "; " : "", extra);
+}
+
+extern "C" int
+ga_cuda_stream(int dev, cudaStream_t *stream)
+{
+    device_state *d;
+    GA_TRY(state(dev, &d));
+    GA_CUDA_TRY(cudaSetDevice(dev));
+    *stream = d->stream;
+    return GA_OK;
+}
+
+extern "C" void
+ga_cuda_launch_dims(int dev, int64_t n, unsigned *grid, unsigned *block)
+{
+    /* 256 threads a block; at most 8 blocks per multiprocessor (2048 resident
+     * threads), the rest of n is covered by the grid-stride loop */
+    const int64_t threads = 256;
+    int sms = 1;
+    if (dev >= 0 && dev < GA_MAX_DEVICES && G.devs[dev] != NULL) {
+        sms = G.devs[dev]->props.multiprocessors > 0 ? G.devs[dev]->props.multiprocessors : 1;
+    }
+    int64_t want = (n + threads - 1) / threads;
+    int64_t cap = (int64_t)sms * 8;
+    *block = (unsigned)threads;
+    *grid = (unsigned)(want < 1 ? 1 : want < cap ? want : cap);
+}
+
+extern "C" int
+ga_cuda_alloc(int dev, size_t nbytes, void **ptr)
+{
+    return cuda_alloc(dev, nbytes, ptr);
+}
+
+extern "C" void
+ga_cuda_free(int dev, void *ptr, size_t nbytes)
+{
+    cuda_free(dev, ptr, nbytes);
+}
+
+/* The plugin's one exported entry (ga_backend.h). */
+GA_EXPORT const ga_backend *
+gpuarr_cuda_backend(int emulate_devices)
+{
+    G.emulate = emulate_devices;
+#ifdef GA_CUDA_EMULATION
+    ga_emu_init(emulate_devices);
+#endif
+    return &table;
+}

@@ -1,0 +1,1170 @@
+/* ga_cuda_emu.cpp: the CUDA runtime and cuBLAS as the emulated plugin sees them.
+ *
+ * Launches. A block's threads must be able to stop at __syncthreads and wait for the
+ * others. Spawning an OS thread per CUDA thread would make every elementwise launch
+ * cost hundreds of thread creations, so this uses ucontext fibers, lazily:
+ *   1. thread 0 of the block runs on a fiber;
+ *   2. if it finishes without reaching a barrier, the block is barrier-free (barriers
+ *      must be reached by every thread of a block in CUDA too) and threads 1..n-1 run
+ *      as plain calls on the host stack: no context switch at all;
+ *   3. if it stops at a barrier, every other thread gets a fiber of its own and runs to
+ *      its first barrier (or its end); then passes resume each waiting fiber in thread
+ *      order until all are done. A pass ends only when every live thread is at the
+ *      barrier, which is exactly __syncthreads's guarantee. Exited threads do not
+ *      hold a barrier up, as on current GPUs.
+ * A thread that reaches __syncthreads in step 2 (a barrier thread 0 skipped) cannot be
+ * suspended: the launch fails with cudaErrorLaunchFailure and ga_emu_error_detail()
+ * says why. Fiber stacks (512 KiB, a guard page below, reserved lazily) are pooled for
+ * the process. Under AddressSanitizer every switch is announced with
+ * __sanitizer_start/finish_switch_fiber.
+ *
+ * Memory. Device blocks are host blocks recorded in an address map with their device,
+ * so copies check that device pointers really are device memory (a swapped argument
+ * fails like an illegal address, instead of silently copying host memory), and
+ * cuBLAS checks that the whole extent of each strided operand lies in one block.
+ */
+#include "ga_cuda_emu.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "../ga_half.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define GA_EMU_ASAN 1
+#else
+#define GA_EMU_ASAN 0
+#endif
+
+uint3 threadIdx;
+uint3 blockIdx;
+dim3 blockDim;
+dim3 gridDim;
+
+namespace {
+
+/* --- state ------------------------------------------------------------------------ */
+
+struct ga_emu_device {
+    size_t used;
+    int peer_enabled[64];
+};
+
+struct block_info {
+    size_t size;
+    int device; /* -1: pinned host memory */
+};
+
+std::mutex state_lock; /* devices, the address map */
+std::mutex launch_lock;
+int ndevices;
+size_t memory_limit;
+ga_emu_device devices[64];
+std::map<uintptr_t, block_info> blocks; /* start address -> block */
+thread_local int current_device;
+thread_local cudaError_t last_error = cudaSuccess;
+thread_local char error_detail[512];
+
+cudaError_t
+fail(cudaError_t err)
+{
+    last_error = err;
+    return err;
+}
+
+void
+detail(const char *fmt, const char *arg)
+{
+    snprintf(error_detail, sizeof(error_detail), fmt, arg);
+}
+
+/* The block that holds [p, p + n), or NULL. Caller holds state_lock. */
+const block_info *
+find_block(const void *p, size_t n, uintptr_t *start)
+{
+    uintptr_t a = (uintptr_t)p;
+    auto it = blocks.upper_bound(a);
+    if (it == blocks.begin()) {
+        return nullptr;
+    }
+    --it;
+    if (a - it->first + n > it->second.size && !(n == 0 && a - it->first <= it->second.size)) {
+        return nullptr;
+    }
+    if (start) {
+        *start = it->first;
+    }
+    return &it->second;
+}
+
+/* The device of the block that holds [p, p + n): -1 for pinned host memory, -2 for
+ * anything else (pageable host memory). */
+int
+where(const void *p, size_t n)
+{
+    std::lock_guard<std::mutex> g(state_lock);
+    const block_info *b = find_block(p, n, nullptr);
+    return b ? b->device : -2;
+}
+
+}  // namespace
+
+/* --- devices -------------------------------------------------------------------- */
+
+extern "C" {
+
+int
+ga_emu_inject(const char *what)
+{
+    const char *v = getenv("GPUARR_CUDA_EMULATE_FAIL");
+    if (v == NULL || *v == '\0') {
+        return 0;
+    }
+    size_t n = strlen(what);
+    for (const char *p = v; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, what, n) == 0) {
+            detail("%s failed: injected by GPUARR_CUDA_EMULATE_FAIL (test only)", what);
+            last_error = cudaErrorIllegalAddress;
+            return 1;
+        }
+        p += len + (end ? 1 : 0);
+    }
+    return 0;
+}
+
+const char *
+ga_emu_take_error_detail(void)
+{
+    static thread_local char taken[sizeof(error_detail)];
+    memcpy(taken, error_detail, sizeof(taken));
+    error_detail[0] = '\0';
+    return taken;
+}
+
+void
+ga_emu_init(int n)
+{
+    std::lock_guard<std::mutex> g(state_lock);
+    ndevices = n < 0 ? 0 : n > 64 ? 64 : n;
+    memory_limit = (size_t)1 << 30;
+    const char *v = getenv("GPUARR_CUDA_EMULATE_MEMORY");
+    if (v != NULL && *v != '\0') {
+        char *end;
+        errno = 0;
+        unsigned long long b = strtoull(v, &end, 10);
+        if (errno == 0 && *end == '\0' && b > 0) {
+            memory_limit = (size_t)b;
+        }
+    }
+}
+
+#define GA_EMU_FAIL_POINT(name)                                                        \
+    do {                                                                               \
+        if (ga_emu_inject(name)) {                                                     \
+            return cudaErrorIllegalAddress;                                            \
+        }                                                                              \
+    } while (0)
+
+cudaError_t
+cudaGetDeviceCount(int *count)
+{
+    if (ndevices == 0) {
+        return fail(cudaErrorNoDevice); /* like the runtime: *count is not written */
+    }
+    *count = ndevices;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaDriverGetVersion(int *version)
+{
+    *version = 13000;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaRuntimeGetVersion(int *version)
+{
+    *version = 13000;
+    return cudaSuccess;
+}
+
+static int
+valid_device(int d)
+{
+    return d >= 0 && d < ndevices;
+}
+
+cudaError_t
+cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+    if (!valid_device(device)) {
+        return fail(cudaErrorInvalidDevice);
+    }
+    memset(prop, 0, sizeof(*prop));
+    snprintf(prop->name, sizeof(prop->name), "emulated CUDA device %d (CPU)", device);
+    prop->totalGlobalMem = memory_limit;
+    prop->sharedMemPerBlock = 48 * 1024;
+    prop->warpSize = 32;
+    prop->maxThreadsPerBlock = 1024;
+    prop->maxThreadsDim[0] = 1024;
+    prop->maxThreadsDim[1] = 1024;
+    prop->maxThreadsDim[2] = 64;
+    prop->maxGridSize[0] = 0x7fffffff;
+    prop->maxGridSize[1] = 65535;
+    prop->maxGridSize[2] = 65535;
+    /* few multiprocessors: grid-stride kernels then launch few threads, which keeps
+     * the emulation fast */
+    prop->major = 8;
+    prop->minor = 0;
+    prop->multiProcessorCount = 2;
+    prop->maxThreadsPerMultiProcessor = 2048;
+    prop->canMapHostMemory = 1;
+    prop->unifiedAddressing = 1;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaSetDevice(int device)
+{
+    if (!valid_device(device)) {
+        return fail(cudaErrorInvalidDevice);
+    }
+    current_device = device;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaGetDevice(int *device)
+{
+    *device = current_device;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaDeviceSynchronize(void)
+{
+    GA_EMU_FAIL_POINT("cudaDeviceSynchronize");
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+{
+    std::lock_guard<std::mutex> g(state_lock);
+    *total_bytes = memory_limit;
+    *free_bytes = memory_limit - devices[current_device].used;
+    return cudaSuccess;
+}
+
+/* --- errors ------------------------------------------------------------------------ */
+
+cudaError_t
+cudaGetLastError(void)
+{
+    cudaError_t e = last_error;
+    last_error = cudaSuccess;
+    return e;
+}
+
+cudaError_t
+cudaPeekAtLastError(void)
+{
+    return last_error;
+}
+
+#define GA_EMU_ERRORS(X)                                                               \
+    X(cudaSuccess, "no error")                                                         \
+    X(cudaErrorInvalidValue, "invalid argument")                                       \
+    X(cudaErrorMemoryAllocation, "out of memory")                                      \
+    X(cudaErrorInitializationError, "initialization error")                            \
+    X(cudaErrorInvalidConfiguration, "invalid configuration argument")                 \
+    X(cudaErrorInvalidDevicePointer, "invalid device pointer")                         \
+    X(cudaErrorInvalidMemcpyDirection, "invalid copy direction for memcpy")            \
+    X(cudaErrorStubLibrary, "CUDA driver is a stub library")                           \
+    X(cudaErrorInsufficientDriver,                                                     \
+      "CUDA driver version is insufficient for CUDA runtime version")                  \
+    X(cudaErrorNoDevice, "no CUDA-capable device is detected")                         \
+    X(cudaErrorInvalidDevice, "invalid device ordinal")                                \
+    X(cudaErrorInvalidResourceHandle, "invalid resource handle")                       \
+    X(cudaErrorNotReady, "device not ready")                                           \
+    X(cudaErrorIllegalAddress, "an illegal memory access was encountered")             \
+    X(cudaErrorLaunchOutOfResources, "too many resources requested for launch")        \
+    X(cudaErrorPeerAccessAlreadyEnabled,                                               \
+      "peer access is already enabled")                                                \
+    X(cudaErrorPeerAccessNotEnabled, "peer access has not been enabled")               \
+    X(cudaErrorLaunchFailure, "unspecified launch failure")                            \
+    X(cudaErrorUnknown, "unknown error")
+
+const char *
+cudaGetErrorName(cudaError_t err)
+{
+    switch (err) {
+#define GA_X_NAME(e, text)                                                             \
+    case e:                                                                            \
+        return #e;
+        GA_EMU_ERRORS(GA_X_NAME)
+#undef GA_X_NAME
+    }
+    return "cudaErrorUnknown";
+}
+
+const char *
+cudaGetErrorString(cudaError_t err)
+{
+    switch (err) {
+#define GA_X_TEXT(e, text)                                                             \
+    case e:                                                                            \
+        return text;
+        GA_EMU_ERRORS(GA_X_TEXT)
+#undef GA_X_TEXT
+    }
+    return "unrecognized error code";
+}
+
+/* --- memory ----------------------------------------------------------------------- */
+
+cudaError_t
+cudaMalloc(void **ptr, size_t size)
+{
+    GA_EMU_FAIL_POINT("cudaMalloc");
+    std::lock_guard<std::mutex> g(state_lock);
+    ga_emu_device &d = devices[current_device];
+    if (!valid_device(current_device)) {
+        return fail(cudaErrorInvalidDevice);
+    }
+    if (size > memory_limit - d.used) {
+        return fail(cudaErrorMemoryAllocation);
+    }
+    /* exact size (not rounded), so AddressSanitizer sees the block's real end */
+    void *p = malloc(size ? size : 1);
+    if (p == NULL) {
+        return fail(cudaErrorMemoryAllocation);
+    }
+    /* like fresh device memory: not zero (catches reads of unwritten outputs) */
+    memset(p, 0xA5, size);
+    d.used += size;
+    blocks[(uintptr_t)p] = block_info{size, current_device};
+    *ptr = p;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaFree(void *ptr)
+{
+    if (ptr == NULL) {
+        return cudaSuccess;
+    }
+    std::lock_guard<std::mutex> g(state_lock);
+    auto it = blocks.find((uintptr_t)ptr);
+    if (it == blocks.end() || it->second.device < 0) {
+        return fail(cudaErrorInvalidDevicePointer);
+    }
+    devices[it->second.device].used -= it->second.size;
+    blocks.erase(it);
+    free(ptr);
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaHostAlloc(void **ptr, size_t size, unsigned flags)
+{
+    (void)flags;
+    GA_EMU_FAIL_POINT("cudaHostAlloc");
+    void *p = malloc(size ? size : 1);
+    if (p == NULL) {
+        return fail(cudaErrorMemoryAllocation);
+    }
+    std::lock_guard<std::mutex> g(state_lock);
+    blocks[(uintptr_t)p] = block_info{size, -1};
+    *ptr = p;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaMallocHost(void **ptr, size_t size)
+{
+    return cudaHostAlloc(ptr, size, 0);
+}
+
+cudaError_t
+cudaFreeHost(void *ptr)
+{
+    if (ptr == NULL) {
+        return cudaSuccess;
+    }
+    std::lock_guard<std::mutex> g(state_lock);
+    auto it = blocks.find((uintptr_t)ptr);
+    if (it == blocks.end() || it->second.device != -1) {
+        return fail(cudaErrorInvalidValue);
+    }
+    blocks.erase(it);
+    free(ptr);
+    return cudaSuccess;
+}
+
+/* A copy is legal when each side is where `kind` says (host = pageable or pinned). */
+static cudaError_t
+checked_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, const char *what)
+{
+    if (n == 0) {
+        return cudaSuccess;
+    }
+    int ds = where(dst, n), ss = where(src, n);
+    int want_dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    int want_src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    if (kind == cudaMemcpyDefault) {
+        want_dst_dev = ds >= 0;
+        want_src_dev = ss >= 0;
+    }
+    if ((ds >= 0) != want_dst_dev || (ss >= 0) != want_src_dev) {
+        snprintf(error_detail, sizeof(error_detail),
+                 "%s: %s pointer is not %s memory (emulation check)", what,
+                 (ds >= 0) != want_dst_dev ? "the destination" : "the source",
+                 ((ds >= 0) != want_dst_dev ? want_dst_dev : want_src_dev) ? "device"
+                                                                          : "host");
+        return fail(cudaErrorIllegalAddress);
+    }
+    memmove(dst, src, n);
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
+{
+    GA_EMU_FAIL_POINT("cudaMemcpy");
+    return checked_copy(dst, src, n, kind, "cudaMemcpy");
+}
+
+cudaError_t
+cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                cudaStream_t stream)
+{
+    (void)stream;
+    GA_EMU_FAIL_POINT("cudaMemcpyAsync");
+    return checked_copy(dst, src, n, kind, "cudaMemcpyAsync");
+}
+
+cudaError_t
+cudaMemcpyPeerAsync(void *dst, int dst_dev, const void *src, int src_dev, size_t n,
+                    cudaStream_t stream)
+{
+    (void)stream;
+    GA_EMU_FAIL_POINT("cudaMemcpyPeerAsync");
+    if (!valid_device(dst_dev) || !valid_device(src_dev)) {
+        return fail(cudaErrorInvalidDevice);
+    }
+    if (n == 0) {
+        return cudaSuccess;
+    }
+    if (where(dst, n) != dst_dev || where(src, n) != src_dev) {
+        snprintf(error_detail, sizeof(error_detail),
+                 "cudaMemcpyPeerAsync: a pointer is not memory of the device named with it "
+                 "(emulation check)");
+        return fail(cudaErrorIllegalAddress);
+    }
+    memmove(dst, src, n);
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaMemset(void *ptr, int value, size_t n)
+{
+    GA_EMU_FAIL_POINT("cudaMemset");
+    if (n != 0 && where(ptr, n) < 0) {
+        return fail(cudaErrorInvalidValue);
+    }
+    memset(ptr, value, n);
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaMemsetAsync(void *ptr, int value, size_t n, cudaStream_t stream)
+{
+    (void)stream;
+    GA_EMU_FAIL_POINT("cudaMemsetAsync");
+    if (n != 0 && where(ptr, n) < 0) {
+        return fail(cudaErrorInvalidValue);
+    }
+    memset(ptr, value, n);
+    return cudaSuccess;
+}
+
+/* --- streams and events: work is done when queued, so these only check handles ----- */
+
+}  // extern "C"
+
+struct ga_emu_stream {
+    int device;
+};
+struct ga_emu_event {
+    int device;
+};
+
+extern "C" {
+
+cudaError_t
+cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
+{
+    (void)flags;
+    GA_EMU_FAIL_POINT("cudaStreamCreateWithFlags");
+    *stream = new ga_emu_stream{current_device};
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaStreamCreate(cudaStream_t *stream)
+{
+    return cudaStreamCreateWithFlags(stream, 0);
+}
+
+cudaError_t
+cudaStreamDestroy(cudaStream_t stream)
+{
+    delete stream;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaStreamSynchronize(cudaStream_t stream)
+{
+    (void)stream;
+    GA_EMU_FAIL_POINT("cudaStreamSynchronize");
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
+{
+    (void)stream;
+    (void)flags;
+    if (event == NULL) {
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
+{
+    (void)flags;
+    GA_EMU_FAIL_POINT("cudaEventCreateWithFlags");
+    *event = new ga_emu_event{current_device};
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaEventCreate(cudaEvent_t *event)
+{
+    return cudaEventCreateWithFlags(event, 0);
+}
+
+cudaError_t
+cudaEventDestroy(cudaEvent_t event)
+{
+    delete event;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    GA_EMU_FAIL_POINT("cudaEventRecord");
+    if (event == NULL) {
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    /* the real runtime requires the event and the stream to be of one device */
+    if (stream != NULL && stream->device != event->device) {
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaEventSynchronize(cudaEvent_t event)
+{
+    (void)event;
+    GA_EMU_FAIL_POINT("cudaEventSynchronize");
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaEventQuery(cudaEvent_t event)
+{
+    (void)event;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaDeviceCanAccessPeer(int *can, int device, int peer)
+{
+    if (!valid_device(device) || !valid_device(peer)) {
+        return fail(cudaErrorInvalidDevice);
+    }
+    *can = device != peer;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaDeviceEnablePeerAccess(int peer, unsigned flags)
+{
+    (void)flags;
+    if (!valid_device(peer) || peer == current_device) {
+        return fail(cudaErrorInvalidDevice);
+    }
+    std::lock_guard<std::mutex> g(state_lock);
+    int &on = devices[current_device].peer_enabled[peer];
+    if (on) {
+        /* as the runtime does, and it stays as the last error until read */
+        return fail(cudaErrorPeerAccessAlreadyEnabled);
+    }
+    on = 1;
+    return cudaSuccess;
+}
+
+}  // extern "C"
+
+/* --- launches ----------------------------------------------------------------------- */
+
+namespace {
+
+const size_t fiber_stack_size = 512 * 1024;
+
+enum { F_IDLE, F_AT_BARRIER, F_DONE };
+
+struct fiber {
+    ucontext_t ctx;
+    char *stack; /* usable part, above the guard page */
+    int state;
+    uint3 tid;
+    void *fake_stack; /* AddressSanitizer's, while suspended */
+};
+
+struct launch_state {
+    void (*fn)(void *);
+    void *ctx;
+    ucontext_t sched;
+    fiber *current;      /* the fiber running now, or NULL in direct mode */
+    int direct_barrier;  /* a barrier was reached outside a fiber */
+    int bar_acc;         /* sum of predicates at the barrier being formed */
+    int bar_result;      /* the sum at the last completed barrier */
+    int bar_count;       /* threads that reached it */
+    std::vector<unsigned char> dynamic_shared;
+    const void *sched_bottom;
+    size_t sched_size;
+};
+
+std::vector<fiber *> fiber_pool;
+launch_state L;
+
+fiber *
+fiber_get(size_t i)
+{
+    while (fiber_pool.size() <= i) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        void *m = mmap(NULL, fiber_stack_size + page, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) {
+            return nullptr;
+        }
+        mprotect(m, page, PROT_NONE); /* overflow faults instead of corrupting */
+        fiber *f = new fiber();
+        f->stack = (char *)m + page;
+        fiber_pool.push_back(f);
+    }
+    return fiber_pool[i];
+}
+
+void
+set_thread_index(uint3 t)
+{
+    threadIdx = t;
+}
+
+uint3
+thread_of(unsigned i)
+{
+    uint3 t;
+    t.x = i % blockDim.x;
+    t.y = (i / blockDim.x) % blockDim.y;
+    t.z = i / (blockDim.x * blockDim.y);
+    return t;
+}
+
+void
+fiber_entry(void)
+{
+    fiber *f = L.current;
+#if GA_EMU_ASAN
+    __sanitizer_finish_switch_fiber(nullptr, &L.sched_bottom, &L.sched_size);
+#endif
+    L.fn(L.ctx);
+    f->state = F_DONE;
+#if GA_EMU_ASAN
+    __sanitizer_start_switch_fiber(nullptr, L.sched_bottom, L.sched_size);
+#endif
+    /* returning resumes uc_link, the scheduler */
+}
+
+/* Run `f` until it reaches a barrier or ends. */
+void
+resume(fiber *f)
+{
+    set_thread_index(f->tid);
+    L.current = f;
+#if GA_EMU_ASAN
+    void *fake = nullptr;
+    __sanitizer_start_switch_fiber(&fake, f->stack, fiber_stack_size);
+#endif
+    swapcontext(&L.sched, &f->ctx);
+#if GA_EMU_ASAN
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
+    L.current = nullptr;
+}
+
+int
+start(fiber *f, uint3 tid)
+{
+    f->tid = tid;
+    f->state = F_IDLE;
+    getcontext(&f->ctx);
+    f->ctx.uc_stack.ss_sp = f->stack;
+    f->ctx.uc_stack.ss_size = fiber_stack_size;
+    f->ctx.uc_link = &L.sched;
+    makecontext(&f->ctx, fiber_entry, 0);
+    resume(f);
+    return f->state;
+}
+
+/* One block; returns 0, or -1 after a barrier thread 0 did not reach. */
+int
+run_block(unsigned nthreads)
+{
+    fiber *f0 = fiber_get(0);
+    if (f0 == nullptr) {
+        return -2;
+    }
+    L.bar_acc = 0;
+    L.bar_count = 0;
+    if (start(f0, thread_of(0)) == F_DONE) {
+        for (unsigned i = 1; i < nthreads; i++) {
+            set_thread_index(thread_of(i));
+            L.fn(L.ctx);
+            if (L.direct_barrier) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    for (unsigned i = 1; i < nthreads; i++) {
+        fiber *f = fiber_get(i);
+        if (f == nullptr) {
+            return -2;
+        }
+        start(f, thread_of(i));
+    }
+    for (;;) {
+        L.bar_result = L.bar_acc;
+        L.bar_acc = 0;
+        L.bar_count = 0;
+        int live = 0;
+        for (unsigned i = 0; i < nthreads; i++) {
+            fiber *f = fiber_pool[i];
+            if (f->state == F_AT_BARRIER) {
+                f->state = F_IDLE;
+                resume(f);
+                live = 1;
+            }
+        }
+        if (!live) {
+            return 0;
+        }
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+void *
+ga_emu_dynamic_shared(void)
+{
+    return L.dynamic_shared.empty() ? nullptr : L.dynamic_shared.data();
+}
+
+static void
+barrier(int pred)
+{
+    fiber *f = L.current;
+    if (f == nullptr) {
+        /* outside a fiber: a barrier that thread 0 of this block never reached */
+        if (!L.direct_barrier) {
+            snprintf(error_detail, sizeof(error_detail),
+                     "kernel reached __syncthreads in thread (%u,%u,%u) of block (%u,%u,%u) "
+                     "but thread 0 of that block reached none: a divergent barrier "
+                     "(emulation check)",
+                     threadIdx.x, threadIdx.y, threadIdx.z, blockIdx.x, blockIdx.y,
+                     blockIdx.z);
+        }
+        L.direct_barrier = 1;
+        return;
+    }
+    L.bar_acc += pred != 0;
+    L.bar_count++;
+    f->state = F_AT_BARRIER;
+#if GA_EMU_ASAN
+    __sanitizer_start_switch_fiber(&f->fake_stack, L.sched_bottom, L.sched_size);
+#endif
+    swapcontext(&f->ctx, &L.sched);
+#if GA_EMU_ASAN
+    __sanitizer_finish_switch_fiber(f->fake_stack, &L.sched_bottom, &L.sched_size);
+#endif
+}
+
+void
+__syncthreads(void)
+{
+    barrier(0);
+}
+
+int
+__syncthreads_count(int pred)
+{
+    barrier(pred);
+    return L.bar_result;
+}
+
+int
+__syncthreads_and(int pred)
+{
+    /* all true <=> no thread passed a false predicate */
+    barrier(!pred);
+    return L.bar_result == 0;
+}
+
+int
+__syncthreads_or(int pred)
+{
+    barrier(pred);
+    return L.bar_result != 0;
+}
+
+void
+__threadfence(void)
+{
+}
+
+void
+__threadfence_block(void)
+{
+}
+
+void
+ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+           void (*thread_fn)(void *), void *ctx)
+{
+    (void)stream;
+    if (ga_emu_inject("launch")) {
+        return;
+    }
+    unsigned long long nthreads = (unsigned long long)block.x * block.y * block.z;
+    if (nthreads == 0 || nthreads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 ||
+        grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535) {
+        snprintf(error_detail, sizeof(error_detail),
+                 "launch with grid (%u,%u,%u) and block (%u,%u,%u) (emulation check)",
+                 grid.x, grid.y, grid.z, block.x, block.y, block.z);
+        fail(cudaErrorInvalidConfiguration);
+        return;
+    }
+    if (shmem > 48 * 1024) {
+        fail(cudaErrorInvalidValue);
+        return;
+    }
+    std::lock_guard<std::mutex> g(launch_lock);
+    L.fn = thread_fn;
+    L.ctx = ctx;
+    L.direct_barrier = 0;
+    L.current = nullptr;
+    L.dynamic_shared.assign(shmem, 0xA5); /* not zero, like real shared memory */
+    gridDim = grid;
+    blockDim = block;
+    for (unsigned z = 0; z < grid.z; z++) {
+        for (unsigned y = 0; y < grid.y; y++) {
+            for (unsigned x = 0; x < grid.x; x++) {
+                blockIdx.x = x;
+                blockIdx.y = y;
+                blockIdx.z = z;
+                int r = run_block((unsigned)nthreads);
+                if (r == -2) {
+                    fail(cudaErrorLaunchOutOfResources);
+                    return;
+                }
+                if (r != 0) {
+                    fail(cudaErrorLaunchFailure);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+}  // extern "C"
+
+/* --- cuBLAS reference ----------------------------------------------------------------- */
+
+struct ga_emu_cublas {
+    cudaStream_t stream;
+};
+
+namespace {
+
+/* Does the strided batch of (rows x cols, leading dimension ld) matrices at p lie in
+ * one device block? The last element is at (batch-1)*stride + (cols-1)*ld + rows-1. */
+bool
+operand_ok(const void *p, size_t esize, long long rows, long long cols, long long ld,
+           long long stride, long long batch, const char *name)
+{
+    if (rows == 0 || cols == 0 || batch == 0) {
+        return true;
+    }
+    long long last = (batch - 1) * stride + (cols - 1) * ld + rows - 1;
+    if (stride < 0 || where(p, (size_t)(last + 1) * esize) < 0) {
+        snprintf(error_detail, sizeof(error_detail),
+                 "cuBLAS operand %s: %lld x %lld (ld %lld, batch stride %lld, batch %lld) "
+                 "does not lie in one device block (emulation check)",
+                 name, rows, cols, ld, stride, batch);
+        return false;
+    }
+    return true;
+}
+
+template <typename T>
+struct cplx {
+    T re, im;
+};
+
+template <typename T>
+inline T
+mul(T a, T b)
+{
+    return a * b;
+}
+template <typename T>
+inline cplx<T>
+mul(cplx<T> a, cplx<T> b)
+{
+    return cplx<T>{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+template <typename T>
+inline T
+add(T a, T b)
+{
+    return a + b;
+}
+template <typename T>
+inline cplx<T>
+add(cplx<T> a, cplx<T> b)
+{
+    return cplx<T>{a.re + b.re, a.im + b.im};
+}
+template <typename T>
+inline T
+conj_if(T a, bool)
+{
+    return a;
+}
+template <typename T>
+inline cplx<T>
+conj_if(cplx<T> a, bool c)
+{
+    return c ? cplx<T>{a.re, -a.im} : a;
+}
+template <typename T>
+inline bool
+is_zero(T a)
+{
+    return a == T(0);
+}
+template <typename T>
+inline bool
+is_zero(cplx<T> a)
+{
+    return a.re == 0 && a.im == 0;
+}
+
+/* Storage <-> compute type: identity, except half bits computed in float. */
+template <typename S, typename C>
+struct conv {
+    static C in(S s) { return (C)s; }
+    static S out(C c) { return (S)c; }
+};
+template <>
+struct conv<uint16_t, float> {
+    static float in(uint16_t s) { return ga_half_to_float(s); }
+    static uint16_t out(float c) { return ga_float_to_half(c); }
+};
+
+/* C = alpha op(A) op(B) + beta C, column-major, exactly as cuBLAS defines it; C is not
+ * read when beta == 0. */
+template <typename S, typename C>
+cublasStatus_t
+gemm_ref(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+         C alpha, const S *A, int lda, long long sa, const S *B, int ldb, long long sb,
+         C beta, S *Cm, int ldc, long long sc, int batch)
+{
+    if (ga_emu_inject("cublas")) {
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    if (h == nullptr) {
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    }
+    long long arows = ta == CUBLAS_OP_N ? m : k, acols = ta == CUBLAS_OP_N ? k : m;
+    long long brows = tb == CUBLAS_OP_N ? k : n, bcols = tb == CUBLAS_OP_N ? n : k;
+    if (m < 0 || n < 0 || k < 0 || batch < 0 || lda < (arows > 1 ? arows : 1) ||
+        ldb < (brows > 1 ? brows : 1) || ldc < (m > 1 ? m : 1)) {
+        snprintf(error_detail, sizeof(error_detail),
+                 "cuBLAS gemm: invalid sizes m=%d n=%d k=%d lda=%d ldb=%d ldc=%d batch=%d",
+                 m, n, k, lda, ldb, ldc, batch);
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    if ((k > 0 && (!operand_ok(A, sizeof(S), arows, acols, lda, sa, batch, "A") ||
+                   !operand_ok(B, sizeof(S), brows, bcols, ldb, sb, batch, "B"))) ||
+        !operand_ok(Cm, sizeof(S), m, n, ldc, sc, batch, "C")) {
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    bool ca = ta == CUBLAS_OP_C, cb = tb == CUBLAS_OP_C;
+    for (int b = 0; b < batch; b++) {
+        const S *a = A + b * sa;
+        const S *bb = B + b * sb;
+        S *c = Cm + b * sc;
+        for (int j = 0; j < n; j++) {
+            for (int i = 0; i < m; i++) {
+                C acc{};
+                for (int l = 0; l < k; l++) {
+                    C x = conv<S, C>::in(ta == CUBLAS_OP_N ? a[i + (long long)l * lda]
+                                                           : a[l + (long long)i * lda]);
+                    C y = conv<S, C>::in(tb == CUBLAS_OP_N ? bb[l + (long long)j * ldb]
+                                                           : bb[j + (long long)l * ldb]);
+                    acc = add(acc, mul(conj_if(x, ca), conj_if(y, cb)));
+                }
+                S &out = c[i + (long long)j * ldc];
+                C r = mul(alpha, acc);
+                if (!is_zero(beta)) {
+                    r = add(r, mul(beta, conv<S, C>::in(out)));
+                }
+                out = conv<S, C>::out(r);
+            }
+        }
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+cublasStatus_t
+cublasCreate_v2(cublasHandle_t *handle)
+{
+    if (ga_emu_inject("cublasCreate_v2")) {
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    }
+    *handle = new ga_emu_cublas{nullptr};
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t
+cublasDestroy_v2(cublasHandle_t handle)
+{
+    delete handle;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t
+cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream)
+{
+    if (handle == nullptr) {
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    }
+    handle->stream = stream;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t
+cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                          int n, int k, const float *alpha, const float *A, int lda,
+                          long long sa, const float *B, int ldb, long long sb,
+                          const float *beta, float *C, int ldc, long long sc, int batch)
+{
+    return gemm_ref<float, float>(h, ta, tb, m, n, k, *alpha, A, lda, sa, B, ldb, sb, *beta,
+                                  C, ldc, sc, batch);
+}
+
+cublasStatus_t
+cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                          int n, int k, const double *alpha, const double *A, int lda,
+                          long long sa, const double *B, int ldb, long long sb,
+                          const double *beta, double *C, int ldc, long long sc, int batch)
+{
+    return gemm_ref<double, double>(h, ta, tb, m, n, k, *alpha, A, lda, sa, B, ldb, sb, *beta,
+                                    C, ldc, sc, batch);
+}
+
+cublasStatus_t
+cublasCgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                          int n, int k, const cuComplex *alpha, const cuComplex *A, int lda,
+                          long long sa, const cuComplex *B, int ldb, long long sb,
+                          const cuComplex *beta, cuComplex *C, int ldc, long long sc,
+                          int batch)
+{
+    typedef cplx<float> c8;
+    return gemm_ref<c8, c8>(h, ta, tb, m, n, k, c8{alpha->x, alpha->y}, (const c8 *)A, lda,
+                            sa, (const c8 *)B, ldb, sb, c8{beta->x, beta->y}, (c8 *)C, ldc, sc,
+                            batch);
+}
+
+cublasStatus_t
+cublasZgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                          int n, int k, const cuDoubleComplex *alpha, const cuDoubleComplex *A,
+                          int lda, long long sa, const cuDoubleComplex *B, int ldb,
+                          long long sb, const cuDoubleComplex *beta, cuDoubleComplex *C,
+                          int ldc, long long sc, int batch)
+{
+    typedef cplx<double> c16;
+    return gemm_ref<c16, c16>(h, ta, tb, m, n, k, c16{alpha->x, alpha->y}, (const c16 *)A,
+                              lda, sa, (const c16 *)B, ldb, sb, c16{beta->x, beta->y},
+                              (c16 *)C, ldc, sc, batch);
+}
+
+cublasStatus_t
+cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                           int n, int k, const void *alpha, const void *A, cudaDataType at,
+                           int lda, long long sa, const void *B, cudaDataType bt, int ldb,
+                           long long sb, const void *beta, void *C, cudaDataType ct, int ldc,
+                           long long sc, int batch, cublasComputeType_t compute,
+                           cublasGemmAlgo_t algo)
+{
+    (void)algo;
+    if (at == CUDA_R_16F && bt == CUDA_R_16F && ct == CUDA_R_16F &&
+        compute == CUBLAS_COMPUTE_32F) {
+        return gemm_ref<uint16_t, float>(h, ta, tb, m, n, k, *(const float *)alpha,
+                                         (const uint16_t *)A, lda, sa, (const uint16_t *)B,
+                                         ldb, sb, *(const float *)beta, (uint16_t *)C, ldc,
+                                         sc, batch);
+    }
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+}  // extern "C"

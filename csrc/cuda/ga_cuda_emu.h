@@ -1,0 +1,507 @@
+/* ga_cuda_emu.h: just enough of CUDA to run the backend's .cu files on the CPU.
+ *
+ * Included by ga_cuda.h in place of <cuda_runtime.h> when GA_CUDA_EMULATION is
+ * defined; the emulated plugin (libgpuarr_cuda_emu.so) is the same sources compiled
+ * by the host C++ compiler through two-line .cpp wrappers. It is a test harness: it
+ * checks host logic, index math, launch geometry, shared-memory algorithms and the
+ * cuBLAS argument convention, under AddressSanitizer if asked. It cannot check
+ * warp-synchronous code, real cuBLAS or timing.
+ *
+ * Execution model (documented in ga_cuda_emu.cpp in more detail):
+ *   - every call runs synchronously on the calling host thread, so a stream is just
+ *     a device number and events are already complete when recorded;
+ *   - a launch runs its blocks one after another. Thread 0 of each block runs on a
+ *     ucontext fiber; if it reaches __syncthreads the whole block runs on fibers (one
+ *     per CUDA thread, switched at each barrier), otherwise the remaining threads are
+ *     plain function calls (fast: no fiber, no OS thread). A barrier reached by some
+ *     thread when thread 0 of its block reached none is reported as a launch failure;
+ *   - one global lock serialises launches, so `__shared__` (mapped to `static`) is
+ *     private to the block that runs;
+ *   - device memory is host memory with a per-device limit
+ *     (GPUARR_CUDA_EMULATE_MEMORY bytes, default 1 GiB), so out-of-memory is testable;
+ *   - test only: GPUARR_CUDA_EMULATE_FAIL=<name> makes every call of the runtime
+ *     function <name> (or "launch" for kernel launches) fail with
+ *     cudaErrorIllegalAddress, read at each call.
+ * Error numbers, names and the cuBLAS argument convention are the real ones.
+ */
+#ifndef GA_CUDA_EMU_H
+#define GA_CUDA_EMU_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+/* --- qualifiers ----------------------------------------------------------------- */
+
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __shared__ static
+#define __forceinline__ inline __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+
+/* --- geometry ------------------------------------------------------------------- */
+
+struct uint3 {
+    unsigned x, y, z;
+};
+
+struct dim3 {
+    unsigned x, y, z;
+    constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz)
+    {
+    }
+    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+};
+
+/* Set by the launcher before each emulated thread (or fiber) runs. Plain globals:
+ * launches are serialised by one lock and __syncthreads is an opaque call, so the
+ * compiler reloads them after a barrier. */
+extern "C++" {
+extern uint3 threadIdx;
+extern uint3 blockIdx;
+extern dim3 blockDim;
+extern dim3 gridDim;
+}
+static const int warpSize = 32;
+
+/* --- errors ----------------------------------------------------------------------- */
+
+/* The real numbers (driver_types.h of CUDA 13), so messages and tests match. */
+typedef enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInitializationError = 3,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidDevicePointer = 17,
+    cudaErrorInvalidMemcpyDirection = 21,
+    cudaErrorStubLibrary = 34,
+    cudaErrorInsufficientDriver = 35,
+    cudaErrorNoDevice = 100,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorInvalidResourceHandle = 400,
+    cudaErrorNotReady = 600,
+    cudaErrorIllegalAddress = 700,
+    cudaErrorLaunchOutOfResources = 701,
+    cudaErrorPeerAccessAlreadyEnabled = 704,
+    cudaErrorPeerAccessNotEnabled = 705,
+    cudaErrorLaunchFailure = 719,
+    cudaErrorUnknown = 999
+} cudaError_t;
+
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4
+};
+
+#define cudaStreamDefault 0x00
+#define cudaStreamNonBlocking 0x01
+#define cudaEventDefault 0x00
+#define cudaEventDisableTiming 0x02
+#define cudaHostAllocDefault 0x00
+
+struct ga_emu_stream;
+struct ga_emu_event;
+typedef struct ga_emu_stream *cudaStream_t;
+typedef struct ga_emu_event *cudaEvent_t;
+
+/* The fields the backend reads; the rest of the real struct is left out on purpose
+ * (a new use fails to compile here and must be added). */
+struct cudaDeviceProp {
+    char name[256];
+    size_t totalGlobalMem;
+    size_t sharedMemPerBlock;
+    int warpSize;
+    int maxThreadsPerBlock;
+    int maxThreadsDim[3];
+    int maxGridSize[3];
+    int major;
+    int minor;
+    int multiProcessorCount;
+    int maxThreadsPerMultiProcessor;
+    int canMapHostMemory;
+    int unifiedAddressing;
+};
+
+extern "C" {
+cudaError_t cudaGetDeviceCount(int *count);
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDevice(int *device);
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaDriverGetVersion(int *version);
+cudaError_t cudaRuntimeGetVersion(int *version);
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
+
+cudaError_t cudaGetLastError(void);
+cudaError_t cudaPeekAtLastError(void);
+const char *cudaGetErrorName(cudaError_t err);
+const char *cudaGetErrorString(cudaError_t err);
+
+cudaError_t cudaMalloc(void **ptr, size_t size);
+cudaError_t cudaFree(void *ptr);
+cudaError_t cudaMallocHost(void **ptr, size_t size);
+cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned flags);
+cudaError_t cudaFreeHost(void *ptr);
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                            cudaStream_t stream);
+cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_dev, const void *src, int src_dev,
+                                size_t n, cudaStream_t stream);
+cudaError_t cudaMemset(void *ptr, int value, size_t n);
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t n, cudaStream_t stream);
+
+cudaError_t cudaStreamCreate(cudaStream_t *stream);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags);
+
+cudaError_t cudaEventCreate(cudaEvent_t *event);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventQuery(cudaEvent_t event);
+
+cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer);
+cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags);
+
+/* --- the harness ------------------------------------------------------------- */
+
+/* Set the number of emulated devices (gpuarr_cuda_backend(N) calls it first). */
+void ga_emu_init(int ndevices);
+
+/* Run one launch: `thread_fn(ctx)` once per CUDA thread of `grid` x `block`, with
+ * threadIdx/blockIdx set. Records errors for cudaGetLastError (bad geometry, a
+ * divergent barrier, an injected failure). */
+void ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                void (*thread_fn)(void *), void *ctx);
+
+/* Start of the launch's dynamic shared memory (`extern __shared__`). */
+void *ga_emu_dynamic_shared(void);
+
+/* Barriers: a yield to the block's scheduler. The _count/_and/_or forms reduce
+ * `pred` over the block like the CUDA intrinsics. */
+void __syncthreads(void);
+int __syncthreads_count(int pred);
+int __syncthreads_and(int pred);
+int __syncthreads_or(int pred);
+void __threadfence(void);
+void __threadfence_block(void);
+
+/* Why the last emulation check failed ("" if none), and forget it: the backend
+ * appends it to its CUDA error messages. */
+const char *ga_emu_take_error_detail(void);
+
+/* Test-only: nonzero when GPUARR_CUDA_EMULATE_FAIL names `what`; also records the
+ * failure for cudaGetLastError. */
+int ga_emu_inject(const char *what);
+}
+
+/* Launch a kernel: arguments are converted to the kernel's parameter types once (as
+ * CUDA does when it copies them to the device), and every emulated thread gets its
+ * own copy of them. */
+template <typename F, typename Tuple, size_t... I>
+static inline void
+ga_emu_apply(F f, Tuple &t, std::index_sequence<I...>)
+{
+    f(std::get<I>(t)...);
+}
+
+template <typename... P, typename... A>
+static inline void
+ga_emu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+              A &&...args)
+{
+    static_assert(sizeof...(P) == sizeof...(A), "kernel called with a wrong argument count");
+    struct closure {
+        void (*k)(P...);
+        std::tuple<typename std::decay<P>::type...> params;
+        static void run(void *c)
+        {
+            closure *self = static_cast<closure *>(c);
+            /* a copy per thread: a kernel may modify its by-value parameters */
+            std::tuple<typename std::decay<P>::type...> mine = self->params;
+            ga_emu_apply(self->k, mine, std::index_sequence_for<P...>{});
+        }
+    };
+    closure c{kernel, std::tuple<typename std::decay<P>::type...>(
+                          static_cast<typename std::decay<P>::type>(args)...)};
+    ga_emu_run(grid, block, shmem, stream, &closure::run, &c);
+}
+
+/* Dynamic shared memory of a launch; see GA_DYNAMIC_SHARED in ga_cuda.h. */
+#define GA_EMU_DYNAMIC_SHARED(T, name) T *name = static_cast<T *>(ga_emu_dynamic_shared())
+
+/* --- atomics: emulated threads never run at the same time, so these are plain
+ * read-modify-writes that return the old value like CUDA's. ------------------------ */
+
+template <typename T>
+static inline T
+atomicAdd(T *p, T v)
+{
+    T old = *p;
+    *p = old + v;
+    return old;
+}
+template <typename T>
+static inline T
+atomicSub(T *p, T v)
+{
+    T old = *p;
+    *p = old - v;
+    return old;
+}
+template <typename T>
+static inline T
+atomicExch(T *p, T v)
+{
+    T old = *p;
+    *p = v;
+    return old;
+}
+template <typename T>
+static inline T
+atomicMax(T *p, T v)
+{
+    T old = *p;
+    *p = old < v ? v : old;
+    return old;
+}
+template <typename T>
+static inline T
+atomicMin(T *p, T v)
+{
+    T old = *p;
+    *p = v < old ? v : old;
+    return old;
+}
+template <typename T>
+static inline T
+atomicCAS(T *p, T compare, T v)
+{
+    T old = *p;
+    *p = old == compare ? v : old;
+    return old;
+}
+template <typename T>
+static inline T
+atomicAnd(T *p, T v)
+{
+    T old = *p;
+    *p = old & v;
+    return old;
+}
+template <typename T>
+static inline T
+atomicOr(T *p, T v)
+{
+    T old = *p;
+    *p = old | v;
+    return old;
+}
+template <typename T>
+static inline T
+atomicXor(T *p, T v)
+{
+    T old = *p;
+    *p = old ^ v;
+    return old;
+}
+
+/* --- device intrinsics with a host meaning ---------------------------------------- */
+
+/* CUDA's min/max overloads accept mixed argument types */
+template <typename A, typename B>
+static inline typename std::common_type<A, B>::type
+min(A a, B b)
+{
+    return b < a ? b : a;
+}
+template <typename A, typename B>
+static inline typename std::common_type<A, B>::type
+max(A a, B b)
+{
+    return a < b ? b : a;
+}
+
+template <typename T>
+static inline T
+__ldg(const T *p)
+{
+    return *p;
+}
+static inline int
+__popc(unsigned v)
+{
+    return __builtin_popcount(v);
+}
+static inline int
+__popcll(unsigned long long v)
+{
+    return __builtin_popcountll(v);
+}
+static inline int
+__clz(int v)
+{
+    return v == 0 ? 32 : __builtin_clz((unsigned)v);
+}
+static inline int
+__clzll(long long v)
+{
+    return v == 0 ? 64 : __builtin_clzll((unsigned long long)v);
+}
+static inline int
+__ffs(int v)
+{
+    return __builtin_ffs(v);
+}
+static inline float
+__int_as_float(int v)
+{
+    float f;
+    memcpy(&f, &v, sizeof(f));
+    return f;
+}
+static inline int
+__float_as_int(float f)
+{
+    int v;
+    memcpy(&v, &f, sizeof(v));
+    return v;
+}
+static inline double
+__longlong_as_double(long long v)
+{
+    double d;
+    memcpy(&d, &v, sizeof(d));
+    return d;
+}
+static inline long long
+__double_as_longlong(double d)
+{
+    long long v;
+    memcpy(&v, &d, sizeof(v));
+    return v;
+}
+static inline unsigned
+__umulhi(unsigned a, unsigned b)
+{
+    return (unsigned)(((unsigned long long)a * b) >> 32);
+}
+static inline unsigned long long
+__umul64hi(unsigned long long a, unsigned long long b)
+{
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+static inline float
+rsqrtf(float x)
+{
+    return 1.0f / sqrtf(x);
+}
+static inline double
+rsqrt(double x)
+{
+    return 1.0 / sqrt(x);
+}
+static inline float
+__fdividef(float a, float b)
+{
+    return a / b;
+}
+/* glibc declares these two itself */
+#define __expf(x) expf(x)
+#define __logf(x) logf(x)
+
+/* --- cuBLAS: a reference implementation with the real API's types, numbers and
+ * column-major argument convention (only what ga_cublas.cu calls). ------------------- */
+
+typedef enum {
+    CUBLAS_STATUS_SUCCESS = 0,
+    CUBLAS_STATUS_NOT_INITIALIZED = 1,
+    CUBLAS_STATUS_ALLOC_FAILED = 3,
+    CUBLAS_STATUS_INVALID_VALUE = 7,
+    CUBLAS_STATUS_ARCH_MISMATCH = 8,
+    CUBLAS_STATUS_EXECUTION_FAILED = 13,
+    CUBLAS_STATUS_INTERNAL_ERROR = 14,
+    CUBLAS_STATUS_NOT_SUPPORTED = 15
+} cublasStatus_t;
+
+typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2 } cublasOperation_t;
+
+typedef enum {
+    CUDA_R_16F = 2,
+    CUDA_R_32F = 0,
+    CUDA_R_64F = 1,
+    CUDA_C_32F = 4,
+    CUDA_C_64F = 5
+} cudaDataType;
+typedef cudaDataType cudaDataType_t;
+
+typedef enum { CUBLAS_COMPUTE_32F = 68, CUBLAS_COMPUTE_64F = 70 } cublasComputeType_t;
+typedef enum { CUBLAS_GEMM_DEFAULT = -1 } cublasGemmAlgo_t;
+
+struct float2 {
+    float x, y;
+};
+struct double2 {
+    double x, y;
+};
+typedef float2 cuComplex;
+typedef double2 cuDoubleComplex;
+
+struct ga_emu_cublas;
+typedef struct ga_emu_cublas *cublasHandle_t;
+
+extern "C" {
+cublasStatus_t cublasCreate_v2(cublasHandle_t *handle);
+cublasStatus_t cublasDestroy_v2(cublasHandle_t handle);
+cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream);
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const float *alpha, const float *A, int lda,
+                                         long long sa, const float *B, int ldb, long long sb,
+                                         const float *beta, float *C, int ldc, long long sc,
+                                         int batch);
+cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const double *alpha, const double *A, int lda,
+                                         long long sa, const double *B, int ldb,
+                                         long long sb, const double *beta, double *C, int ldc,
+                                         long long sc, int batch);
+cublasStatus_t cublasCgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const cuComplex *alpha, const cuComplex *A, int lda,
+                                         long long sa, const cuComplex *B, int ldb,
+                                         long long sb, const cuComplex *beta, cuComplex *C,
+                                         int ldc, long long sc, int batch);
+cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const cuDoubleComplex *alpha, const cuDoubleComplex *A,
+                                         int lda, long long sa, const cuDoubleComplex *B,
+                                         int ldb, long long sb, const cuDoubleComplex *beta,
+                                         cuDoubleComplex *C, int ldc, long long sc, int batch);
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta,
+                                          cublasOperation_t tb, int m, int n, int k,
+                                          const void *alpha, const void *A, cudaDataType at,
+                                          int lda, long long sa, const void *B, cudaDataType bt,
+                                          int ldb, long long sb, const void *beta, void *C,
+                                          cudaDataType ct, int ldc, long long sc, int batch,
+                                          cublasComputeType_t compute, cublasGemmAlgo_t algo);
+}
+
+#endif

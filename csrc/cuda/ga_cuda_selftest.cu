@@ -1,0 +1,179 @@
+/* ga_cuda_selftest.cu: small kernels that exercise each CUDA feature the backend's
+ * kernels rely on, with known answers. Exported as gpuarr_cuda_selftest so a test can
+ * run it through ctypes, on the emulation (to check the shim) or on a real GPU (to
+ * check that the emulation agrees with the hardware).
+ */
+#include "ga_cuda.h"
+
+#include <stdio.h>
+#include <string.h>
+
+namespace {
+
+/* barrier-free, grid-stride */
+__global__ void
+k_iota(int64_t n, int32_t *out)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        out[i] = (int32_t)(3 * i + 1);
+    }
+}
+
+/* static shared memory + a tree of barriers: one partial sum per block */
+__global__ void
+k_block_sum(int64_t n, const int32_t *in, int64_t *partial)
+{
+    __shared__ int64_t buf[256];
+    int64_t acc = 0;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        acc += in[i];
+    }
+    buf[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s) {
+            buf[threadIdx.x] += buf[threadIdx.x + s];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = buf[0];
+    }
+}
+
+/* atomics from every thread */
+__global__ void
+k_atomic(int64_t n, const int32_t *in, unsigned long long *total, int *maxv)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        atomicAdd(total, (unsigned long long)in[i]);
+        atomicMax(maxv, in[i]);
+    }
+}
+
+/* dynamic shared memory: reverse each block's slice; __syncthreads_count */
+__global__ void
+k_reverse(const int32_t *in, int32_t *out, int *odd_count)
+{
+    GA_DYNAMIC_SHARED(int32_t, tile);
+    unsigned t = threadIdx.x;
+    int64_t base = (int64_t)blockIdx.x * blockDim.x;
+    tile[t] = in[base + t];
+    int odd = __syncthreads_count(tile[t] & 1);
+    out[base + t] = tile[blockDim.x - 1 - t];
+    if (t == 0) {
+        atomicAdd(odd_count, odd);
+    }
+}
+
+int
+fail(char *msg, size_t n, const char *what)
+{
+    snprintf(msg, n, "%s", what);
+    return 1;
+}
+
+}  // namespace
+
+static int
+cu_status(cudaError_t e, const char *expr, int line)
+{
+    return e == cudaSuccess ? GA_OK : ga_cuda_error(e, expr, __FILE__, line);
+}
+#define CU(expr) cu_status((expr), #expr, __LINE__)
+
+#define ST_TRY(expr)                                                                   \
+    do {                                                                               \
+        int st_ = (expr);                                                              \
+        if (st_ != GA_OK) {                                                            \
+            snprintf(msg, n, "%s", ga_error_message());                                \
+            goto done;                                                                 \
+        }                                                                              \
+    } while (0)
+
+/* 0 when every check passes; otherwise 1 and a message in msg. */
+extern "C" __attribute__((visibility("default"))) int
+gpuarr_cuda_selftest(int dev, char *msg, size_t n)
+{
+    const int64_t N = 5000;
+    const unsigned blocks = 4, threads = 256;
+    int32_t *x = NULL, *y = NULL;
+    int64_t *partial = NULL;
+    unsigned long long *total = NULL;
+    int *maxv = NULL, *odd = NULL;
+    int rc = 1;
+    int32_t hx[N], hy[1024];
+    int64_t hp[blocks];
+    unsigned long long htotal = 0;
+    int hmax = 0, hodd = 0;
+    int64_t want = 0;
+    cudaStream_t s;
+    msg[0] = '\0';
+    ST_TRY(ga_cuda_stream(dev, &s));
+    ST_TRY(ga_cuda_alloc(dev, N * sizeof(int32_t), (void **)&x));
+    ST_TRY(ga_cuda_alloc(dev, 1024 * sizeof(int32_t), (void **)&y));
+    ST_TRY(ga_cuda_alloc(dev, blocks * sizeof(int64_t), (void **)&partial));
+    ST_TRY(ga_cuda_alloc(dev, sizeof(*total), (void **)&total));
+    ST_TRY(ga_cuda_alloc(dev, sizeof(int), (void **)&maxv));
+    ST_TRY(ga_cuda_alloc(dev, sizeof(int), (void **)&odd));
+    ST_TRY(CU(cudaMemsetAsync(total, 0, sizeof(*total), s)));
+    ST_TRY(CU(cudaMemsetAsync(maxv, 0, sizeof(int), s)));
+    ST_TRY(CU(cudaMemsetAsync(odd, 0, sizeof(int), s)));
+
+    GA_LAUNCH(k_iota, blocks, threads, 0, s, N, x);
+    ST_TRY(CU(cudaGetLastError()));
+    GA_LAUNCH(k_block_sum, blocks, threads, 0, s, N, (const int32_t *)x, partial);
+    ST_TRY(CU(cudaGetLastError()));
+    GA_LAUNCH(k_atomic, blocks, threads, 0, s, N, (const int32_t *)x, total, maxv);
+    ST_TRY(CU(cudaGetLastError()));
+    GA_LAUNCH(k_reverse, 1024 / 128, 128, 128 * sizeof(int32_t), s, (const int32_t *)x, y,
+              odd);
+    ST_TRY(CU(cudaGetLastError()));
+
+    ST_TRY(CU(cudaMemcpyAsync(hx, x, sizeof(hx), cudaMemcpyDeviceToHost, s)));
+    ST_TRY(CU(cudaMemcpyAsync(hy, y, sizeof(hy), cudaMemcpyDeviceToHost, s)));
+    ST_TRY(CU(cudaMemcpyAsync(hp, partial, sizeof(hp), cudaMemcpyDeviceToHost, s)));
+    ST_TRY(CU(cudaMemcpyAsync(&htotal, total, sizeof(htotal), cudaMemcpyDeviceToHost, s)));
+    ST_TRY(CU(cudaMemcpyAsync(&hmax, maxv, sizeof(hmax), cudaMemcpyDeviceToHost, s)));
+    ST_TRY(CU(cudaMemcpyAsync(&hodd, odd, sizeof(hodd), cudaMemcpyDeviceToHost, s)));
+    ST_TRY(CU(cudaStreamSynchronize(s)));
+
+    for (int64_t i = 0; i < N; i++) {
+        if (hx[i] != 3 * i + 1) {
+            fail(msg, n, "grid-stride fill: wrong value");
+            goto done;
+        }
+        want += hx[i];
+    }
+    if (hp[0] + hp[1] + hp[2] + hp[3] != want) {
+        fail(msg, n, "shared-memory block sum: wrong total");
+        goto done;
+    }
+    if (htotal != (unsigned long long)want || hmax != 3 * (N - 1) + 1) {
+        fail(msg, n, "atomicAdd/atomicMax: wrong result");
+        goto done;
+    }
+    for (int i = 0; i < 1024; i++) {
+        int b = i / 128, t = i % 128;
+        if (hy[i] != hx[b * 128 + 127 - t]) {
+            fail(msg, n, "dynamic shared memory reverse: wrong value");
+            goto done;
+        }
+    }
+    if (hodd != 512) { /* 3i+1 is odd for even i: half of 1024 */
+        fail(msg, n, "__syncthreads_count: wrong count");
+        goto done;
+    }
+    rc = 0;
+done:
+    ga_cuda_free(dev, x, N * sizeof(int32_t));
+    ga_cuda_free(dev, y, 1024 * sizeof(int32_t));
+    ga_cuda_free(dev, partial, blocks * sizeof(int64_t));
+    ga_cuda_free(dev, total, sizeof(*total));
+    ga_cuda_free(dev, maxv, sizeof(int));
+    ga_cuda_free(dev, odd, sizeof(int));
+    return rc;
+}
