@@ -330,7 +330,7 @@ class _Dev:
             self.be.free(0, p, n)
 
 
-def _operand(op, ptr, arr_view_strides, dtype, itemsize_strides=True):
+def _operand(op, ptr, arr_view_strides, dtype):
     op.data = ptr
     for k, s in enumerate(arr_view_strides):
         op.strides[k] = s
