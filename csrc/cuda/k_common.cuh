@@ -1,0 +1,326 @@
+/* k_common.cuh: helpers shared by the kernel files of the CUDA backend.
+ *
+ * Everything here compiles three ways: nvcc device code, nvcc host code, and the host
+ * C++ compiler of the emulated build (GA_CUDA_EMULATION, ga_cuda_emu.h). So: no
+ * warp intrinsics, no __forceinline__/__restrict__ (the shim need not know them),
+ * element access through memcpy (device data need not be aligned for the host
+ * compiler's strict-aliasing rules), NaN tests as `x != x`.
+ */
+#ifndef GA_K_COMMON_CUH
+#define GA_K_COMMON_CUH
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <type_traits>
+
+#include "ga_cuda.h"
+
+#include "../ga_dtype.h"
+#include "../ga_half.h"
+#include "../ga_kernels.h"
+
+/* Threads per block of the kernels that cooperate through shared memory (block
+ * reductions). The emulator runs such a block with one host thread per CUDA thread,
+ * so its build uses a small block; a GPU wants 256 (8 warps: enough to hide memory
+ * latency, small enough for several resident blocks per multiprocessor). Must be a
+ * power of two (the tree reduction halves it). */
+#ifndef GA_RED_BLOCK
+#ifdef GA_CUDA_EMULATION
+#define GA_RED_BLOCK 32
+#else
+#define GA_RED_BLOCK 256
+#endif
+#endif
+
+/* A kernel that calls __syncthreads (the emulator must run its threads concurrently).
+ * ga_cuda.h names the marker; it is plain __global__ wherever nobody defined it. */
+#ifndef GA_BARRIER_KERNEL
+#define GA_BARRIER_KERNEL __global__
+#endif
+
+/* ---- grid-stride loops, in 64-bit (arrays may hold more than 2^31 elements) ---- */
+
+#ifdef GA_CUDA_EMULATION
+#define GA_DEV
+#else
+#define GA_DEV __device__
+#endif
+
+static GA_DEV inline int64_t
+ga_gtid(void)
+{
+    return (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+}
+
+static GA_DEV inline int64_t
+ga_gstride(void)
+{
+    return (int64_t)gridDim.x * (int64_t)blockDim.x;
+}
+
+/* Queue geometry for a grid-stride loop over n > 0 items on `dev`'s stream. */
+static inline int
+ga_k_setup(int dev, int64_t n, unsigned *grid, unsigned *block, cudaStream_t *stream)
+{
+    int st = ga_cuda_stream(dev, stream);
+    if (st != GA_OK) {
+        return st;
+    }
+    ga_cuda_launch_dims(dev, n, grid, block);
+    return GA_OK;
+}
+
+/* Blocks for a kernel that gives one block to each of `n` items: the grid's x
+ * dimension holds 2^31 - 1 blocks, and a grid-stride loop over blocks covers the rest. */
+static inline unsigned
+ga_k_blocks_for(int64_t n)
+{
+    const int64_t cap = 65535LL * 16; /* plenty to fill any GPU, far below the limit */
+    return (unsigned)(n < cap ? n : cap);
+}
+
+/* ---- names and sizes for messages (host side; the plugin keeps its own tables
+ * rather than reaching for the core's) ---- */
+
+static inline const char *
+ga_k_dtype_name(int dt)
+{
+    static const char *const names[] = {
+#define GA_X_NAME(e, name, kind, size, ch, ctype) #name,
+        GA_DTYPES(GA_X_NAME)
+#undef GA_X_NAME
+    };
+    return dt >= 0 && dt < GA_NTYPES ? names[dt] : "an unknown dtype";
+}
+
+static inline int
+ga_k_itemsize(int dt)
+{
+    static const int sizes[] = {
+#define GA_X_SIZE(e, name, kind, size, ch, ctype) size,
+        GA_DTYPES(GA_X_SIZE)
+#undef GA_X_SIZE
+    };
+    return dt >= 0 && dt < GA_NTYPES ? sizes[dt] : 0;
+}
+
+static inline const char *
+ga_k_op_name(int op)
+{
+    static const char *const names[] = {
+#define GA_X_NAME(e, name, nin) #name,
+        GA_ELEMENTWISE_OPS(GA_X_NAME)
+#undef GA_X_NAME
+    };
+    return op >= 0 && op < GA_NOPS ? names[op] : "an unknown operation";
+}
+
+/* ---- element types by dtype ---- */
+
+template <int DT> struct ga_storage;
+#define GA_X_STORAGE(e, name, kind, size, ch, ctype)                                   \
+    template <> struct ga_storage<e> {                                                 \
+        typedef ctype type;                                                            \
+    };
+GA_DTYPES(GA_X_STORAGE)
+#undef GA_X_STORAGE
+
+/* Complex accumulators (the storage structs are plain data: fine in shared memory). */
+typedef ga_complex64_storage ga_cf;
+typedef ga_complex128_storage ga_cd;
+
+template <int DT>
+static GA_HD inline typename ga_storage<DT>::type
+ga_ld(const char *p)
+{
+    typename ga_storage<DT>::type v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+template <class T>
+static GA_HD inline void
+ga_st(char *p, T v)
+{
+    memcpy(p, &v, sizeof(v));
+}
+
+/* The real part of element p of dtype DT as a double (float16 decoded). */
+template <int DT>
+static GA_HD inline double
+ga_ld_real(const char *p)
+{
+    if constexpr (DT == GA_FLOAT16) {
+        return (double)ga_half_to_float(ga_ld<DT>(p));
+    }
+    else if constexpr (DT == GA_COMPLEX64 || DT == GA_COMPLEX128) {
+        return (double)ga_ld<DT>(p).re;
+    }
+    else {
+        return (double)ga_ld<DT>(p);
+    }
+}
+
+template <int DT>
+static GA_HD inline double
+ga_ld_imag(const char *p)
+{
+    if constexpr (DT == GA_COMPLEX64 || DT == GA_COMPLEX128) {
+        return (double)ga_ld<DT>(p).im;
+    }
+    else {
+        (void)p;
+        return 0.0;
+    }
+}
+
+/* Conversions through ../ga_kernels.h's casts, so a reduction's or scan's element
+ * conversion is exactly the elementwise cast (NumPy's unsafe casting). */
+template <int DT> struct ga_cast_from;
+#define GA_X_CASTS(e, name, kind, size, ch, ctype)                                     \
+    template <> struct ga_cast_from<e> {                                               \
+        static GA_HD void                                                              \
+        to(int64_t *o, const char *p)                                                  \
+        {                                                                              \
+            ga_k_cast_##name##_int64((char *)o, p);                                    \
+        }                                                                              \
+        static GA_HD void                                                              \
+        to(uint64_t *o, const char *p)                                                 \
+        {                                                                              \
+            ga_k_cast_##name##_uint64((char *)o, p);                                   \
+        }                                                                              \
+        static GA_HD void                                                              \
+        to(float *o, const char *p)                                                    \
+        {                                                                              \
+            ga_k_cast_##name##_float32((char *)o, p);                                  \
+        }                                                                              \
+        static GA_HD void                                                              \
+        to(double *o, const char *p)                                                   \
+        {                                                                              \
+            ga_k_cast_##name##_float64((char *)o, p);                                  \
+        }                                                                              \
+        static GA_HD void                                                              \
+        to(ga_complex64_storage *o, const char *p)                                     \
+        {                                                                              \
+            ga_k_cast_##name##_complex64((char *)o, p);                                \
+        }                                                                              \
+        static GA_HD void                                                              \
+        to(ga_complex128_storage *o, const char *p)                                    \
+        {                                                                              \
+            ga_k_cast_##name##_complex128((char *)o, p);                               \
+        }                                                                              \
+    };
+GA_DTYPES(GA_X_CASTS)
+#undef GA_X_CASTS
+
+/* Element p of dtype DT converted to accumulator type A (one of int64_t, uint64_t,
+ * float, double, ga_cf, ga_cd). */
+template <int DT, class A>
+static GA_HD inline A
+ga_ld_as(const char *p)
+{
+    A v;
+    ga_cast_from<DT>::to(&v, p);
+    return v;
+}
+
+/* Store a value held as A into element p of runtime dtype `dt` (NumPy unsafe cast).
+ * Called once per output element, so the switch costs nothing that matters. */
+template <class A>
+static GA_HD inline void
+ga_st_as(char *p, int dt, A v)
+{
+    double re, im = 0.0;
+    if constexpr (std::is_same<A, ga_cf>::value || std::is_same<A, ga_cd>::value) {
+        re = (double)v.re;
+        im = (double)v.im;
+    }
+    else {
+        re = (double)v;
+    }
+    switch (dt) {
+    case GA_BOOL:
+        ga_st(p, (uint8_t)(re != 0.0 || im != 0.0));
+        return;
+    case GA_FLOAT16:
+        ga_st(p, ga_double_to_half(re));
+        return;
+    case GA_FLOAT32:
+        if constexpr (std::is_same<A, float>::value) {
+            ga_st(p, v); /* no round trip through double */
+        }
+        else {
+            ga_st(p, (float)re);
+        }
+        return;
+    case GA_FLOAT64:
+        ga_st(p, re);
+        return;
+    case GA_COMPLEX64: {
+        ga_cf z;
+        z.re = (float)re;
+        z.im = (float)im;
+        ga_st(p, z);
+        return;
+    }
+    case GA_COMPLEX128: {
+        ga_cd z;
+        z.re = re;
+        z.im = im;
+        ga_st(p, z);
+        return;
+    }
+    default:
+        break;
+    }
+    /* integers: from the exact integer when A is one, else truncate the double */
+    uint64_t bits;
+    if constexpr (std::is_same<A, int64_t>::value || std::is_same<A, uint64_t>::value) {
+        bits = (uint64_t)v;
+    }
+    else {
+        bits = re < 0 ? (uint64_t)(int64_t)re : (uint64_t)re;
+    }
+    switch (dt) {
+    case GA_INT8:
+    case GA_UINT8:
+        ga_st(p, (uint8_t)bits);
+        return;
+    case GA_INT16:
+    case GA_UINT16:
+        ga_st(p, (uint16_t)bits);
+        return;
+    case GA_INT32:
+    case GA_UINT32:
+        ga_st(p, (uint32_t)bits);
+        return;
+    default:
+        ga_st(p, bits);
+        return;
+    }
+}
+
+/* ---- a device-side error record (kernels cannot return a status) ----
+ * A kernel that finds bad input (an out-of-range index) claims the record with an
+ * atomic and writes what the host needs for the message; the host reads it back after
+ * a stream synchronisation. */
+typedef struct {
+    unsigned int count; /* elements that failed; 0 = no error */
+    unsigned int which; /* the failing index operand (0-based) */
+    int64_t value;      /* the index as given */
+    int64_t size;       /* the size it had to fit */
+} ga_k_errrec;
+
+static GA_DEV inline void
+ga_k_report(ga_k_errrec *rec, unsigned which, int64_t value, int64_t size)
+{
+    if (atomicAdd(&rec->count, 1u) == 0u) {
+        rec->which = which;
+        rec->value = value;
+        rec->size = size;
+    }
+}
+
+#endif

@@ -1,0 +1,322 @@
+/* k_index.cu: integer-array indexing (gather, scatter), nonzero and arange on a CUDA
+ * device.
+ *
+ * Bad indices: a kernel cannot return a status, so the index kernels write the first
+ * out-of-range index they meet into a small device record (ga_k_errrec); the host
+ * reads it back after synchronising the stream and turns it into GA_ERR_INDEX with
+ * the index and the size. That read-back is a synchronisation per gather/scatter: the
+ * price of reporting the error where NumPy would.
+ */
+#include "k_common.cuh"
+
+/* Element copies by size, with typed loads where the size allows. */
+template <int SZ> struct ga_elem_bytes {
+    unsigned char b[SZ];
+};
+
+template <int SZ>
+static GA_HD inline void
+ga_copy_elem(char *dst, const char *src)
+{
+    ga_elem_bytes<SZ> e;
+    memcpy(&e, src, SZ);
+    memcpy(dst, &e, SZ);
+}
+
+enum { GA_IDX_GATHER = 0, GA_IDX_CHECK = 1, GA_IDX_SCATTER = 2 };
+
+/* One thread per element of the loop (the result for a gather, the value for a
+ * scatter). CHECK only validates every index (a scatter runs it first, so that a bad
+ * index leaves the destination untouched). */
+template <int SZ>
+__global__ void
+k_index(ga_index_desc d, int mode, ga_k_errrec *err)
+{
+    const ga_loop &l = d.loop;
+    const int nidx = l.nargs - 2;
+    for (int64_t i = ga_gtid(); i < l.size; i += ga_gstride()) {
+        int64_t off = ga_offset(l.ndim, l.shape, l.args[1].strides, i);
+        bool ok = true;
+        for (int j = 0; j < nidx; j++) {
+            const ga_operand &ix = l.args[2 + j];
+            int64_t v;
+            if (ix.is_scalar) {
+                v = ix.value.i;
+            }
+            else {
+                v = ga_ld<GA_INT64>(ix.data + ga_offset(l.ndim, l.shape, ix.strides, i));
+            }
+            int64_t w = v < 0 ? v + d.index_dims[j] : v;
+            if (w < 0 || w >= d.index_dims[j]) {
+                ga_k_report(err, (unsigned)j, v, d.index_dims[j]);
+                ok = false;
+                break;
+            }
+            off += w * d.index_strides[j];
+        }
+        if (!ok || mode == GA_IDX_CHECK) {
+            continue;
+        }
+        char *base = l.args[1].data + off;
+        const ga_operand &x = l.args[0];
+        if (mode == GA_IDX_GATHER) {
+            ga_copy_elem<SZ>(x.data + ga_offset(l.ndim, l.shape, x.strides, i), base);
+        }
+        else if (x.is_scalar) {
+            ga_copy_elem<SZ>(base, (const char *)x.value.bytes);
+        }
+        else {
+            ga_copy_elem<SZ>(base, x.data + ga_offset(l.ndim, l.shape, x.strides, i));
+        }
+    }
+}
+
+__global__ void
+k_errrec_clear(ga_k_errrec *err)
+{
+    if (ga_gtid() == 0) {
+        memset(err, 0, sizeof(*err));
+    }
+}
+
+static int
+ga_index_launch(int dev, const ga_index_desc *d, int mode, ga_k_errrec *err,
+                cudaStream_t stream)
+{
+    unsigned grid, block;
+    ga_cuda_launch_dims(dev, d->loop.size, &grid, &block);
+    switch (ga_k_itemsize(d->loop.args[1].dtype)) {
+    case 1:
+        GA_LAUNCH(k_index<1>, grid, block, 0, stream, *d, mode, err);
+        break;
+    case 2:
+        GA_LAUNCH(k_index<2>, grid, block, 0, stream, *d, mode, err);
+        break;
+    case 4:
+        GA_LAUNCH(k_index<4>, grid, block, 0, stream, *d, mode, err);
+        break;
+    case 8:
+        GA_LAUNCH(k_index<8>, grid, block, 0, stream, *d, mode, err);
+        break;
+    case 16:
+        GA_LAUNCH(k_index<16>, grid, block, 0, stream, *d, mode, err);
+        break;
+    default:
+        return ga_error(GA_ERR_TYPE, "indexing: unsupported dtype %s",
+                        ga_k_dtype_name(d->loop.args[1].dtype));
+    }
+    GA_CUDA_TRY(cudaGetLastError());
+    return GA_OK;
+}
+
+/* Wait for the kernels and turn a recorded bad index into GA_ERR_INDEX. */
+static int
+ga_index_read_error(const ga_k_errrec *err, cudaStream_t stream)
+{
+    ga_k_errrec h;
+    memset(&h, 0, sizeof(h));
+    GA_CUDA_TRY(cudaMemcpyAsync(&h, err, sizeof(h), cudaMemcpyDeviceToHost, stream));
+    GA_CUDA_TRY(cudaStreamSynchronize(stream));
+    if (h.count != 0) {
+        return ga_error(GA_ERR_INDEX, "index %lld is out of bounds for axis with size %lld",
+                        (long long)h.value, (long long)h.size);
+    }
+    return GA_OK;
+}
+
+static int
+ga_index_run(int dev, const ga_index_desc *d, bool scatter)
+{
+    const ga_loop *l = &d->loop;
+    if (l->nargs < 2 || l->nargs > GA_MAXARGS) {
+        return ga_error(GA_ERR_VALUE, "indexing: bad operand count %d", (int)l->nargs);
+    }
+    if (l->size <= 0) {
+        return GA_OK;
+    }
+    cudaStream_t stream;
+    int st = ga_cuda_stream(dev, &stream);
+    if (st != GA_OK) {
+        return st;
+    }
+    void *mem = NULL;
+    st = ga_cuda_alloc(dev, sizeof(ga_k_errrec), &mem);
+    if (st != GA_OK) {
+        return st;
+    }
+    ga_k_errrec *err = (ga_k_errrec *)mem;
+    GA_LAUNCH(k_errrec_clear, 1, 1, 0, stream, err);
+    cudaError_t ce = cudaGetLastError();
+    if (ce != cudaSuccess) {
+        st = ga_cuda_error(ce, "k_errrec_clear", __FILE__, __LINE__);
+        goto done;
+    }
+    if (l->nargs == 2) {
+        /* no index arrays: nothing can be out of range */
+        st = ga_index_launch(dev, d, scatter ? GA_IDX_SCATTER : GA_IDX_GATHER, err, stream);
+        goto done;
+    }
+    st = ga_index_launch(dev, d, scatter ? GA_IDX_CHECK : GA_IDX_GATHER, err, stream);
+    if (st == GA_OK) {
+        st = ga_index_read_error(err, stream);
+    }
+    if (st == GA_OK && scatter) {
+        st = ga_index_launch(dev, d, GA_IDX_SCATTER, err, stream);
+    }
+done:
+    /* stream-ordered: the record is reused only by later work on this stream */
+    ga_cuda_free(dev, mem, sizeof(ga_k_errrec));
+    return st;
+}
+
+/* A gather writes only its (new) result, so one pass is enough: on a bad index the
+ * result is discarded by the core. Scatter duplicates: when two elements of the value
+ * go to the same place, which one lands is unspecified (NumPy: the last). */
+extern "C" int
+ga_cuda_gather(int dev, const ga_index_desc *d)
+{
+    return ga_index_run(dev, d, false);
+}
+
+extern "C" int
+ga_cuda_scatter(int dev, const ga_index_desc *d)
+{
+    return ga_index_run(dev, d, true);
+}
+
+/* ---- nonzero ----
+ * One block. Each thread takes a contiguous chunk of the mask (C order), counts its
+ * true elements, thread 0 turns the counts into starting rows (a serial exclusive
+ * scan over the block's threads), then each thread writes the positions of its chunk.
+ * The trade-off: one multiprocessor does all the work (two passes over the mask), which
+ * is fine for the masks of a textbook and simple enough to check under emulation; a
+ * large mask wants a grid-wide scan. The core knows `count` (a SUM of the mask), so
+ * no count is read back here. */
+static GA_HD inline bool
+ga_mask_at(const ga_loop &m, int64_t i)
+{
+    const ga_operand &a = m.args[0];
+    if (a.is_scalar) {
+        return a.value.bytes[0] != 0;
+    }
+    return ga_ld<GA_BOOL>(a.data + ga_offset(m.ndim, m.shape, a.strides, i)) != 0;
+}
+
+GA_BARRIER_KERNEL void
+k_nonzero(ga_loop m, int64_t count, int64_t *out)
+{
+    __shared__ int64_t start[GA_RED_BLOCK];
+    const int t = (int)threadIdx.x;
+    const int nb = (int)blockDim.x;
+    const int64_t chunk = (m.size + nb - 1) / nb;
+    const int64_t lo = t * chunk < m.size ? t * chunk : m.size;
+    const int64_t hi = lo + chunk < m.size ? lo + chunk : m.size;
+    int64_t c = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        c += ga_mask_at(m, i) ? 1 : 0;
+    }
+    start[t] = c;
+    __syncthreads();
+    if (t == 0) {
+        int64_t run = 0;
+        for (int k = 0; k < nb; k++) {
+            int64_t v = start[k];
+            start[k] = run;
+            run += v;
+        }
+    }
+    __syncthreads();
+    int64_t row = start[t];
+    for (int64_t i = lo; i < hi && row < count; i++) {
+        if (!ga_mask_at(m, i)) {
+            continue;
+        }
+        int64_t rem = i;
+        for (int k = m.ndim - 1; k >= 0; k--) {
+            out[row * m.ndim + k] = rem % m.shape[k];
+            rem /= m.shape[k];
+        }
+        row++;
+    }
+}
+
+extern "C" int
+ga_cuda_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out)
+{
+    if (count <= 0 || mask->ndim == 0 || mask->size <= 0) {
+        return GA_OK; /* nothing to write: (0, ndim) or (count, 0) */
+    }
+    if (mask->args[0].dtype != GA_BOOL) {
+        return ga_error(GA_ERR_TYPE, "nonzero: the mask must be bool, not %s",
+                        ga_k_dtype_name(mask->args[0].dtype));
+    }
+    cudaStream_t stream;
+    int st = ga_cuda_stream(dev, &stream);
+    if (st != GA_OK) {
+        return st;
+    }
+    GA_LAUNCH(k_nonzero, 1, GA_RED_BLOCK, 0, stream, *mask, count, out);
+    GA_CUDA_TRY(cudaGetLastError());
+    return GA_OK;
+}
+
+/* ---- arange: out[i] = start + i * step ---- */
+
+/* i * step rounded on its own: nvcc would otherwise fuse start + i * step into one
+ * FMA, and the GPU's values would differ in the last bit from the CPU's. */
+static GA_HD inline double
+ga_mul_rn(double a, double b)
+{
+#ifdef __CUDA_ARCH__
+    return __dmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+
+template <int DT>
+__global__ void
+k_arange(ga_arange_desc d)
+{
+    constexpr bool is_int = DT != GA_BOOL && DT != GA_FLOAT16 && DT != GA_FLOAT32 &&
+                            DT != GA_FLOAT64 && DT != GA_COMPLEX64 && DT != GA_COMPLEX128;
+    char *out = d.out;
+    const int sz = (int)sizeof(typename ga_storage<DT>::type);
+    for (int64_t i = ga_gtid(); i < d.n; i += ga_gstride()) {
+        if constexpr (is_int) {
+            /* exact, wrapping like a cast */
+            uint64_t v = (uint64_t)d.istart + (uint64_t)i * (uint64_t)d.istep;
+            ga_st_as(out + i * sz, DT, v);
+        }
+        else {
+            ga_st_as(out + i * sz, DT, d.start + ga_mul_rn((double)i, d.step));
+        }
+    }
+}
+
+typedef void (*ga_arange_kernel)(ga_arange_desc);
+
+extern "C" int
+ga_cuda_arange(int dev, const ga_arange_desc *d)
+{
+    static const ga_arange_kernel kernels[GA_NTYPES] = {
+#define GA_X_AR(e, name, kind, size, ch, ctype) k_arange<e>,
+        GA_DTYPES(GA_X_AR)
+#undef GA_X_AR
+    };
+    if (d->dtype < 0 || d->dtype >= GA_NTYPES) {
+        return ga_error(GA_ERR_TYPE, "arange: bad dtype %d", (int)d->dtype);
+    }
+    if (d->n <= 0) {
+        return GA_OK;
+    }
+    unsigned grid, block;
+    cudaStream_t stream;
+    int st = ga_k_setup(dev, d->n, &grid, &block, &stream);
+    if (st != GA_OK) {
+        return st;
+    }
+    GA_LAUNCH(kernels[d->dtype], grid, block, 0, stream, *d);
+    GA_CUDA_TRY(cudaGetLastError());
+    return GA_OK;
+}

@@ -1,0 +1,700 @@
+/* k_reduce.cu: reductions (sum, prod, max, min, argmax, argmin, all, any) and scans
+ * (cumsum, cumprod) on a CUDA device.
+ *
+ * A reduction is described by the core as out[o] = reduce_r in[o, r], with the input
+ * addressed through two stride sets (ga_backend.h). Each operation is a small policy
+ * (how to load an element, combine two partial results, store the result); two
+ * kernel templates run every policy:
+ *   - k_reduce_block: one block per output element. Each thread folds a strided
+ *     slice of the reduced elements serially (Kahan-compensated for floating sums),
+ *     then the block combines its partials with a tree in shared memory (log2(block)
+ *     levels, pairwise in shape). For long reductions (sum of a whole array).
+ *   - k_reduce_thread: one thread per output element, no barriers. For short
+ *     reductions, and for reductions over an outer axis where neighbouring outputs
+ *     are neighbours in memory (then neighbouring threads read neighbouring addresses:
+ *     coalesced, whereas a block per output would read with the reduced stride).
+ * Known limit: a reduction to very few outputs (a full sum) runs on that many blocks,
+ * i.e. uses few multiprocessors; a two-pass split of the reduced range would use them
+ * all. Correct, not yet fast.
+ */
+#include "k_common.cuh"
+
+/* ---- accumulator arithmetic (integers wrap like NumPy's, in unsigned arithmetic) ---- */
+
+static GA_HD inline int64_t
+ga_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+static GA_HD inline int64_t
+ga_mul(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+static GA_HD inline uint64_t
+ga_add(uint64_t a, uint64_t b)
+{
+    return a + b;
+}
+static GA_HD inline uint64_t
+ga_mul(uint64_t a, uint64_t b)
+{
+    return a * b;
+}
+static GA_HD inline float
+ga_add(float a, float b)
+{
+    return a + b;
+}
+static GA_HD inline float
+ga_mul(float a, float b)
+{
+    return a * b;
+}
+static GA_HD inline double
+ga_add(double a, double b)
+{
+    return a + b;
+}
+static GA_HD inline double
+ga_mul(double a, double b)
+{
+    return a * b;
+}
+template <class C>
+static GA_HD inline C
+ga_cadd(C a, C b)
+{
+    C z;
+    z.re = a.re + b.re;
+    z.im = a.im + b.im;
+    return z;
+}
+template <class C>
+static GA_HD inline C
+ga_cmul(C a, C b)
+{
+    C z;
+    z.re = a.re * b.re - a.im * b.im;
+    z.im = a.re * b.im + a.im * b.re;
+    return z;
+}
+static GA_HD inline ga_cf
+ga_add(ga_cf a, ga_cf b)
+{
+    return ga_cadd(a, b);
+}
+static GA_HD inline ga_cf
+ga_mul(ga_cf a, ga_cf b)
+{
+    return ga_cmul(a, b);
+}
+static GA_HD inline ga_cd
+ga_add(ga_cd a, ga_cd b)
+{
+    return ga_cadd(a, b);
+}
+static GA_HD inline ga_cd
+ga_mul(ga_cd a, ga_cd b)
+{
+    return ga_cmul(a, b);
+}
+
+template <class A>
+static GA_HD inline A
+ga_const(int v)
+{
+    if constexpr (std::is_same<A, ga_cf>::value || std::is_same<A, ga_cd>::value) {
+        A z;
+        z.re = v;
+        z.im = 0;
+        return z;
+    }
+    else {
+        return (A)v;
+    }
+}
+
+/* Kahan's compensated sum s += x (c carries the lost low bits). Exact types need no
+ * compensation. Once s is infinite or NaN the compensation is dropped, so inf + 1
+ * stays inf instead of becoming inf - inf = NaN. */
+template <class T>
+static GA_HD inline void
+ga_kahan_real(T &s, T &c, T x)
+{
+    T y = x - c;
+    T t = s + y;
+    T d = t - t;
+    c = d == d ? (t - s) - y : (T)0;
+    s = t;
+}
+static GA_HD inline void
+ga_kahan(float &s, float &c, float x)
+{
+    ga_kahan_real(s, c, x);
+}
+static GA_HD inline void
+ga_kahan(double &s, double &c, double x)
+{
+    ga_kahan_real(s, c, x);
+}
+template <class C>
+static GA_HD inline void
+ga_kahan(C &s, C &c, C x)
+{
+    ga_kahan_real(s.re, c.re, x.re);
+    ga_kahan_real(s.im, c.im, x.im);
+}
+static GA_HD inline void
+ga_kahan(int64_t &s, int64_t &c, int64_t x)
+{
+    (void)c;
+    s = ga_add(s, x);
+}
+static GA_HD inline void
+ga_kahan(uint64_t &s, uint64_t &c, uint64_t x)
+{
+    (void)c;
+    s = ga_add(s, x);
+}
+
+/* ---- values compared by max/min/argmax/argmin: NaN tests and orderings ---- */
+
+template <int DT> struct ga_cmpval {
+    typedef typename ga_storage<DT>::type type;
+};
+template <> struct ga_cmpval<GA_FLOAT16> {
+    typedef float type; /* decoded: every half is exactly a float */
+};
+
+template <int DT>
+static GA_HD inline typename ga_cmpval<DT>::type
+ga_ld_cmp(const char *p)
+{
+    if constexpr (DT == GA_FLOAT16) {
+        return ga_half_to_float(ga_ld<DT>(p));
+    }
+    else {
+        return ga_ld<DT>(p);
+    }
+}
+
+template <class V>
+static GA_HD inline bool
+ga_isnan(V v)
+{
+    if constexpr (std::is_same<V, ga_cf>::value || std::is_same<V, ga_cd>::value) {
+        return v.re != v.re || v.im != v.im;
+    }
+    else {
+        return v != v;
+    }
+}
+
+/* a > b; complex numbers compare lexicographically (NumPy's order) */
+template <class V>
+static GA_HD inline bool
+ga_gt(V a, V b)
+{
+    if constexpr (std::is_same<V, ga_cf>::value || std::is_same<V, ga_cd>::value) {
+        return a.re > b.re || (a.re == b.re && a.im > b.im);
+    }
+    else {
+        return a > b;
+    }
+}
+
+/* ---- the policies ----
+ * Each has: acc_t (plain data: it lives in shared memory), state_t (a thread's serial
+ * accumulator), init(op), load(p, r) -> acc_t, push(state, x, op), value(state),
+ * combine(a, b, op) (associative), store(p, out_dtype, acc). `op` is the ga_reduce_op;
+ * pairs of ops that differ only in direction share a policy. */
+
+/* SUM and PROD of dtype DT accumulated in A (the accumulator of the output dtype). */
+template <int DT, class A> struct ga_rp_sum {
+    typedef A acc_t;
+    typedef struct {
+        A s, c;
+    } state_t;
+    static GA_HD state_t
+    init(int op)
+    {
+        state_t st;
+        st.s = ga_const<A>(op == GA_RED_PROD ? 1 : 0);
+        st.c = ga_const<A>(0);
+        return st;
+    }
+    static GA_HD acc_t
+    load(const char *p, int64_t r)
+    {
+        (void)r;
+        return ga_ld_as<DT, A>(p);
+    }
+    static GA_HD void
+    push(state_t &st, acc_t x, int op)
+    {
+        if (op == GA_RED_PROD) {
+            st.s = ga_mul(st.s, x);
+        }
+        else {
+            ga_kahan(st.s, st.c, x);
+        }
+    }
+    static GA_HD acc_t
+    value(const state_t &st)
+    {
+        return st.s;
+    }
+    static GA_HD acc_t
+    combine(acc_t a, acc_t b, int op)
+    {
+        return op == GA_RED_PROD ? ga_mul(a, b) : ga_add(a, b);
+    }
+    static GA_HD void
+    store(char *p, int dt, acc_t v)
+    {
+        ga_st_as(p, dt, v);
+    }
+};
+
+/* Policies whose thread state is just a partial result. */
+template <class Self, class Acc> struct ga_rp_simple {
+    typedef Acc acc_t;
+    typedef Acc state_t;
+    static GA_HD void
+    push(state_t &st, acc_t x, int op)
+    {
+        st = Self::combine(st, x, op);
+    }
+    static GA_HD acc_t
+    value(const state_t &st)
+    {
+        return st;
+    }
+};
+
+/* MAX and MIN: NaN wins (any NaN; they are all NaN). The identity is "no element yet"
+ * (a flag), since a dtype's lowest value is not an identity for NaN-aware max. */
+template <int DT> struct ga_ext_acc {
+    typename ga_cmpval<DT>::type v;
+    int has;
+};
+template <int DT>
+struct ga_rp_ext : ga_rp_simple<ga_rp_ext<DT>, ga_ext_acc<DT>> {
+    typedef ga_ext_acc<DT> acc_t;
+    static GA_HD acc_t
+    init(int op)
+    {
+        (void)op;
+        acc_t a;
+        memset(&a, 0, sizeof(a));
+        return a;
+    }
+    static GA_HD acc_t
+    load(const char *p, int64_t r)
+    {
+        (void)r;
+        acc_t a;
+        a.v = ga_ld_cmp<DT>(p);
+        a.has = 1;
+        return a;
+    }
+    static GA_HD acc_t
+    combine(acc_t a, acc_t b, int op)
+    {
+        if (!a.has || ga_isnan(b.v)) {
+            return b.has ? b : a;
+        }
+        if (!b.has || ga_isnan(a.v)) {
+            return a;
+        }
+        bool take_b = op == GA_RED_MAX ? ga_gt(b.v, a.v) : ga_gt(a.v, b.v);
+        return take_b ? b : a;
+    }
+    static GA_HD void
+    store(char *p, int dt, acc_t a)
+    {
+        if constexpr (DT == GA_FLOAT16) {
+            ga_st(p, ga_float_to_half(a.v)); /* exact: the value came from a half */
+            (void)dt;
+        }
+        else if constexpr (DT == GA_COMPLEX64 || DT == GA_COMPLEX128) {
+            ga_st(p, a.v);
+            (void)dt;
+        }
+        else {
+            if (dt == DT) {
+                ga_st(p, a.v);
+            }
+            else {
+                ga_st_as(p, dt, a.v);
+            }
+        }
+    }
+};
+
+/* ARGMAX and ARGMIN: the flat index (C order over the reduced axes) of the extreme
+ * element; the first one on ties, and the first NaN if there is one. The combine is a
+ * selection under a total order (NaN above everything, then value, then the smaller
+ * index), so the tree may combine partials in any grouping. */
+template <int DT> struct ga_arg_acc {
+    typename ga_cmpval<DT>::type v;
+    int64_t i; /* -1: no element yet */
+};
+template <int DT>
+struct ga_rp_arg : ga_rp_simple<ga_rp_arg<DT>, ga_arg_acc<DT>> {
+    typedef ga_arg_acc<DT> acc_t;
+    static GA_HD acc_t
+    init(int op)
+    {
+        (void)op;
+        acc_t a;
+        memset(&a, 0, sizeof(a));
+        a.i = -1;
+        return a;
+    }
+    static GA_HD acc_t
+    load(const char *p, int64_t r)
+    {
+        acc_t a;
+        a.v = ga_ld_cmp<DT>(p);
+        a.i = r;
+        return a;
+    }
+    static GA_HD acc_t
+    combine(acc_t a, acc_t b, int op)
+    {
+        if (a.i < 0) {
+            return b;
+        }
+        if (b.i < 0) {
+            return a;
+        }
+        acc_t x = a.i < b.i ? a : b; /* the earlier one */
+        acc_t y = a.i < b.i ? b : a;
+        if (ga_isnan(x.v)) {
+            return x;
+        }
+        if (ga_isnan(y.v)) {
+            return y;
+        }
+        bool take_y = op == GA_RED_ARGMAX ? ga_gt(y.v, x.v) : ga_gt(x.v, y.v);
+        return take_y ? y : x;
+    }
+    static GA_HD void
+    store(char *p, int dt, acc_t a)
+    {
+        ga_st_as(p, dt, a.i < 0 ? (int64_t)0 : a.i);
+    }
+};
+
+/* ALL and ANY: truth is "nonzero" (NaN is true; complex: either part nonzero). */
+template <int DT>
+struct ga_rp_bool : ga_rp_simple<ga_rp_bool<DT>, int> {
+    typedef int acc_t;
+    static GA_HD acc_t
+    init(int op)
+    {
+        return op == GA_RED_ALL ? 1 : 0;
+    }
+    static GA_HD acc_t
+    load(const char *p, int64_t r)
+    {
+        (void)r;
+        if constexpr (DT == GA_COMPLEX64 || DT == GA_COMPLEX128) {
+            return ga_ld_real<DT>(p) != 0.0 || ga_ld_imag<DT>(p) != 0.0;
+        }
+        else if constexpr (DT == GA_FLOAT16) {
+            return (ga_ld<DT>(p) & 0x7fffu) != 0;
+        }
+        else {
+            return ga_ld<DT>(p) != 0;
+        }
+    }
+    static GA_HD acc_t
+    combine(acc_t a, acc_t b, int op)
+    {
+        return op == GA_RED_ALL ? (a && b) : (a || b);
+    }
+    static GA_HD void
+    store(char *p, int dt, acc_t a)
+    {
+        ga_st_as(p, dt, (int64_t)(a != 0));
+    }
+};
+
+/* ---- the kernels ---- */
+
+static GA_HD inline int64_t
+ga_red_offset(const ga_reduce_desc &d, int64_t r)
+{
+    return d.red_ndim == 1 ? r * d.in_red_strides[0]
+                           : ga_offset(d.red_ndim, d.red_shape, d.in_red_strides, r);
+}
+
+template <class P>
+GA_BARRIER_KERNEL void
+k_reduce_block(ga_reduce_desc d)
+{
+    __shared__ typename P::acc_t part[GA_RED_BLOCK];
+    const int t = (int)threadIdx.x;
+    for (int64_t o = blockIdx.x; o < d.out_size; o += gridDim.x) {
+        const char *in = d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
+        typename P::state_t st = P::init(d.op);
+        for (int64_t r = t; r < d.red_size; r += blockDim.x) {
+            P::push(st, P::load(in + ga_red_offset(d, r), r), d.op);
+        }
+        part[t] = P::value(st);
+        __syncthreads();
+        for (int h = (int)blockDim.x / 2; h > 0; h /= 2) {
+            if (t < h) {
+                part[t] = P::combine(part[t], part[t + h], d.op);
+            }
+            __syncthreads();
+        }
+        if (t == 0) {
+            P::store(d.out + ga_offset(d.out_ndim, d.out_shape, d.out_strides, o),
+                     d.out_dtype, part[0]);
+        }
+        __syncthreads(); /* part[0] is read before the next output overwrites it */
+    }
+}
+
+template <class P>
+__global__ void
+k_reduce_thread(ga_reduce_desc d)
+{
+    for (int64_t o = ga_gtid(); o < d.out_size; o += ga_gstride()) {
+        const char *in = d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
+        typename P::state_t st = P::init(d.op);
+        for (int64_t r = 0; r < d.red_size; r++) {
+            P::push(st, P::load(in + ga_red_offset(d, r), r), d.op);
+        }
+        P::store(d.out + ga_offset(d.out_ndim, d.out_shape, d.out_strides, o), d.out_dtype,
+                 P::value(st));
+    }
+}
+
+typedef int (*ga_red_launcher)(int dev, const ga_reduce_desc *d);
+
+/* Reductions this short go to one thread each: a block of GA_RED_BLOCK threads would
+ * leave most of them idle, and a serial Kahan sum of 64 terms loses nothing. */
+#define GA_RED_SERIAL_MAX 64
+
+template <class P>
+static int
+ga_red_launch(int dev, const ga_reduce_desc *d)
+{
+    cudaStream_t stream;
+    int st = ga_cuda_stream(dev, &stream);
+    if (st != GA_OK) {
+        return st;
+    }
+    /* an outer-axis reduction: neighbouring outputs are neighbouring input elements */
+    bool outer = d->out_ndim >= 1 && d->red_ndim >= 1 &&
+                 llabs(d->in_out_strides[d->out_ndim - 1]) <
+                     llabs(d->in_red_strides[d->red_ndim - 1]) &&
+                 d->out_size >= 4096;
+    if (d->red_size <= GA_RED_SERIAL_MAX || outer) {
+        unsigned grid, block;
+        ga_cuda_launch_dims(dev, d->out_size, &grid, &block);
+        GA_LAUNCH(k_reduce_thread<P>, grid, block, 0, stream, *d);
+    }
+    else {
+        GA_LAUNCH(k_reduce_block<P>, ga_k_blocks_for(d->out_size), GA_RED_BLOCK, 0, stream,
+                  *d);
+    }
+    GA_CUDA_TRY(cudaGetLastError());
+    return GA_OK;
+}
+
+/* Accumulator kinds of SUM/PROD, chosen by the output dtype. */
+enum { GA_ACC_I64, GA_ACC_U64, GA_ACC_F32, GA_ACC_F64, GA_ACC_C64, GA_ACC_C128, GA_NACC };
+
+static int
+ga_acc_kind(int out_dt)
+{
+    switch (out_dt) {
+    case GA_UINT8:
+    case GA_UINT16:
+    case GA_UINT32:
+    case GA_UINT64:
+        return GA_ACC_U64;
+    case GA_FLOAT16: /* half sums accumulate in float, as NumPy's do */
+    case GA_FLOAT32:
+        return GA_ACC_F32;
+    case GA_FLOAT64:
+        return GA_ACC_F64;
+    case GA_COMPLEX64:
+        return GA_ACC_C64;
+    case GA_COMPLEX128:
+        return GA_ACC_C128;
+    default:
+        return GA_ACC_I64;
+    }
+}
+
+typedef struct {
+    ga_red_launcher sum[GA_NTYPES][GA_NACC];
+    ga_red_launcher ext[GA_NTYPES];
+    ga_red_launcher arg[GA_NTYPES];
+    ga_red_launcher boolean[GA_NTYPES];
+} ga_red_table;
+
+static ga_red_table
+ga_red_build_table(void)
+{
+    ga_red_table t;
+#define GA_X_RED(e, name, kind, size, ch, ctype)                                       \
+    t.sum[e][GA_ACC_I64] = ga_red_launch<ga_rp_sum<e, int64_t>>;                       \
+    t.sum[e][GA_ACC_U64] = ga_red_launch<ga_rp_sum<e, uint64_t>>;                      \
+    t.sum[e][GA_ACC_F32] = ga_red_launch<ga_rp_sum<e, float>>;                         \
+    t.sum[e][GA_ACC_F64] = ga_red_launch<ga_rp_sum<e, double>>;                        \
+    t.sum[e][GA_ACC_C64] = ga_red_launch<ga_rp_sum<e, ga_cf>>;                         \
+    t.sum[e][GA_ACC_C128] = ga_red_launch<ga_rp_sum<e, ga_cd>>;                        \
+    t.ext[e] = ga_red_launch<ga_rp_ext<e>>;                                            \
+    t.arg[e] = ga_red_launch<ga_rp_arg<e>>;                                            \
+    t.boolean[e] = ga_red_launch<ga_rp_bool<e>>;
+    GA_DTYPES(GA_X_RED)
+#undef GA_X_RED
+    return t;
+}
+
+extern "C" int
+ga_cuda_reduce(int dev, const ga_reduce_desc *d)
+{
+    static const ga_red_table table = ga_red_build_table();
+    if (d->in_dtype < 0 || d->in_dtype >= GA_NTYPES || d->out_dtype < 0 ||
+        d->out_dtype >= GA_NTYPES) {
+        return ga_error(GA_ERR_VALUE, "reduce: bad dtypes %d -> %d", (int)d->in_dtype,
+                        (int)d->out_dtype);
+    }
+    if (d->out_size <= 0) {
+        return GA_OK;
+    }
+    if (d->red_size <= 0) {
+        return ga_error(GA_ERR_VALUE, "reduce: the core handles empty reductions");
+    }
+    switch (d->op) {
+    case GA_RED_SUM:
+    case GA_RED_PROD:
+        return table.sum[d->in_dtype][ga_acc_kind(d->out_dtype)](dev, d);
+    case GA_RED_MAX:
+    case GA_RED_MIN:
+        return table.ext[d->in_dtype](dev, d);
+    case GA_RED_ARGMAX:
+    case GA_RED_ARGMIN:
+        return table.arg[d->in_dtype](dev, d);
+    case GA_RED_ALL:
+    case GA_RED_ANY:
+        return table.boolean[d->in_dtype](dev, d);
+    default:
+        return ga_error(GA_ERR_VALUE, "reduce: unknown operation %d", (int)d->op);
+    }
+}
+
+/* ---- scans ----
+ * One thread per row (a row: all elements along the last axis). Simple and exact in
+ * order: each partial result is rounded to the output dtype the way NumPy's sequential
+ * accumulate rounds it. The trade-off: a single long row runs on one thread (O(n)
+ * serial), and rows with a large stride read uncoalesced. A block-wide scan (up-sweep,
+ * down-sweep in shared memory) would be the fast version for few long rows. */
+
+template <class A>
+static GA_HD inline A
+ga_round_to(int out_dt, A v)
+{
+    if constexpr (std::is_same<A, float>::value) {
+        if (out_dt == GA_FLOAT16) {
+            return ga_half_to_float(ga_float_to_half(v));
+        }
+    }
+    (void)out_dt;
+    return v;
+}
+
+template <int DT, class A>
+__global__ void
+k_scan_rows(ga_scan_desc s)
+{
+    const int nd = s.ndim;
+    const int64_t len = s.shape[nd - 1];
+    const int64_t is = s.in_strides[nd - 1];
+    const int64_t os = s.out_strides[nd - 1];
+    int64_t rows = 1;
+    for (int k = 0; k < nd - 1; k++) {
+        rows *= s.shape[k];
+    }
+    for (int64_t row = ga_gtid(); row < rows; row += ga_gstride()) {
+        const char *in = s.in + ga_offset(nd - 1, s.shape, s.in_strides, row);
+        char *out = s.out + ga_offset(nd - 1, s.shape, s.out_strides, row);
+        A acc = ga_const<A>(s.op == GA_SCAN_CUMPROD ? 1 : 0);
+        for (int64_t k = 0; k < len; k++) {
+            A x = ga_round_to(s.out_dtype, ga_ld_as<DT, A>(in + k * is));
+            acc = s.op == GA_SCAN_CUMPROD ? ga_mul(acc, x) : ga_add(acc, x);
+            acc = ga_round_to(s.out_dtype, acc);
+            ga_st_as(out + k * os, s.out_dtype, acc);
+        }
+    }
+}
+
+typedef int (*ga_scan_launcher)(int dev, const ga_scan_desc *s, int64_t rows);
+
+template <int DT, class A>
+static int
+ga_scan_launch(int dev, const ga_scan_desc *s, int64_t rows)
+{
+    unsigned grid, block;
+    cudaStream_t stream;
+    int st = ga_k_setup(dev, rows, &grid, &block, &stream);
+    if (st != GA_OK) {
+        return st;
+    }
+    GA_LAUNCH((k_scan_rows<DT, A>), grid, block, 0, stream, *s);
+    GA_CUDA_TRY(cudaGetLastError());
+    return GA_OK;
+}
+
+typedef struct {
+    ga_scan_launcher fn[GA_NTYPES][GA_NACC];
+} ga_scan_table;
+
+static ga_scan_table
+ga_scan_build_table(void)
+{
+    ga_scan_table t;
+#define GA_X_SCAN(e, name, kind, size, ch, ctype)                                      \
+    t.fn[e][GA_ACC_I64] = ga_scan_launch<e, int64_t>;                                  \
+    t.fn[e][GA_ACC_U64] = ga_scan_launch<e, uint64_t>;                                 \
+    t.fn[e][GA_ACC_F32] = ga_scan_launch<e, float>;                                    \
+    t.fn[e][GA_ACC_F64] = ga_scan_launch<e, double>;                                   \
+    t.fn[e][GA_ACC_C64] = ga_scan_launch<e, ga_cf>;                                    \
+    t.fn[e][GA_ACC_C128] = ga_scan_launch<e, ga_cd>;
+    GA_DTYPES(GA_X_SCAN)
+#undef GA_X_SCAN
+    return t;
+}
+
+extern "C" int
+ga_cuda_scan(int dev, const ga_scan_desc *s)
+{
+    static const ga_scan_table table = ga_scan_build_table();
+    if (s->in_dtype < 0 || s->in_dtype >= GA_NTYPES || s->out_dtype < 0 ||
+        s->out_dtype >= GA_NTYPES || s->ndim < 1 || s->ndim > GA_MAXDIMS) {
+        return ga_error(GA_ERR_VALUE, "scan: bad descriptor (dtypes %d -> %d, ndim %d)",
+                        (int)s->in_dtype, (int)s->out_dtype, (int)s->ndim);
+    }
+    if (s->op != GA_SCAN_CUMSUM && s->op != GA_SCAN_CUMPROD) {
+        return ga_error(GA_ERR_VALUE, "scan: unknown operation %d", (int)s->op);
+    }
+    int64_t rows = 1;
+    for (int k = 0; k < s->ndim; k++) {
+        if (s->shape[k] == 0) {
+            return GA_OK;
+        }
+        if (k < s->ndim - 1) {
+            rows *= s->shape[k];
+        }
+    }
+    return table.fn[s->in_dtype][ga_acc_kind(s->out_dtype)](dev, s, rows);
+}
