@@ -135,6 +135,21 @@ ga_half_step_down(uint16_t h)
 }
 
 /* Write element i of request `r` to `out` (the element's address, r->dtype). */
+
+/* a * b + c rounded twice, never fused into one FMA: nvcc contracts a*b+c into an FMA
+ * on the device by default, which would make GPU numbers differ from the CPU's in the
+ * last bit. (The device's log and cos may still differ from the host's libm by an ulp
+ * for normals; uniform numbers are bit-identical.) */
+static inline GA_HD double
+ga_philox_madd(double a, double b, double c)
+{
+#if defined(__CUDA_ARCH__)
+    return __dadd_rn(__dmul_rn(a, b), c);
+#else
+    return a * b + c;
+#endif
+}
+
 static inline GA_HD void
 ga_random_element(const ga_random_desc *r, int64_t i, char *out)
 {
@@ -188,13 +203,13 @@ ga_random_element(const ga_random_desc *r, int64_t i, char *out)
         double u1 = 1.0 - ga_philox_u53(w.v[0], w.v[1]);
         double u2 = ga_philox_u53(w.v[2], w.v[3]);
         double z = sqrt(-2.0 * log(u1)) * cos(two_pi * u2);
-        v = r->a + r->b * z;
+        v = ga_philox_madd(r->b, z, r->a);
     }
     else if (r->dtype == GA_FLOAT64) {
-        v = r->a + (r->b - r->a) * ga_philox_u53(w.v[0], w.v[1]);
+        v = ga_philox_madd(r->b - r->a, ga_philox_u53(w.v[0], w.v[1]), r->a);
     }
     else {
-        v = r->a + (r->b - r->a) * (double)ga_philox_u24(w.v[0]);
+        v = ga_philox_madd(r->b - r->a, (double)ga_philox_u24(w.v[0]), r->a);
     }
     int clamp = r->dist == GA_RAND_UNIFORM && r->b > r->a;
     if (r->dtype == GA_FLOAT64) {
