@@ -413,6 +413,7 @@ def test_info_reports_whether_the_cuda_plugin_is_compiled():
 
 def test_python_m_gpuarr_info_prints_the_report():
     e = dict(os.environ, PYTHONPATH=PYDIR, GPUARR_SIMULATE_GPUS="1")
+    e.pop("GPUARR_CUDA_EMULATE", None)  # emulation would win over simulation
     r = subprocess.run([sys.executable, "-m", "gpuarr", "info"], env=e,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

@@ -14,9 +14,6 @@ nbclient = pytest.importorskip("nbclient")
 NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 
-@pytest.mark.skipif(gpuarr._core._gpu_mode()[0] == "emulated",
-                    reason="emulated CUDA runs kernels on the CPU one thread at a time: "
-                           "too slow for the exercise timings")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_executes(path, tmp_path, monkeypatch):
     # the kernel must import the same gpuarr as this test (installed, or a source tree)

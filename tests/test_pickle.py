@@ -38,7 +38,7 @@ def test_unpickling_onto_a_missing_gpu_says_how_to_fix_it(tmp_path):
             "open(r'%s', 'wb').write(pickle.dumps(gpuarr.ones(2, device=gpuarr.gpu(1))))"
             % (tmp_path / "x.pkl"))
     env = dict(os.environ, GPUARR_SIMULATE_GPUS="2")
-    env.pop("GPUARR_CUDA_EMULATE", None)
+    env.pop("GPUARR_CUDA_EMULATE", None)  # emulation would win over simulation
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
     env = dict(os.environ)
     env.pop("GPUARR_SIMULATE_GPUS", None)
