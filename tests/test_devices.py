@@ -10,7 +10,8 @@ import pytest
 
 import gpuarr
 
-PYDIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+# Subprocesses import the same gpuarr as these tests: installed, or a source tree.
+PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
 
 
 def run_python(code, **env):

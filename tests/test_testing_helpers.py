@@ -10,7 +10,8 @@ from gpuarr.testing import assert_allclose, assert_array_equal, assert_transfers
 
 pytest_plugins = ["pytester"]
 
-PYDIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+# Subprocesses import the same gpuarr as these tests: installed, or a source tree.
+PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
 
 
 def test_assert_allclose_passes_and_fails_for_arrays_on_any_device(device):

@@ -6,7 +6,10 @@ import sys
 
 import pytest
 
-PYDIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+# Subprocesses import the same gpuarr as these tests: installed, or a source tree.
+import gpuarr
+
+PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
 
 
 def _run(*args, **env):

@@ -7,7 +7,8 @@ import numpy as np
 
 import gpuarr
 
-PYDIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+# Subprocesses import the same gpuarr as these tests: installed, or a source tree.
+PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
 
 
 def on_gpu(x):
