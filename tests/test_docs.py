@@ -219,7 +219,13 @@ C_FUNCTIONS = [(q, o) for q, o in CALLABLES
 def test_c_function_uses_the_text_signature_convention(qual, fn):
     assert fn.__text_signature__, (
         f"{qual}: start its C docstring with '{fn.__name__}(args)\\n--\\n\\n'")
-    assert "--" not in (fn.__doc__ or "").splitlines()[0:1], qual
+    assert not (fn.__doc__ or "").startswith(fn.__name__ + "("), (
+        f"{qual}: the signature line was not recognised (it needs a '--' line after it)")
+    if isinstance(fn, types.MethodDescriptorType):
+        # `name($self, /, ...)`: without $self the unbound method's signature would
+        # lack self, and help() and stub checkers would see the wrong parameters.
+        params = list(inspect.signature(fn).parameters)
+        assert params[:1] == ["self"], f"{qual}: start the text signature with '$self, '"
 
 
 def test_c_types_carry_text_signatures():
@@ -235,7 +241,7 @@ def test_help_renders_every_namespace(mod):
 
 def test_help_of_array_shows_methods_with_signatures():
     text = pydoc.render_doc(gpuarr.Array, renderer=pydoc.plaintext)
-    assert "to(self, device)" in text or "to(device)" in text
+    assert "to(self, /, device)" in text
     assert "copyto(" in text and "numpy(" in text
     assert "sum(self, axis=None" in text
 
