@@ -613,26 +613,25 @@ array_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     (void)kwds;
     PyErr_SetString(PyExc_TypeError,
                     "gpuarr.Array cannot be created directly: use gpuarr.array(obj), "
-                    "gpuarr.asarray(obj), gpuarr.zeros(shape), gpuarr.empty(shape), ... "
-                    "(each takes device=)");
+                    "gpuarr.asarray(obj), gpuarr.zeros(shape), ... (each takes device=)");
     return NULL;
 }
 
 static PyMethodDef array_methods[] = {
     {"to", (PyCFunction)(void (*)(void))array_to, METH_VARARGS | METH_KEYWORDS,
-     "to($self, /, device)\n--\n\nThis array on `device`: the array itself (no copy) when it is "
-     "already there, else a new copy there."},
+     "to($self, /, device)\n--\n\nThis array on `device`: the array itself (no copy) "
+     "when it is already there, else a new copy there."},
     {"to_device", (PyCFunction)(void (*)(void))array_to, METH_VARARGS | METH_KEYWORDS,
      "to_device($self, /, device)\n--\n\nThe array API name of to(device)."},
     {"copyto", array_copyto, METH_O,
-     "copyto($self, target, /)\n--\n\nAlways a copy: to a device (a new array, also on the same "
-     "device), or into an existing array of the same shape on any device."},
+     "copyto($self, target, /)\n--\n\nAlways a copy: to a device (a new array, also "
+     "on the same device), or into an existing array of the same shape on any device."},
     {"cuda", (PyCFunction)(void (*)(void))array_cuda, METH_VARARGS | METH_KEYWORDS,
      "cuda($self, /, i=0)\n--\n\nx.to(gpu(i))."},
     {"cpu", array_cpu, METH_NOARGS, "cpu($self, /)\n--\n\nx.to(cpu())."},
     {"item", array_item, METH_NOARGS,
-     "item($self, /)\n--\n\nThe one element as a Python scalar (a device-to-host transfer for "
-     "a GPU array)."},
+     "item($self, /)\n--\n\nThe one element as a Python scalar (a device-to-host "
+     "transfer for a GPU array)."},
     {"numpy", array_numpy, METH_NOARGS,
      "numpy($self, /)\n--\n\nA new NumPy array with a copy of the values (an explicit "
      "device-to-host transfer for a GPU array)."},

@@ -204,8 +204,8 @@ static PyGetSetDef device_getset[] = {
 
 static PyMethodDef device_methods[] = {
     {"__enter__", device_enter, METH_NOARGS,
-     "__enter__($self, /)\n--\n\nMake this device the default for array creation in this thread, until the "
-     "matching __exit__ (use it as `with gpuarr.gpu(1): ...`)."},
+     "__enter__($self, /)\n--\n\nMake this device the default for array creation in "
+     "this thread, until the matching __exit__ (use it as `with gpuarr.gpu(1): ...`)."},
     {"__exit__", device_exit, METH_VARARGS,
      "__exit__($self, exc_type=None, exc_value=None, traceback=None, /)\n--\n\n"
      "Restore the default device that was current before the matching __enter__. "
