@@ -603,26 +603,42 @@ array_richcompare(PyObject *a, PyObject *b, int op)
     return pyga_binary(ops[op], a, b);
 }
 
+/* Arrays are made by the creation functions (pyga_wrap); without this slot the type
+ * would inherit object's tp_new and Array() would build an array with no storage. */
+static PyObject *
+array_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    (void)type;
+    (void)args;
+    (void)kwds;
+    PyErr_SetString(PyExc_TypeError,
+                    "gpuarr.Array cannot be created directly: use gpuarr.array(obj), "
+                    "gpuarr.asarray(obj), gpuarr.zeros(shape), ... (each takes device=)");
+    return NULL;
+}
+
 static PyMethodDef array_methods[] = {
     {"to", (PyCFunction)(void (*)(void))array_to, METH_VARARGS | METH_KEYWORDS,
-     "to(device)\n--\n\nThis array on `device`: the array itself (no copy) when it is "
-     "already there, else a new copy there."},
+     "to($self, /, device)\n--\n\nThis array on `device`: the array itself (no copy) "
+     "when it is already there, else a new copy there."},
     {"to_device", (PyCFunction)(void (*)(void))array_to, METH_VARARGS | METH_KEYWORDS,
-     "to_device(device)\n--\n\nThe array API name of to(device)."},
+     "to_device($self, /, device)\n--\n\nThe array API name of to(device)."},
     {"copyto", array_copyto, METH_O,
-     "copyto(target)\n--\n\nAlways a copy: to a device (a new array, also on the same "
-     "device), or into an existing array of the same shape on any device."},
+     "copyto($self, target, /)\n--\n\nAlways a copy: to a device (a new array, also "
+     "on the same device), or into an existing array of the same shape on any device."},
     {"cuda", (PyCFunction)(void (*)(void))array_cuda, METH_VARARGS | METH_KEYWORDS,
-     "cuda(i=0)\n--\n\nx.to(gpu(i))."},
-    {"cpu", array_cpu, METH_NOARGS, "cpu()\n--\n\nx.to(cpu())."},
+     "cuda($self, /, i=0)\n--\n\nx.to(gpu(i))."},
+    {"cpu", array_cpu, METH_NOARGS, "cpu($self, /)\n--\n\nx.to(cpu())."},
     {"item", array_item, METH_NOARGS,
-     "item()\n--\n\nThe one element as a Python scalar (a device-to-host transfer for "
-     "a GPU array)."},
+     "item($self, /)\n--\n\nThe one element as a Python scalar (a device-to-host "
+     "transfer for a GPU array)."},
     {"numpy", array_numpy, METH_NOARGS,
-     "numpy()\n--\n\nA new NumPy array with a copy of the values (an explicit "
+     "numpy($self, /)\n--\n\nA new NumPy array with a copy of the values (an explicit "
      "device-to-host transfer for a GPU array)."},
     {"__array__", (PyCFunction)(void (*)(void))array_array, METH_VARARGS | METH_KEYWORDS,
-     NULL},
+     "__array__($self, /, dtype=None, copy=None)\n--\n\nNumPy's conversion protocol "
+     "(numpy.asarray(x)): works for arrays on the CPU and raises TypeError for device "
+     "arrays, which must be copied explicitly with x.numpy()."},
     {NULL},
 };
 
@@ -637,6 +653,7 @@ static PyType_Slot array_slots[] = {
                 "Operations run on the device of their operands; mixing devices raises "
                 "DeviceMismatchError. Move data explicitly with to(), copyto() and "
                 "numpy()."},
+    {Py_tp_new, array_new},
     {Py_tp_dealloc, array_dealloc},
     {Py_tp_getset, array_getset},
     {Py_tp_methods, array_methods},

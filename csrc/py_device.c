@@ -204,10 +204,15 @@ static PyGetSetDef device_getset[] = {
 
 static PyMethodDef device_methods[] = {
     {"__enter__", device_enter, METH_NOARGS,
-     "Make this device the default for array creation in this thread, until the "
-     "matching __exit__ (use it as `with gpuarr.gpu(1): ...`)."},
-    {"__exit__", device_exit, METH_VARARGS, NULL},
-    {"__reduce__", device_reduce, METH_NOARGS, NULL},
+     "__enter__($self, /)\n--\n\nMake this device the default for array creation in "
+     "this thread, until the matching __exit__ (use it as `with gpuarr.gpu(1): ...`)."},
+    {"__exit__", device_exit, METH_VARARGS,
+     "__exit__($self, exc_type=None, exc_value=None, traceback=None, /)\n--\n\n"
+     "Restore the default device that was current before the matching __enter__. "
+     "Exceptions are not suppressed."},
+    {"__reduce__", device_reduce, METH_NOARGS,
+     "__reduce__($self, /)\n--\n\nPickle support: a device pickles as its name "
+     "('cpu:0', 'gpu:1')."},
     {NULL},
 };
 

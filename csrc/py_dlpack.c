@@ -653,11 +653,11 @@ fn_from_dlpack(PyObject *m, PyObject *args, PyObject *kwds)
 
 PyMethodDef pyga_dlpack_methods[] = {
     {"__dlpack__", (PyCFunction)(void (*)(void))array_dlpack, METH_VARARGS | METH_KEYWORDS,
-     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "Export as a DLPack capsule: zero-copy on the array's own device; dl_device=(1, 0) "
      "copies a GPU array to the host (a counted transfer)."},
     {"__dlpack_device__", array_dlpack_device, METH_NOARGS,
-     "__dlpack_device__()\n--\n\n(device_type, device_id): (1, 0) for the CPU, (2, i) "
+     "__dlpack_device__($self, /)\n--\n\n(device_type, device_id): (1, 0) for the CPU, (2, i) "
      "for CUDA GPU i, (12, i) for a simulated or emulated GPU i."},
     {NULL},
 };

@@ -155,12 +155,12 @@ static PyObject *
 dtype_reduce(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    /* pickles as gpuarr.dtype("<name>") */
+    /* pickles as gpuarr.DType("<name>"), which returns the singleton */
     PyObject *mod = PyImport_ImportModule("gpuarr");
     if (mod == NULL) {
         return NULL;
     }
-    PyObject *fn = PyObject_GetAttrString(mod, "dtype");
+    PyObject *fn = PyObject_GetAttrString(mod, "DType");
     Py_DECREF(mod);
     if (fn == NULL) {
         return NULL;
@@ -192,7 +192,9 @@ static PyGetSetDef dtype_getset[] = {
 };
 
 static PyMethodDef dtype_methods[] = {
-    {"__reduce__", dtype_reduce, METH_NOARGS, NULL},
+    {"__reduce__", dtype_reduce, METH_NOARGS,
+     "__reduce__($self, /)\n--\n\nPickle support: a dtype pickles as its name, so it "
+     "unpickles as the same singleton."},
     {NULL},
 };
 

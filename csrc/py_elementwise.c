@@ -471,9 +471,15 @@ done:
 }
 
 #define GA_EW_DOC(name, sig, text) name sig "\n--\n\n" text
+/* The raw entries of gpuarr.<name>: text signatures so that help() and
+ * inspect.signature work on them too. */
 #define GA_X_DEF(E, name, nin)                                                         \
     {#name, (PyCFunction)(void (*)(void))fn_##name, METH_FASTCALL | METH_KEYWORDS,     \
-     NULL},
+     (nin) == 1   ? #name "(x, /, *, out=None)\n--\n\nThe C entry of gpuarr." #name "."    \
+     : (nin) == 2 ? #name "(x1, x2, /, *, out=None)\n--\n\nThe C entry of gpuarr." #name \
+                    "."                                                                \
+                  : #name "(x1, x2, x3, /, *, out=None)\n--\n\nThe C entry of gpuarr." #name \
+                    "."},
 PyMethodDef pyga_elementwise_functions[] = {
     GA_ELEMENTWISE_OPS(GA_X_DEF)
     {"astype", (PyCFunction)(void (*)(void))fn_astype, METH_VARARGS | METH_KEYWORDS,

@@ -47,10 +47,16 @@ class TransferStats:
     syncs: int = 0
 
     def __sub__(self, other):
+        """__sub__(other)
+
+        Field by field difference: ``after - before`` is what happened in between."""
         return TransferStats(*(getattr(self, f) - getattr(other, f)
                                for f in self.__dataclass_fields__))
 
     def __str__(self):
+        """__str__()
+
+        One line with copies and bytes per direction, and the number of waits."""
         return (f"host->device: {self.h2d_count} copies, {self.h2d_bytes} bytes; "
                 f"device->host: {self.d2h_count} copies, {self.d2h_bytes} bytes; "
                 f"device->device: {self.d2d_count} copies, {self.d2d_bytes} bytes; "

@@ -42,6 +42,10 @@ class Module:
                 "assigning parameters or sub-modules")
 
     def __setattr__(self, name, value):
+        """__setattr__(name, value)
+
+        Assigning an Array registers a parameter, assigning a Module a child; assigning
+        None to either removes it. Other values are plain attributes."""
         if isinstance(value, (Array, Module)):
             self._check_init()
             for d in (self._parameters, self._modules):
@@ -60,6 +64,9 @@ class Module:
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
+        """__getattr__(name)
+
+        A registered parameter or child module by its attribute name."""
         d = self.__dict__
         if "_parameters" in d and name in d["_parameters"]:
             return d["_parameters"][name]
@@ -68,6 +75,9 @@ class Module:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __delattr__(self, name):
+        """__delattr__(name)
+
+        Unregister a parameter or child module (or delete a plain attribute)."""
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._modules:
@@ -202,6 +212,9 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *inputs, **kwargs):
+        """__call__(*inputs, **kwargs)
+
+        ``net(X)`` is ``net.forward(X)``; it runs on the inputs' device."""
         return self.forward(*inputs, **kwargs)
 
     def extra_repr(self):
@@ -211,6 +224,9 @@ class Module:
         return ""
 
     def __repr__(self):
+        """__repr__()
+
+        The module and its children, one per line, as PyTorch prints them."""
         lines = [f"({name}): " + repr(m).replace("\n", "\n  ")
                  for name, m in self._modules.items()]
         head = f"{type(self).__name__}({self.extra_repr()}"
@@ -258,6 +274,9 @@ class Linear(Module):
         return y
 
     def extra_repr(self):
+        """extra_repr()
+
+        ``in_features=..., out_features=..., bias=...`` for the repr."""
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
 
@@ -298,6 +317,10 @@ class Sequential(Module):
         return self
 
     def __getitem__(self, i):
+        """__getitem__(i)
+
+        ``net[i]`` is the i-th module (negative indices count from the end);
+        ``net[a:b]`` is a new Sequential of those modules (the same objects)."""
         mods = list(self._modules.values())
         if isinstance(i, slice):
             return Sequential(*mods[i])
@@ -308,9 +331,15 @@ class Sequential(Module):
                              f"{len(mods)} modules") from None
 
     def __len__(self):
+        """__len__()
+
+        The number of modules."""
         return len(self._modules)
 
     def __iter__(self):
+        """__iter__()
+
+        Iterate over the modules in order."""
         return iter(list(self._modules.values()))
 
     def forward(self, x):

@@ -1,0 +1,63 @@
+"""bench/gpu.py runs end to end: on simulated GPUs with --allow-simulated (labelled as
+such) it prints every row of its table, and without a real GPU it says so and exits 0.
+Benchmarks are not tests, so nothing here checks a speed; sizes are tiny (--quick)."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import gpuarr
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "bench" / "gpu.py"
+# the gpuarr under test (the working tree's, or an installed one)
+PKG_ROOT = pathlib.Path(gpuarr.__file__).resolve().parent.parent
+
+
+def _run(*args, **env):
+    e = {k: v for k, v in os.environ.items()
+         if k not in ("GPUARR_SIMULATE_GPUS", "GPUARR_CUDA_EMULATE")}
+    e.update(env)
+    e["PYTHONPATH"] = os.pathsep.join([str(PKG_ROOT), e.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=ROOT, env=e,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_gpu_bench_prints_every_row_on_a_simulated_gpu():
+    r = _run("--allow-simulated", "--quick", GPUARR_SIMULATE_GPUS="1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert "SIMULATED GPU" in out and "not GPU numbers" in out
+    for row in ["device-to-device copy", "add x + y", "multiply x * 2.0", "exp(x)",
+                "sum(x)", "max(x)", "sum(m, axis=1)", "gpuarr float32", "gpuarr float16",
+                "add(a, b, out=c), 1 element", "h2d gpuarr.asarray", "d2h x.numpy()",
+                "matmul on cpu(0)", "matmul on gpu(0)"]:
+        assert row in out, f"row {row!r} missing from:\n{out}"
+    for unit in ["GB/s", "TFLOP/s", "k ops/s", "GFLOP/s", "of copy"]:
+        assert unit in out
+    assert "FAILED" not in out
+    # exercise 1: both sizes, CPU and the GPU each
+    assert out.count("exercise 1") == 4
+
+
+def test_gpu_bench_runs_exercise_1_on_every_gpu():
+    r = _run("--allow-simulated", "--quick", GPUARR_SIMULATE_GPUS="2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "matmul on gpu(1)" in r.stdout
+
+
+def test_gpu_bench_without_a_real_gpu_says_so_and_exits_0():
+    if gpuarr._core._gpu_mode()[0] == "cuda":
+        pytest.skip("this machine has a real GPU: the script would measure it")
+    r = _run(GPUARR_SIMULATE_GPUS="1")
+    assert r.returncode == 0, r.stderr
+    assert "No real CUDA GPU" in r.stdout
+    assert "GB/s" not in r.stdout
+
+
+def test_gpu_bench_rejects_a_gpu_that_does_not_exist():
+    r = _run("--allow-simulated", "--quick", "--device", "3", GPUARR_SIMULATE_GPUS="1")
+    assert r.returncode == 2
+    assert "1 GPU" in r.stderr
