@@ -208,3 +208,14 @@ def test_random_reshape_of_random_views_matches_numpy(data):
     # a view exactly when NumPy can make one
     view_np = np.shares_memory(a.reshape(shape), a)
     assert (y._storage_id == x._storage_id) == view_np
+
+
+def test_iterating_yields_views_of_the_first_axis(device):
+    a = np.arange(6.0).reshape(3, 2)
+    x = gpuarr.asarray(a, device=device)
+    rows = list(x)
+    assert len(rows) == 3 and all(r.device == device for r in rows)
+    assert all(r._storage_id == x._storage_id for r in rows)
+    np.testing.assert_array_equal(np.stack([r.numpy() for r in rows]), a)
+    with pytest.raises(TypeError, match="0-d"):
+        iter(gpuarr.asarray(np.float32(1.0), device=device)).__next__()

@@ -7,7 +7,7 @@ import builtins
 import sys
 import types
 from collections.abc import Sequence
-from typing import Any, ClassVar, Final, Literal, SupportsIndex, final, overload
+from typing import Any, ClassVar, Final, Iterator, Literal, SupportsIndex, final, overload
 
 from typing_extensions import TypeAlias
 
@@ -220,6 +220,7 @@ class Array:
     def __float__(self) -> float: ...
     def __index__(self) -> int: ...
     def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Array]: ...
 
     # --- indexing ------------------------------------------------------------------------
     def __getitem__(self, key: _Index, /) -> Array: ...

@@ -377,3 +377,15 @@ def _take_method(self, indices, axis=None):
     See :func:`gpuarr.take`.
     """
     return take(self, indices, axis=axis)
+
+
+@method("__iter__")
+def _iter(self):
+    """__iter__()
+
+    Iterate over the first axis, as NumPy does: each item is a view ``x[i]`` (a 0-d
+    array for a 1-d ``x``), still on ``x``'s device."""
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d array")
+    for i in range(self.shape[0]):
+        yield self[i]
