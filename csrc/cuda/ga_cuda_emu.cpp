@@ -665,7 +665,11 @@ struct launch_state {
     size_t sched_size;
 };
 
-std::vector<fiber *> fiber_pool;
+/* Fibers are reused for the life of the process. The pool is never destroyed, on
+ * purpose: a static vector would be destroyed at exit before the leak checker looks,
+ * leaving its fibers unreachable (a false leak report); a pool that stays reachable
+ * is what it is, a cache. */
+std::vector<fiber *> &fiber_pool = *new std::vector<fiber *>();
 launch_state L;
 
 fiber *
