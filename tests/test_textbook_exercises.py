@@ -49,7 +49,13 @@ def test_exercise_2_parameters_round_trip_through_a_file_bit_for_bit(tmp_path, t
     for (k1, p1), (k2, p2) in zip(net.named_parameters(), clone.named_parameters()):
         assert k1 == k2 and p2.device == dev and bits(p1) == bits(p2)
     x = gpuarr.asarray(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
-    assert bits(net(x.to(try_gpu()))) == bits(clone(x.to(dev)))
+    # The same parameters give the same outputs; bit for bit only where the same GEMM
+    # code runs (another device may sum in another order).
+    y1, y2 = net(x.to(try_gpu())), clone(x.to(dev))
+    if dev == try_gpu():
+        assert bits(y1) == bits(y2)
+    else:
+        np.testing.assert_allclose(y2.numpy(), y1.numpy(), rtol=1e-6, atol=1e-7)
 
 
 def test_exercise_2_a_device_array_round_trips_through_numpy_bit_for_bit():
