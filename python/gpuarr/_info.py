@@ -78,6 +78,21 @@ def _device_lines():
     return n, lines
 
 
+def _build_lines():
+    """Architectures and compilers, from the module CMake writes at build time."""
+    try:
+        from . import _build_config as cfg
+    except ImportError:  # a build that predates it
+        return []
+    lines = []
+    if cfg.CUDA_ARCHITECTURES:
+        lines.append(f"  CUDA archs:     {cfg.CUDA_ARCHITECTURES} (nvcc "
+                     f"{cfg.CUDA_COMPILER_VERSION})")
+    lines.append(f"  C compiler:     {cfg.C_COMPILER}, {cfg.BUILD_TYPE}"
+                 + (f", sanitizers {cfg.SANITIZE}" if cfg.SANITIZE else ""))
+    return lines
+
+
 def report():
     """report()
 
@@ -96,6 +111,7 @@ def report():
                                 else "not compiled (no libgpuarr_cuda.so next to _core)"),
         "  emulated CUDA:  " + ("compiled (libgpuarr_cuda_emu.so)" if os.path.exists(emu)
                                 else "not compiled"),
+        *_build_lines(),
         f"  CPU BLAS:       {_blas_text()}",
         f"  OpenMP threads: {_openmp_text()}",
         f"devices ({n} GPU{'s' if n != 1 else ''}; {_MODE_WORDS.get(mode, mode)}):",
