@@ -26,7 +26,7 @@
 #include "ga_dtype.h"
 #include "ga_ops.h"
 
-#define GA_BACKEND_ABI_VERSION 1
+#define GA_BACKEND_ABI_VERSION 2
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -212,6 +212,13 @@ typedef struct ga_backend {
     const char *(*last_error)(void);
     /* why the backend has no devices (plugin only; may be NULL) */
     const char *(*unavailable_reason)(void);
+    /* The core hands the backend two hooks once, after loading it: the backend calls
+     * `begin()` before a blocking wait for its device and `end(token)` after it, so the
+     * binding can let other Python threads run while the host waits. Between the two
+     * the backend must touch no core state and hold none of its own locks that a
+     * caller holding the GIL could be waiting for: call begin() before taking a lock
+     * and end() after releasing it. May be NULL (a backend that never blocks). */
+    void (*set_wait_hooks)(void *(*begin)(void), void (*end)(void *token));
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

@@ -24,7 +24,16 @@ static struct {
     char reason[512];
     char plugin_dir[4096];
     int forked_child; /* set in a child forked after CUDA started */
+    void *(*wait_begin)(void);
+    void (*wait_end)(void *);
 } devs;
+
+void
+ga_devices_set_wait_hooks(void *(*begin)(void), void (*end)(void *))
+{
+    devs.wait_begin = begin;
+    devs.wait_end = end;
+}
 
 void
 ga_devices_set_plugin_dir(const char *dir)
@@ -92,6 +101,9 @@ load_plugin(const char *file, int emulate)
                  file);
         return NULL;
     }
+    if (be->set_wait_hooks != NULL && devs.wait_begin != NULL) {
+        be->set_wait_hooks(devs.wait_begin, devs.wait_end);
+    }
     return be;
 }
 
@@ -112,6 +124,8 @@ resolve(void)
             devs.mode = GA_GPU_EMULATED;
             devs.gpu_backend = be;
             devs.count = cnt;
+            /* the harness follows CUDA's rule for forked children too */
+            pthread_atfork(NULL, NULL, mark_forked_child);
             snprintf(devs.reason, sizeof(devs.reason),
                      "GPUARR_CUDA_EMULATE=%d: the CUDA backend's sources run on the CPU "
                      "(a test harness, slow)",
@@ -211,7 +225,7 @@ ga_device_backend(ga_device d, const ga_backend **out)
     if (d.index < 0 || d.index >= devs.count) {
         return no_such_device(d);
     }
-    if (devs.forked_child && devs.mode == GA_GPU_CUDA) {
+    if (devs.forked_child && (devs.mode == GA_GPU_CUDA || devs.mode == GA_GPU_EMULATED)) {
         return ga_error(GA_ERR_CUDA,
                         "this process was forked after CUDA was initialised in its parent; "
                         "CUDA cannot be used in a forked child. Use the 'spawn' start "

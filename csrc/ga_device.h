@@ -55,6 +55,9 @@ const char *ga_device_str(ga_device d, char *buf, size_t n);
  * `plugin_dir` is where libgpuarr_cuda.so lives (set by the binding at import);
  * never fails: problems become 0 GPUs and a reason. */
 void ga_devices_set_plugin_dir(const char *dir);
+/* The binding's "release/retake the GIL" pair, passed on to a plugin that blocks
+ * (ga_backend.set_wait_hooks). Set once, before the first GPU use. */
+void ga_devices_set_wait_hooks(void *(*begin)(void), void (*end)(void *));
 ga_gpu_mode ga_gpu_mode_get(void);
 int ga_num_gpus(void);
 /* Why there are no (real) GPUs, or "" */

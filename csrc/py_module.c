@@ -31,6 +31,22 @@ add_exception(PyObject *m, const char *name, PyObject *base, const char *doc,
     return PyModule_AddObjectRef(m, name, *slot);
 }
 
+/* While a CUDA device is waited for, other Python threads may run (the plugin calls
+ * these around blocking waits only, holding no lock of its own). */
+static void *
+release_gil_for_wait(void)
+{
+    return PyGILState_Check() ? (void *)PyEval_SaveThread() : NULL;
+}
+
+static void
+retake_gil_after_wait(void *token)
+{
+    if (token != NULL) {
+        PyEval_RestoreThread((PyThreadState *)token);
+    }
+}
+
 PyMODINIT_FUNC
 PyInit__core(void)
 {
@@ -64,6 +80,7 @@ PyInit__core(void)
             goto error;
         }
     }
+    ga_devices_set_wait_hooks(release_gil_for_wait, retake_gil_after_wait);
     if (PyModule_AddIntConstant(m, "MAXDIMS", GA_MAXDIMS) < 0) {
         goto error;
     }

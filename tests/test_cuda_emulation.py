@@ -361,3 +361,51 @@ def test_matmul_on_emulated_gpus_equals_numpy():
     if out.strip() == "skip":
         pytest.skip("gpuarr.matmul is not in this build yet")
     assert out.strip() == "ok"
+
+
+def test_other_python_threads_run_while_the_host_waits_for_a_device():
+    # Each wait lasts 200 ms (a test-only knob of the emulator). A Python thread counts
+    # all along: while the main thread sleeps (GIL released) it sets the reference
+    # rate; during the device waits it must keep most of that rate, which it can only
+    # if the waits released the GIL too (else it runs in 5 ms slices between them).
+    out = run_emulated("""
+        import threading, time
+        x = gpuarr.ones(4, device=gpuarr.gpu(0))
+        stop = False
+        count = 0
+        def spin():
+            global count
+            while not stop:
+                count += 1
+        t = threading.Thread(target=spin)
+        t.start()
+        c0 = count; t0 = time.perf_counter(); time.sleep(0.4)
+        rate = (count - c0) / (time.perf_counter() - t0)
+        c0 = count; t0 = time.perf_counter()
+        for _ in range(3):
+            gpuarr.synchronize(gpuarr.gpu(0))
+            x.numpy()
+        during = (count - c0) / (time.perf_counter() - t0)
+        stop = True
+        t.join()
+        print(during / rate)
+    """, GPUARR_CUDA_EMULATE_WAIT_MS="200")
+    assert float(out.split()[-1]) > 0.5
+
+
+def test_a_child_forked_after_cuda_started_gets_a_clear_error():
+    out = run_emulated("""
+        x = gpuarr.ones(2, device=gpuarr.gpu(0))
+        pid = os.fork()
+        if pid == 0:
+            try:
+                gpuarr.ones(2, device=gpuarr.gpu(0))
+            except gpuarr.CudaError as e:
+                os._exit(0 if "forked" in str(e) and "spawn" in str(e) else 3)
+            except BaseException:
+                os._exit(4)
+            os._exit(5)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status), float(x.sum()))
+    """)
+    assert out.split()[-2:] == ["0", "2.0"]

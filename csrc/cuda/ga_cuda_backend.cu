@@ -46,6 +46,34 @@ const size_t large_step = (size_t)2 << 20;
 const size_t stage_chunk = (size_t)4 << 20;
 const size_t stage_min = (size_t)1 << 20;
 
+/* The core's hooks that let other Python threads run while the host waits for a
+ * device (ga_backend.set_wait_hooks). */
+void *(*wait_begin)(void) = nullptr;
+void (*wait_end)(void *) = nullptr;
+
+/* For the lifetime of this object the host is only waiting: declare it before any
+ * lock_guard, so the lock is released before the hooks take the GIL back (a thread
+ * holding the GIL may be waiting for that lock). */
+struct waiting_host {
+    void *token;
+    waiting_host() : token(wait_begin != nullptr ? wait_begin() : nullptr) {}
+    ~waiting_host()
+    {
+        if (wait_end != nullptr) {
+            wait_end(token);
+        }
+    }
+    waiting_host(const waiting_host &) = delete;
+    waiting_host &operator=(const waiting_host &) = delete;
+};
+
+void
+cuda_set_wait_hooks(void *(*begin)(void), void (*end)(void *))
+{
+    wait_begin = begin;
+    wait_end = end;
+}
+
 struct device_state {
     std::mutex lock;
     cudaStream_t stream;
@@ -262,6 +290,7 @@ cuda_synchronize(int dev)
 {
     device_state *d;
     GA_TRY(state(dev, &d));
+    waiting_host w;
     GA_CUDA_TRY(cudaSetDevice(dev));
     GA_CUDA_TRY(cudaStreamSynchronize(d->stream));
     return GA_OK;
@@ -396,6 +425,7 @@ cuda_copy_d2h(int dev, void *dst, const void *src, size_t nbytes)
     cudaStream_t s = NULL;
     GA_TRY(ga_cuda_stream(dev, &s));
     GA_TRY(state(dev, &d));
+    waiting_host w; /* before the lock: see waiting_host */
     std::lock_guard<std::mutex> g(d->lock);
     if (nbytes < stage_min || !pinned_buffers(dev, d)) {
         GA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, s));
@@ -523,6 +553,7 @@ const ga_backend table = {
     ga_cuda_arange,
     cuda_last_error,
     cuda_unavailable_reason,
+    cuda_set_wait_hooks,
 };
 
 }  // namespace

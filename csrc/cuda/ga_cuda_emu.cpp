@@ -541,6 +541,13 @@ cudaStreamSynchronize(cudaStream_t stream)
 {
     (void)stream;
     GA_EMU_FAIL_POINT("cudaStreamSynchronize");
+    /* Emulated work is done by the time it is queued, so a wait is instant. A test can
+     * make it last (GPUARR_CUDA_EMULATE_WAIT_MS, test only) to check that the host lets
+     * other threads run while it waits. */
+    const char *ms = getenv("GPUARR_CUDA_EMULATE_WAIT_MS");
+    if (ms != NULL && atoi(ms) > 0) {
+        usleep((useconds_t)atoi(ms) * 1000u);
+    }
     return cudaSuccess;
 }
 
