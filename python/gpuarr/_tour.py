@@ -42,6 +42,10 @@ def step_devices():
         _say("These GPUs are SIMULATED: they keep their memory in host RAM and compute")
         _say("with the CPU, but follow every rule of a real GPU (placement, explicit")
         _say("copies, transfer accounting).")
+    elif mode == "emulated":
+        _say("These GPUs are EMULATED CUDA devices (GPUARR_CUDA_EMULATE, a test")
+        _say("harness): the CUDA backend's own kernels run on the CPU, one thread at a")
+        _say("time. Every rule holds; the speed means nothing.")
     elif mode == "none":
         _say(f"No GPU here ({reason}); everything below falls back to the CPU.")
 
@@ -168,6 +172,9 @@ def step_timing(sizes=(8, 128, 512)):
         _say("NOTE: the GPUs are simulated, so their times below are CPU times: the")
         _say("table shows how to measure (synchronize before stopping the clock), not")
         _say("how fast a GPU is.")
+    elif mode == "emulated":
+        _say("NOTE: the GPUs are emulated (CUDA kernels run on the CPU, serially): their")
+        _say("times below only show how to measure, not how fast a GPU is.")
     _say("Best of 3, milliseconds; synchronize() waits for the device before each stop:")
     print("    " + "n".rjust(6) + "".join(repr(d).rjust(12) for d in devs))
     for n in sizes:
