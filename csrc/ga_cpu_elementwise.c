@@ -6,21 +6,21 @@
  * fast paths with compile-time strides (all operands contiguous; one binary operand
  * a scalar) that the compiler vectorises, and a general strided path.
  */
+/* Selects on floats (clamps, special values, min/max) vectorise as blends only when
+ * comparisons may not trap. gpuarr never reads the floating-point exception flags, so
+ * nothing observable changes; it must cover the whole file (GCC does not inline
+ * across different optimisation options). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
 #include <stdint.h>
 #include <string.h>
-
-#ifdef GA_HAVE_OPENMP
-#include <omp.h>
-#endif
 
 #include "ga_cpu.h"
 #include "ga_cpu_loop.h"
 #include "ga_error.h"
 #include "ga_kernels.h"
-
-/* Below this many elements a loop runs on one thread: starting a parallel region
- * costs a few microseconds, about what one thread needs for 64k simple elements. */
-#define GA_CPU_PARALLEL_MIN (1 << 16)
 
 typedef struct {
     int nin;
@@ -123,6 +123,70 @@ static const ga_cpu_inner_fn kernel_loops[GA_NOPS][GA_NTYPES] = {
 #undef GA_X_ENTRY
 };
 
+/* --- SIMD loops for float32 exp and log ------------------------------------------
+ *
+ * ga_vexpf/ga_vlogf (ga_kernels.h) vectorise; these loops are compiled for AVX-512,
+ * AVX2+FMA and baseline x86-64, and the loader picks one for the machine at run time
+ * (GCC function multiversioning), so nothing ships built for one CPU only. Strided
+ * operands are gathered into a stack block first, so the math still runs in SIMD. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define GA_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define GA_SIMD_CLONES
+#endif
+
+
+#define GA_VBLOCK 512
+
+#define GA_X_VLOOP(name, fn)                                                           \
+    GA_SIMD_CLONES static void name##_contig(char *out, const char *in, int64_t n)     \
+    {                                                                                  \
+        _Pragma("GCC ivdep") for (int64_t i = 0; i < n; i++)                           \
+        {                                                                              \
+            ga_st_float32(out + 4 * i, fn(ga_ld_float32(in + 4 * i)));                 \
+        }                                                                              \
+    }                                                                                  \
+    static void name(char **p, const int64_t *s, int64_t n, void *ctx)                 \
+    {                                                                                  \
+        (void)ctx;                                                                     \
+        if (s[0] == 4 && s[1] == 4) {                                                  \
+            name##_contig(p[0], p[1], n);                                              \
+            return;                                                                    \
+        }                                                                              \
+        float buf[GA_VBLOCK];                                                          \
+        for (int64_t i = 0; i < n; i += GA_VBLOCK) {                                   \
+            int64_t m = n - i < GA_VBLOCK ? n - i : GA_VBLOCK;                         \
+            const char *in = p[1] + i * s[1];                                          \
+            for (int64_t j = 0; j < m; j++) {                                          \
+                buf[j] = ga_ld_float32(in + j * s[1]);                                 \
+            }                                                                          \
+            name##_contig((char *)buf, (const char *)buf, m);                          \
+            char *out = p[0] + i * s[0];                                               \
+            for (int64_t j = 0; j < m; j++) {                                          \
+                ga_st_float32(out + j * s[0], buf[j]);                                 \
+            }                                                                          \
+        }                                                                              \
+    }
+GA_X_VLOOP(vloop_exp_float32, ga_vexpf)
+GA_X_VLOOP(vloop_log_float32, ga_vlogf)
+#undef GA_X_VLOOP
+
+static ga_cpu_inner_fn
+simd_loop(int op, int dt)
+{
+    if (dt != GA_FLOAT32) {
+        return NULL;
+    }
+    switch (op) {
+    case GA_OP_EXP:
+        return vloop_exp_float32;
+    case GA_OP_LOG:
+        return vloop_log_float32;
+    default:
+        return NULL;
+    }
+}
+
 #define GA_X_CAST(F, f, T, t)                                                          \
     static void cast_##f##_##t(char **p, const int64_t *s, int64_t n, void *ctx)       \
     {                                                                                  \
@@ -167,19 +231,7 @@ copy_bytes(char **p, const int64_t *s, int64_t n, void *ctx)
 static void
 run(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx)
 {
-#ifdef GA_HAVE_OPENMP
-    if (loop->size >= GA_CPU_PARALLEL_MIN && omp_get_max_threads() > 1) {
-        int64_t total = loop->size;
-#pragma omp parallel
-        {
-            int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-            int64_t lo = total * t / nt, hi = total * (t + 1) / nt;
-            ga_cpu_run_loop_range(loop, fn, ctx, lo, hi);
-        }
-        return;
-    }
-#endif
-    ga_cpu_run_loop(loop, fn, ctx);
+    ga_cpu_run_loop_parallel(loop, fn, ctx);
 }
 
 int
@@ -199,7 +251,10 @@ ga_cpu_elementwise(int dev, int op, const ga_loop *loop)
         run(loop, cast_loops[in_dt][out_dt], NULL);
         return GA_OK;
     }
-    ga_cpu_inner_fn fn = kernel_loops[op][in_dt];
+    ga_cpu_inner_fn fn = simd_loop(op, in_dt);
+    if (fn == NULL) {
+        fn = kernel_loops[op][in_dt];
+    }
     if (fn == NULL) {
         return ga_error(GA_ERR_UNSUPPORTED, "%s has no CPU kernel for %s", ga_op_names[op],
                         ga_dtype_infos[in_dt].name);
