@@ -297,12 +297,14 @@ loop_chunk(void *arg, int64_t c)
 }
 
 void
-ga_cpu_run_loop_parallel(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx)
+ga_cpu_run_loop_parallel(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx, int cost)
 {
-    if (loop->size < GA_CPU_PARALLEL_MIN || ga_cpu_num_threads() < 2) {
+    cost = cost < 1 ? 1 : cost > 16 ? 16 : cost;
+    if (loop->size < GA_CPU_PARALLEL_MIN / cost || ga_cpu_num_threads() < 2) {
         ga_cpu_run_loop(loop, fn, ctx);
         return;
     }
-    loop_job j = {loop, fn, ctx, GA_CPU_CHUNK};
-    ga_cpu_parallel_for((loop->size + GA_CPU_CHUNK - 1) / GA_CPU_CHUNK, loop_chunk, &j);
+    int64_t chunk = GA_CPU_CHUNK / cost;
+    loop_job j = {loop, fn, ctx, chunk};
+    ga_cpu_parallel_for((loop->size + chunk - 1) / chunk, loop_chunk, &j);
 }

@@ -18,13 +18,15 @@ typedef void (*ga_cpu_inner_fn)(char **ptrs, const int64_t *steps, int64_t n, vo
 /* One piece of a parallel job: `chunk` is in [0, nchunks). */
 typedef void (*ga_cpu_chunk_fn)(void *ctx, int64_t chunk);
 
-/* Elements per chunk of a parallel elementwise loop: small enough that a core which
- * joins late (the machine is busy) still finds work, big enough (tens of
- * microseconds) that claiming a chunk costs nothing in comparison. */
+/* Elements per chunk of a parallel loop of simple elements (add, compare, copy):
+ * about 5 us of work, small enough that a core which joins late (the machine is
+ * busy) still finds work and that the caller rarely waits on a worker preempted in
+ * the middle of its chunk, big enough that claiming a chunk costs nothing. */
 #define GA_CPU_CHUNK (1 << 14)
-/* Below this many elements a loop runs on the calling thread alone: waking a worker
- * costs a few microseconds, what one core needs for about 16k simple elements. */
-#define GA_CPU_PARALLEL_MIN (1 << 16)
+/* Below this many simple elements a loop runs on the calling thread alone: waking a
+ * worker costs a few microseconds, and on a shared machine the other core is often
+ * busy, so only loops of tens of microseconds and more are split. */
+#define GA_CPU_PARALLEL_MIN (1 << 17)
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,8 +47,11 @@ void ga_cpu_parallel_for(int64_t nchunks, ga_cpu_chunk_fn fn, void *ctx);
 /* Threads that ga_cpu_parallel_for uses, the caller included (>= 1): the CPUs this
  * process may run on, capped by GPUARR_NUM_THREADS or else OMP_NUM_THREADS. */
 int ga_cpu_num_threads(void);
-/* Run `fn` over the loop, split into chunks between threads when it is large. */
-void ga_cpu_run_loop_parallel(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx);
+/* Run `fn` over the loop, split into chunks between threads when it is large.
+ * `cost`: time per element relative to a simple one (1; transcendental math about 8),
+ * which scales the threshold and the chunk down. */
+void ga_cpu_run_loop_parallel(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx,
+                              int cost);
 
 #ifdef __cplusplus
 }

@@ -16,13 +16,8 @@
  *     so the inner loop walks memory contiguously.
  * With OpenMP, work is split over outputs (or, for one output, over fixed-size blocks
  * combined in order), so results do not depend on the number of threads.
+ * Built with -fno-trapping-math (CMakeLists.txt), so the max/min selects vectorise.
  */
-/* Selects on floats (max/min) vectorise as blends only when comparisons may not trap;
- * gpuarr never reads the floating-point exception flags. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math")
-#endif
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +33,7 @@
 
 #define CHUNK 1024
 /* Below this many input elements, threads cost more than they save. */
-#define PAR_MIN_WORK (1 << 16)
+#define PAR_MIN_WORK (1 << 18)
 /* Fixed block of a single-output reduction split between threads (a multiple of
  * CHUNK, independent of the thread count, so the result is deterministic). */
 #define PAR_BLOCK (64 * CHUNK)
