@@ -789,6 +789,77 @@ GA_X_MINMAX(minmax_f32_run, float, int32_t, 16)
 GA_X_MINMAX(minmax_f64_run, double, int64_t, 8)
 #undef GA_X_MINMAX
 
+/* AVX-512 max/min with four accumulators. The vector-extension loop above keeps one
+ * accumulator (GCC scalarises the selects when given more), so it waits on the
+ * compare-blend latency: 10 GB/s per core, below what memory gives. Chosen at run
+ * time when the CPU has AVX-512F. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#include <immintrin.h>
+#define GA_HAVE_AVX512_MINMAX 1
+#define GA_X_MM512(name, T, VT, NL, LOADU, SET1, CMPM, MOVM, STOREU, CMPOP)            \
+    __attribute__((target("avx512f"))) static T name(const char *p, int64_t n,         \
+                                                     int *nan)                         \
+    {                                                                                  \
+        const T *x = (const T *)(const void *)p; /* vector loads need no alignment */ \
+        T first;                                                                       \
+        memcpy(&first, p, sizeof(T));                                                  \
+        VT m0 = SET1(first), m1 = m0, m2 = m0, m3 = m0;                                \
+        int64_t i = 0;                                                                 \
+        for (; i + 4 * NL <= n; i += 4 * NL) {                                         \
+            VT v0 = LOADU(x + i), v1 = LOADU(x + i + NL);                              \
+            VT v2 = LOADU(x + i + 2 * NL), v3 = LOADU(x + i + 3 * NL);                 \
+            m0 = MOVM(m0, CMPM(v0, m0, CMPOP) | CMPM(v0, v0, _CMP_UNORD_Q), v0);       \
+            m1 = MOVM(m1, CMPM(v1, m1, CMPOP) | CMPM(v1, v1, _CMP_UNORD_Q), v1);       \
+            m2 = MOVM(m2, CMPM(v2, m2, CMPOP) | CMPM(v2, v2, _CMP_UNORD_Q), v2);       \
+            m3 = MOVM(m3, CMPM(v3, m3, CMPOP) | CMPM(v3, v3, _CMP_UNORD_Q), v3);       \
+        }                                                                              \
+        for (; i + NL <= n; i += NL) {                                                 \
+            VT v0 = LOADU(x + i);                                                      \
+            m0 = MOVM(m0, CMPM(v0, m0, CMPOP) | CMPM(v0, v0, _CMP_UNORD_Q), v0);       \
+        }                                                                              \
+        m0 = MOVM(m0, CMPM(m1, m0, CMPOP) | CMPM(m1, m1, _CMP_UNORD_Q), m1);           \
+        m2 = MOVM(m2, CMPM(m3, m2, CMPOP) | CMPM(m3, m3, _CMP_UNORD_Q), m3);           \
+        m0 = MOVM(m0, CMPM(m2, m0, CMPOP) | CMPM(m2, m2, _CMP_UNORD_Q), m2);           \
+        T lanes[NL];                                                                   \
+        STOREU(lanes, m0);                                                             \
+        T r = lanes[0];                                                                \
+        int anynan = 0;                                                                \
+        for (int j = 0; j < NL; j++) {                                                 \
+            T v = lanes[j];                                                            \
+            r = CMPOP == _CMP_GT_OQ ? (v > r ? v : r) : (v < r ? v : r);               \
+            anynan |= v != v;                                                          \
+        }                                                                              \
+        for (; i < n; i++) {                                                           \
+            T v;                                                                       \
+            memcpy(&v, p + sizeof(T) * i, sizeof(T));                                  \
+            r = CMPOP == _CMP_GT_OQ ? (v > r ? v : r) : (v < r ? v : r);               \
+            anynan |= v != v;                                                          \
+        }                                                                              \
+        *nan = anynan;                                                                 \
+        return r;                                                                      \
+    }
+GA_X_MM512(max_f32_avx512, float, __m512, 16, _mm512_loadu_ps, _mm512_set1_ps,
+           _mm512_cmp_ps_mask, _mm512_mask_mov_ps, _mm512_storeu_ps, _CMP_GT_OQ)
+GA_X_MM512(min_f32_avx512, float, __m512, 16, _mm512_loadu_ps, _mm512_set1_ps,
+           _mm512_cmp_ps_mask, _mm512_mask_mov_ps, _mm512_storeu_ps, _CMP_LT_OQ)
+GA_X_MM512(max_f64_avx512, double, __m512d, 8, _mm512_loadu_pd, _mm512_set1_pd,
+           _mm512_cmp_pd_mask, _mm512_mask_mov_pd, _mm512_storeu_pd, _CMP_GT_OQ)
+GA_X_MM512(min_f64_avx512, double, __m512d, 8, _mm512_loadu_pd, _mm512_set1_pd,
+           _mm512_cmp_pd_mask, _mm512_mask_mov_pd, _mm512_storeu_pd, _CMP_LT_OQ)
+#undef GA_X_MM512
+
+static int
+have_avx512(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    }
+    return known;
+}
+#endif
+
 /* Fold a contiguous run of n >= 1 elements into st, or return 0 when this (op, dtype)
  * has no SIMD chunk (the caller then takes the general path). */
 static int
@@ -801,8 +872,19 @@ fast_run(red_state *st, int op, int dt, const char *p, int64_t n)
     }
     if ((op == GA_RED_MAX || op == GA_RED_MIN) && (dt == GA_FLOAT32 || dt == GA_FLOAT64)) {
         int is_max = op == GA_RED_MAX, nan = 0;
-        double m = dt == GA_FLOAT32 ? (double)minmax_f32_run(p, n, is_max, &nan)
-                                    : minmax_f64_run(p, n, is_max, &nan);
+        double m;
+#ifdef GA_HAVE_AVX512_MINMAX
+        if (have_avx512()) {
+            m = dt == GA_FLOAT32
+                    ? (double)(is_max ? max_f32_avx512 : min_f32_avx512)(p, n, &nan)
+                    : (is_max ? max_f64_avx512 : min_f64_avx512)(p, n, &nan);
+        }
+        else
+#endif
+        {
+            m = dt == GA_FLOAT32 ? (double)minmax_f32_run(p, n, is_max, &nan)
+                                 : minmax_f64_run(p, n, is_max, &nan);
+        }
         if (!st->has || (is_max ? m > st->f : m < st->f)) {
             st->f = m;
         }
