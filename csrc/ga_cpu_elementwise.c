@@ -259,6 +259,9 @@ op_cost(int op, int dt)
     if (dt == GA_COMPLEX64 || dt == GA_COMPLEX128) {
         return 8;
     }
+    if (simd_loop(op, dt) != NULL) {
+        return 2; /* the SIMD exp/log: a few times an add, not a libm call */
+    }
     switch (op) {
     case GA_OP_EXP: case GA_OP_EXPM1: case GA_OP_EXP2: case GA_OP_LOG: case GA_OP_LOG1P:
     case GA_OP_LOG2: case GA_OP_LOG10: case GA_OP_SIN: case GA_OP_COS: case GA_OP_TAN:

@@ -97,14 +97,17 @@ static struct {
     int nthreads; /* 0: not decided yet */
     int started;  /* workers running (in this process: reset after fork) */
     int sleepers;
-    _Atomic uint32_t gen;
-    _Atomic uint64_t claim;
-    _Atomic int64_t done;
+    /* each counter on a cache line of its own: the claiming threads and the
+     * caller polling `done` would otherwise fight over one line per chunk */
+    _Alignas(64) _Atomic uint32_t gen;
+    _Alignas(64) _Atomic uint64_t claim;
+    _Alignas(64) _Atomic int64_t done;
+    _Alignas(64) char pad_;
     /* the current job, written under mu before gen is bumped */
     ga_cpu_chunk_fn fn;
     void *ctx;
     int64_t nchunks;
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 static _Thread_local int in_job;
 
