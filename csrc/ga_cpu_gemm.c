@@ -355,8 +355,8 @@ fits_int(const ga_gemm_desc *g)
 /* Products of at least this many multiply-adds are split into column tiles between
  * the pool's threads when BLAS runs them on one thread; tiles are at least
  * GA_GEMM_MIN_TILE columns wide. */
-#define GA_GEMM_SPLIT_WORK ((int64_t)1 << 18)
-#define GA_GEMM_MIN_TILE 16
+#define GA_GEMM_SPLIT_WORK ((int64_t)1 << 19)
+#define GA_GEMM_MIN_TILE 32
 
 typedef struct {
     const ga_gemm_desc *g;
@@ -433,7 +433,7 @@ ga_cpu_gemm(int dev, const ga_gemm_desc *g)
         if (prev_threads > 1) {
             blas->set_threads(1);
         }
-        int64_t width = g->n / (2 * ga_cpu_num_threads());
+        int64_t width = g->n / ga_cpu_num_threads();
         width = width < GA_GEMM_MIN_TILE ? GA_GEMM_MIN_TILE : width;
         ntiles = g->m * g->n * g->k < GA_GEMM_SPLIT_WORK ? 1 : (g->n + width - 1) / width;
     }
