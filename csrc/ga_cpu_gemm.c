@@ -17,7 +17,6 @@
 
 #include "ga_blas.h"
 #include "ga_cpu.h"
-#include "ga_cpu_loop.h"
 #include "ga_error.h"
 #include "ga_half.h"
 
@@ -352,64 +351,6 @@ fits_int(const ga_gemm_desc *g)
            g->ldb <= INT_MAX && g->ldc <= INT_MAX;
 }
 
-/* Products of at least this many multiply-adds are split into column tiles between
- * the pool's threads when BLAS runs them on one thread; tiles are at least
- * GA_GEMM_MIN_TILE columns wide. */
-#define GA_GEMM_SPLIT_WORK ((int64_t)1 << 19)
-#define GA_GEMM_MIN_TILE 32
-
-typedef struct {
-    const ga_gemm_desc *g;
-    const ga_blas_table *blas;
-    int64_t ntiles; /* column tiles per batch member */
-    int64_t width;  /* columns per tile */
-} gemm_job;
-
-/* One column tile [j0, j1) of C[i] = op(A[i]) op(B[i]) (column-major): column j of
- * op(B) starts at b + j * ldb, or at b + j when B is transposed. */
-static void
-blas_tile(void *arg, int64_t t)
-{
-    const gemm_job *j = (const gemm_job *)arg;
-    const ga_gemm_desc *g = j->g;
-    const ga_blas_table *blas = j->blas;
-    int64_t i = t / j->ntiles;
-    int64_t j0 = (t % j->ntiles) * j->width;
-    int64_t j1 = j0 + j->width < g->n ? j0 + j->width : g->n;
-    if (j0 >= j1) {
-        return;
-    }
-    int dt = g->dtype;
-    int64_t item = ga_dtype_itemsize((ga_dtype)dt);
-    int ta = g->transa ? GA_CBLAS_TRANS : GA_CBLAS_NO_TRANS;
-    int tb = g->transb ? GA_CBLAS_TRANS : GA_CBLAS_NO_TRANS;
-    int m = (int)g->m, n = (int)(j1 - j0), k = (int)g->k;
-    int lda = (int)g->lda, ldb = (int)g->ldb, ldc = (int)g->ldc;
-    const char *a = g->a + i * g->stride_a * item;
-    const char *b = g->b + (i * g->stride_b + j0 * (g->transb ? 1 : g->ldb)) * item;
-    char *c = g->c + (i * g->stride_c + j0 * g->ldc) * item;
-    switch (dt) {
-    case GA_FLOAT32:
-        blas->sgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, (float)g->alpha, (const float *)a,
-                    lda, (const float *)b, ldb, (float)g->beta, (float *)c, ldc);
-        break;
-    case GA_FLOAT64:
-        blas->dgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, g->alpha, (const double *)a, lda,
-                    (const double *)b, ldb, g->beta, (double *)c, ldc);
-        break;
-    case GA_COMPLEX64: {
-        float al[2] = {(float)g->alpha, 0.0f}, be[2] = {(float)g->beta, 0.0f};
-        blas->cgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
-        break;
-    }
-    default: {
-        double al[2] = {g->alpha, 0.0}, be[2] = {g->beta, 0.0};
-        blas->zgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
-        break;
-    }
-    }
-}
-
 int
 ga_cpu_gemm(int dev, const ga_gemm_desc *g)
 {
@@ -424,27 +365,42 @@ ga_cpu_gemm(int dev, const ga_gemm_desc *g)
     if (blas == NULL || !blas_type || !fits_int(g) || g->k <= 0) {
         return portable_gemm(g);
     }
-    int64_t ntiles = 1;
+    int ta = g->transa ? GA_CBLAS_TRANS : GA_CBLAS_NO_TRANS;
+    int tb = g->transb ? GA_CBLAS_TRANS : GA_CBLAS_NO_TRANS;
+    int m = (int)g->m, n = (int)g->n, k = (int)g->k;
+    int lda = (int)g->lda, ldb = (int)g->ldb, ldc = (int)g->ldc;
+    int64_t item = ga_dtype_itemsize((ga_dtype)dt);
     int prev_threads = 0;
     if (blas->set_threads != NULL && g->m * g->n * g->k < GA_BLAS_SMALL_WORK) {
-        /* a small product: BLAS on one thread, and our pool splits it into column
-         * tiles (a busy second core then costs nothing, a free one halves the time) */
         prev_threads = blas->get_threads();
         if (prev_threads > 1) {
             blas->set_threads(1);
         }
-        int64_t width = g->n / ga_cpu_num_threads();
-        width = width < GA_GEMM_MIN_TILE ? GA_GEMM_MIN_TILE : width;
-        ntiles = g->m * g->n * g->k < GA_GEMM_SPLIT_WORK ? 1 : (g->n + width - 1) / width;
     }
-    gemm_job j = {g, blas, ntiles, (g->n + ntiles - 1) / ntiles};
-    if (prev_threads > 1) {
-        ga_cpu_parallel_for(g->batch * ntiles, blas_tile, &j);
-    }
-    else {
-        /* BLAS threads itself: one call at a time, never from two threads at once */
-        for (int64_t t = 0; t < g->batch * ntiles; t++) {
-            blas_tile(&j, t);
+    for (int64_t i = 0; i < g->batch; i++) {
+        const char *a = g->a + i * g->stride_a * item;
+        const char *b = g->b + i * g->stride_b * item;
+        char *c = g->c + i * g->stride_c * item;
+        switch (dt) {
+        case GA_FLOAT32:
+            blas->sgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, (float)g->alpha,
+                        (const float *)a, lda, (const float *)b, ldb, (float)g->beta,
+                        (float *)c, ldc);
+            break;
+        case GA_FLOAT64:
+            blas->dgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, g->alpha, (const double *)a,
+                        lda, (const double *)b, ldb, g->beta, (double *)c, ldc);
+            break;
+        case GA_COMPLEX64: {
+            float al[2] = {(float)g->alpha, 0.0f}, be[2] = {(float)g->beta, 0.0f};
+            blas->cgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
+            break;
+        }
+        default: {
+            double al[2] = {g->alpha, 0.0}, be[2] = {g->beta, 0.0};
+            blas->zgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
+            break;
+        }
         }
     }
     if (prev_threads > 1) {

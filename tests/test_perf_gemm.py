@@ -1,6 +1,5 @@
-"""Small products are split into column tiles run on one BLAS thread each (and big
-batches are not run concurrently): every layout, batch and size around the split
-thresholds against NumPy."""
+"""Products around the size below which BLAS runs on one thread (GA_BLAS_SMALL_WORK):
+every layout and batch against NumPy, and the BLAS thread count restored after."""
 import numpy as np
 import pytest
 
@@ -9,8 +8,9 @@ import gpuarr
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
 @pytest.mark.parametrize("m,k,n", [(70, 80, 90), (100, 100, 100), (64, 64, 64),
-                                   (128, 128, 129), (3, 500, 300), (300, 500, 3)])
-def test_tiled_products_match_numpy_in_every_layout(device, dtype, m, k, n):
+                                   (128, 128, 129), (3, 500, 300), (300, 500, 3),
+                                   (130, 130, 130)])
+def test_small_and_large_products_match_numpy_in_every_layout(device, dtype, m, k, n):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((m, k)).astype(dtype)
     b = rng.standard_normal((k, n)).astype(dtype)
@@ -23,7 +23,7 @@ def test_tiled_products_match_numpy_in_every_layout(device, dtype, m, k, n):
 
 
 @pytest.mark.parametrize("batch", [1, 3, 7])
-def test_batched_tiled_products_match_numpy(device, batch):
+def test_batched_products_match_numpy(device, batch):
     rng = np.random.default_rng(1)
     a = rng.standard_normal((batch, 90, 80)).astype(np.float32)
     b = rng.standard_normal((batch, 80, 100)).astype(np.float32)
@@ -32,3 +32,23 @@ def test_batched_tiled_products_match_numpy(device, batch):
     big = rng.standard_normal((2, 200, 200)).astype(np.float32)
     g = gpuarr.asarray(big, device=device)
     np.testing.assert_allclose((g @ g).numpy(), big @ big, rtol=1e-4, atol=1e-2)
+
+
+def test_blas_thread_count_is_restored_after_a_small_product():
+    import ctypes
+    info = gpuarr.blas_info()
+    if info is None:
+        pytest.skip("no BLAS loaded")
+    lib = ctypes.CDLL(info["path"])
+    getter = None
+    for name in ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
+                 "openblas_get_num_threads"):
+        getter = getattr(lib, name, None)
+        if getter is not None:
+            break
+    if getter is None:
+        pytest.skip("not OpenBLAS")
+    before = getter()
+    a = gpuarr.ones((50, 50))
+    (a @ a).numpy()
+    assert getter() == before
