@@ -3,8 +3,10 @@
  * The prototypes are declared here by hand (cblas.h lives in a different place for
  * every vendor). The library is OpenBLAS from the scipy-openblas32 wheel (symbols
  * `scipy_cblas_sgemm`, ...), whose path the Python package gives at import, or any
- * library exporting plain `cblas_sgemm`. 32-bit integers (LP64). Without a library,
- * the portable kernel in ga_cpu_gemm.c runs.
+ * library exporting plain `cblas_sgemm`. 32-bit integers (LP64); an ILP64 library
+ * (NumPy's bundled OpenBLAS, `scipy_cblas_sgemm64_`) is called through adapters, so
+ * the table below always has the LP64 signatures. Without a library, the portable
+ * kernel in ga_cpu_gemm.c runs.
  */
 #ifndef GA_BLAS_H
 #define GA_BLAS_H
@@ -24,13 +26,25 @@ typedef void (*ga_cgemm_fn)(int order, int ta, int tb, int m, int n, int k,
                             const void *alpha, const void *a, int lda, const void *b,
                             int ldb, const void *beta, void *c, int ldc);
 
+typedef void (*ga_blas_set_threads_fn)(int n);
+typedef int (*ga_blas_get_threads_fn)(void);
+
 typedef struct {
     ga_sgemm_fn sgemm;
     ga_dgemm_fn dgemm;
     ga_cgemm_fn cgemm, zgemm;
+    /* OpenBLAS's thread count (NULL for other libraries) */
+    ga_blas_set_threads_fn set_threads;
+    ga_blas_get_threads_fn get_threads;
     char path[512];
     char prefix[16]; /* "scipy_" or "" */
 } ga_blas_table;
+
+/* Below this many multiply-adds (m * n * k) a GEMM runs on one BLAS thread: it takes
+ * tens of microseconds on one core, less than handing half of it to a worker costs
+ * when the other core is busy (on a shared 2-core machine a 100x100 product then
+ * waited a whole scheduler time slice, 16 ms, about one call in two). */
+#define GA_BLAS_SMALL_WORK ((int64_t)1 << 21)
 
 #ifdef __cplusplus
 extern "C" {

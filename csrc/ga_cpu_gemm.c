@@ -370,6 +370,13 @@ ga_cpu_gemm(int dev, const ga_gemm_desc *g)
     int m = (int)g->m, n = (int)g->n, k = (int)g->k;
     int lda = (int)g->lda, ldb = (int)g->ldb, ldc = (int)g->ldc;
     int64_t item = ga_dtype_itemsize((ga_dtype)dt);
+    int prev_threads = 0;
+    if (blas->set_threads != NULL && g->m * g->n * g->k < GA_BLAS_SMALL_WORK) {
+        prev_threads = blas->get_threads();
+        if (prev_threads > 1) {
+            blas->set_threads(1);
+        }
+    }
     for (int64_t i = 0; i < g->batch; i++) {
         const char *a = g->a + i * g->stride_a * item;
         const char *b = g->b + i * g->stride_b * item;
@@ -395,6 +402,9 @@ ga_cpu_gemm(int dev, const ga_gemm_desc *g)
             break;
         }
         }
+    }
+    if (prev_threads > 1) {
+        blas->set_threads(prev_threads);
     }
     return GA_OK;
 }

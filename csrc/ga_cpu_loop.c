@@ -1,4 +1,5 @@
 /* ga_cpu_loop.c: the odometer that drives CPU inner loops. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "ga_cpu_loop.h"
 
 void
@@ -65,4 +66,248 @@ void
 ga_cpu_run_loop(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx)
 {
     ga_cpu_run_loop_range(loop, fn, ctx, 0, loop->size);
+}
+
+/* --- the thread pool --------------------------------------------------------------
+ *
+ * Why not an OpenMP parallel region: its closing barrier waits for every thread of
+ * the team, and on a shared 2-core machine the second thread is often not running
+ * when the region starts, so a 3 ms loop took 8 to 12 ms on two threads. Here the
+ * workers claim chunks from a counter; one that wakes after the caller took the last
+ * chunk finds nothing to do and the caller does not wait for it.
+ *
+ * The claim counter holds (job generation << 32 | next chunk), so a worker still
+ * holding an old job can never claim a chunk of a newer one. Workers spin briefly
+ * after a job (back-to-back operations such as `(z + 2).exp() * y` then find them
+ * awake), then sleep on a condition variable. */
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define GA_POOL_MAX 64
+#define GA_POOL_SPIN 4000 /* polls of the generation before a worker sleeps */
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    int nthreads; /* 0: not decided yet */
+    int started;  /* workers running (in this process: reset after fork) */
+    int sleepers;
+    /* each counter on a cache line of its own: the claiming threads and the
+     * caller polling `done` would otherwise fight over one line per chunk */
+    _Alignas(64) _Atomic uint32_t gen;
+    _Alignas(64) _Atomic uint64_t claim;
+    _Alignas(64) _Atomic int64_t done;
+    _Alignas(64) char pad_;
+    /* the current job, written under mu before gen is bumped */
+    ga_cpu_chunk_fn fn;
+    void *ctx;
+    int64_t nchunks;
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+static _Thread_local int in_job;
+
+static int
+env_threads(const char *name)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0') {
+        return 0;
+    }
+    long n = strtol(v, NULL, 10); /* "4,2" (OpenMP nesting) reads as 4 */
+    return n > 0 && n < 100000 ? (int)n : 0;
+}
+
+int
+ga_cpu_num_threads(void)
+{
+    if (pool.nthreads == 0) {
+        int n = 1;
+#ifdef CPU_COUNT
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+            n = CPU_COUNT(&set);
+        }
+#else
+        n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+        int cap = env_threads("GPUARR_NUM_THREADS");
+        if (cap == 0) {
+            cap = env_threads("OMP_NUM_THREADS");
+        }
+        if (cap > 0 && cap < n) {
+            n = cap;
+        }
+        pool.nthreads = n < 1 ? 1 : n > GA_POOL_MAX ? GA_POOL_MAX : n;
+    }
+    return pool.nthreads;
+}
+
+/* Claim and run chunks of job `gen` until none is left. */
+static void
+work_on(uint32_t gen, ga_cpu_chunk_fn fn, void *ctx, int64_t nchunks)
+{
+    for (;;) {
+        uint64_t v = atomic_load_explicit(&pool.claim, memory_order_relaxed);
+        int64_t c;
+        do {
+            if ((uint32_t)(v >> 32) != gen) {
+                return;
+            }
+            c = (int64_t)(v & 0xffffffffu);
+            if (c >= nchunks) {
+                return;
+            }
+        } while (!atomic_compare_exchange_weak_explicit(&pool.claim, &v, v + 1,
+                                                        memory_order_acquire,
+                                                        memory_order_relaxed));
+        fn(ctx, c);
+        atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
+    }
+}
+
+static void *
+worker_main(void *arg)
+{
+    (void)arg;
+    in_job = 1; /* a worker never starts nested parallel work */
+    uint32_t seen = atomic_load(&pool.gen);
+    for (;;) {
+        uint32_t g = seen;
+        for (int i = 0; i < GA_POOL_SPIN; i++) {
+            g = atomic_load_explicit(&pool.gen, memory_order_acquire);
+            if (g != seen) {
+                break;
+            }
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        }
+        pthread_mutex_lock(&pool.mu);
+        while ((g = atomic_load(&pool.gen)) == seen) {
+            pool.sleepers++;
+            pthread_cond_wait(&pool.wake, &pool.mu);
+            pool.sleepers--;
+        }
+        ga_cpu_chunk_fn fn = pool.fn;
+        void *ctx = pool.ctx;
+        int64_t nchunks = pool.nchunks;
+        pthread_mutex_unlock(&pool.mu);
+        seen = g;
+        work_on(g, fn, ctx, nchunks);
+    }
+    return NULL;
+}
+
+static void
+after_fork_child(void)
+{
+    /* the workers do not exist in a forked child; start new ones on first use */
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    pool.mu = mu;
+    pool.wake = cv;
+    pool.started = 0;
+    pool.sleepers = 0;
+    in_job = 0;
+}
+
+static void
+start_workers(void)
+{
+    static int atfork_done;
+    if (!atfork_done) {
+        pthread_atfork(NULL, NULL, after_fork_child);
+        atfork_done = 1;
+    }
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 1 << 20);
+    int want = ga_cpu_num_threads() - 1;
+    for (int i = pool.started; i < want; i++) {
+        pthread_t t;
+        if (pthread_create(&t, &attr, worker_main, NULL) != 0) {
+            break; /* fewer workers: still correct, the caller does the rest */
+        }
+        pthread_detach(t);
+        pool.started++;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+void
+ga_cpu_parallel_for(int64_t nchunks, ga_cpu_chunk_fn fn, void *ctx)
+{
+    if (nchunks <= 0) {
+        return;
+    }
+    if (nchunks == 1 || in_job || nchunks > 0xffffffffLL || ga_cpu_num_threads() < 2) {
+        for (int64_t c = 0; c < nchunks; c++) {
+            fn(ctx, c);
+        }
+        return;
+    }
+    if (pool.started < pool.nthreads - 1) {
+        start_workers();
+    }
+    in_job = 1;
+    pthread_mutex_lock(&pool.mu);
+    uint32_t gen = atomic_load(&pool.gen) + 1;
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.nchunks = nchunks;
+    atomic_store(&pool.done, 0);
+    atomic_store(&pool.claim, (uint64_t)gen << 32);
+    atomic_store(&pool.gen, gen);
+    if (pool.sleepers > 0) {
+        pthread_cond_broadcast(&pool.wake);
+    }
+    pthread_mutex_unlock(&pool.mu);
+    work_on(gen, fn, ctx, nchunks);
+    /* only chunks already claimed by a running worker remain */
+    for (int spins = 0; atomic_load_explicit(&pool.done, memory_order_acquire) < nchunks;
+         spins++) {
+        if (spins < 1000) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        }
+        else {
+            sched_yield();
+        }
+    }
+    in_job = 0;
+}
+
+typedef struct {
+    const ga_loop *loop;
+    ga_cpu_inner_fn fn;
+    void *ctx;
+    int64_t chunk;
+} loop_job;
+
+static void
+loop_chunk(void *arg, int64_t c)
+{
+    const loop_job *j = (const loop_job *)arg;
+    int64_t lo = c * j->chunk;
+    int64_t hi = lo + j->chunk < j->loop->size ? lo + j->chunk : j->loop->size;
+    ga_cpu_run_loop_range(j->loop, j->fn, j->ctx, lo, hi);
+}
+
+void
+ga_cpu_run_loop_parallel(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx, int cost)
+{
+    cost = cost < 1 ? 1 : cost > 16 ? 16 : cost;
+    if (loop->size < GA_CPU_PARALLEL_MIN / cost || ga_cpu_num_threads() < 2) {
+        ga_cpu_run_loop(loop, fn, ctx);
+        return;
+    }
+    int64_t chunk = GA_CPU_CHUNK / cost;
+    loop_job j = {loop, fn, ctx, chunk};
+    ga_cpu_parallel_for((loop->size + chunk - 1) / chunk, loop_chunk, &j);
 }

@@ -1,4 +1,5 @@
-/* ga_cpu_loop.h: running a 1-d inner loop over an n-d ga_loop on the CPU.
+/* ga_cpu_loop.h: running a 1-d inner loop over an n-d ga_loop on the CPU, and the
+ * small thread pool that splits large loops between cores.
  *
  * An inner loop gets one pointer and one byte step per operand (outputs first) and a
  * count; scalar operands get a pointer to their value and step 0. The driver walks
@@ -14,6 +15,19 @@
 
 typedef void (*ga_cpu_inner_fn)(char **ptrs, const int64_t *steps, int64_t n, void *ctx);
 
+/* One piece of a parallel job: `chunk` is in [0, nchunks). */
+typedef void (*ga_cpu_chunk_fn)(void *ctx, int64_t chunk);
+
+/* Elements per chunk of a parallel loop of simple elements (add, compare, copy):
+ * about 5 us of work, small enough that a core which joins late (the machine is
+ * busy) still finds work and that the caller rarely waits on a worker preempted in
+ * the middle of its chunk, big enough that claiming a chunk costs nothing. */
+#define GA_CPU_CHUNK (1 << 14)
+/* Below this many simple elements a loop runs on the calling thread alone: waking a
+ * worker costs a few microseconds, and on a shared machine the other core is often
+ * busy, so only loops of tens of microseconds and more are split. */
+#define GA_CPU_PARALLEL_MIN (1 << 17)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -23,6 +37,21 @@ extern "C" {
 void ga_cpu_run_loop_range(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx,
                            int64_t start, int64_t stop);
 void ga_cpu_run_loop(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx);
+
+/* Run fn(ctx, c) for every c < nchunks, on the calling thread and the pool's workers.
+ * Chunks are claimed one at a time, so the caller never waits for a worker that has
+ * not started (on a loaded machine it may do every chunk itself); it returns when
+ * every chunk is done. fn must not fail, call BLAS or start parallel work itself.
+ * Call from one thread at a time (the GIL holder); a nested call runs serially. */
+void ga_cpu_parallel_for(int64_t nchunks, ga_cpu_chunk_fn fn, void *ctx);
+/* Threads that ga_cpu_parallel_for uses, the caller included (>= 1): the CPUs this
+ * process may run on, capped by GPUARR_NUM_THREADS or else OMP_NUM_THREADS. */
+int ga_cpu_num_threads(void);
+/* Run `fn` over the loop, split into chunks between threads when it is large.
+ * `cost`: time per element relative to a simple one (1; transcendental math about 8),
+ * which scales the threshold and the chunk down. */
+void ga_cpu_run_loop_parallel(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx,
+                              int cost);
 
 #ifdef __cplusplus
 }

@@ -12,12 +12,37 @@ from ._core import Array, matmul
 __all__ = ["matmul", "tensordot", "vecdot", "blas_info"]
 
 
+def _numpy_openblas():
+    """The OpenBLAS that NumPy's wheel bundles (numpy.libs/), or None.
+
+    Using the library NumPy already loaded gives the process one BLAS thread pool:
+    two OpenBLAS pools (NumPy's and ours) each keep a worker spinning after a call,
+    and on a machine with few cores they slow each other down many times over."""
+    import glob
+    import os
+    import numpy
+    libs = os.path.dirname(os.path.dirname(numpy.__file__))
+    found = sorted(glob.glob(os.path.join(libs, "numpy.libs", "libscipy_openblas*.so*")))
+    return found[0] if found else None
+
+
 def _load_default_blas():
+    import os
+    if os.environ.get("GPUARR_BLAS"):
+        candidates = [os.environ["GPUARR_BLAS"]]
+    else:
+        candidates = [_numpy_openblas()]
+    for path in candidates:
+        if path:
+            try:
+                _core._set_blas(path)
+                return
+            except RuntimeError:
+                pass
     try:
         import scipy_openblas32 as _ob
     except ImportError:
         return
-    import os
     d = _ob.get_lib_dir()
     name = _ob.get_library()
     for cand in (f"lib{name}.so", f"lib{name}.dylib", f"{name}.dll"):
