@@ -2,6 +2,7 @@
 #include "py_common.h"
 
 #include "ga_backend.h"
+#include "ga_cpu_loop.h"
 #include "ga_transfer.h"
 
 static PyObject *
@@ -123,7 +124,18 @@ fn_set_plugin_dir(PyObject *m, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+static PyObject *
+fn_num_threads(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyLong_FromLong(ga_cpu_num_threads());
+}
+
 PyMethodDef pyga_stats_functions[] = {
+    {"_num_threads", fn_num_threads, METH_NOARGS,
+     "_num_threads()\n--\n\nThreads the CPU kernels use (GPUARR_NUM_THREADS, else "
+     "OMP_NUM_THREADS, else one per core)."},
     {"_transfer_stats", fn_transfer_stats, METH_NOARGS,
      "(h2d_bytes, h2d_count, d2h_bytes, d2h_count, d2d_bytes, d2d_count, syncs)"},
     {"reset_transfer_stats", fn_reset_transfer_stats, METH_NOARGS,

@@ -388,7 +388,7 @@ def test_info_prints_version_build_devices_and_reason(capsys):
     gpuarr.info()
     out = capsys.readouterr().out
     assert f"gpuarr {gpuarr.__version__}" in out
-    assert "CUDA plugin:" in out and "CPU BLAS:" in out and "OpenMP threads:" in out
+    assert "CUDA plugin:" in out and "CPU BLAS:" in out and "CPU threads:" in out
     assert "cpu(0)" in out and "CPU" in out
     for i in range(gpuarr.num_gpus()):
         assert f"gpu({i})" in out

@@ -23,30 +23,26 @@ def _plugin_dir():
 
 
 def _blas_text():
-    blas = getattr(_core, "_blas_info", None)
-    if blas is None:
-        return "not reported by this build"
     try:
-        value = blas() if callable(blas) else blas
+        value = _core._blas_info()
     except Exception as e:  # a diagnostic must not fail
         return f"unknown ({e})"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items())
-    return str(value)
+    path = value.get("path") if isinstance(value, dict) else None
+    if not path:
+        return "none loaded: matmul uses gpuarr's portable C GEMM (slower)"
+    name = os.path.basename(path)
+    where = ("bundled with NumPy" if "numpy.libs" in path else
+             "scipy-openblas32 wheel" if "scipy_openblas32" in path else "")
+    kind = "OpenBLAS" if "openblas" in name.lower() else "BLAS"
+    return f"{kind} {where} ({name})".replace("  ", " ")
 
 
-def _openmp_text():
-    for name in ("_num_threads", "_openmp_threads", "_omp_max_threads"):
-        fn = getattr(_core, name, None)
-        if fn is not None:
-            try:
-                return str(fn() if callable(fn) else fn)
-            except Exception:
-                pass
-    env = os.environ.get("OMP_NUM_THREADS")
-    if env:
-        return f"{env} (OMP_NUM_THREADS)"
-    return f"up to {os.cpu_count()} (one per core; set OMP_NUM_THREADS to change)"
+def _threads_text():
+    n = _core._num_threads()
+    for var in ("GPUARR_NUM_THREADS", "OMP_NUM_THREADS"):
+        if os.environ.get(var):
+            return f"{n} (capped by {var}={os.environ[var]})"
+    return f"{n} (one per core; GPUARR_NUM_THREADS caps them)"
 
 
 def _host_memory():
@@ -113,7 +109,7 @@ def report():
                                 else "not compiled"),
         *_build_lines(),
         f"  CPU BLAS:       {_blas_text()}",
-        f"  OpenMP threads: {_openmp_text()}",
+        f"  CPU threads:    {_threads_text()}",
         f"devices ({n} GPU{'s' if n != 1 else ''}; {_MODE_WORDS.get(mode, mode)}):",
         *dev_lines,
     ]
@@ -134,6 +130,6 @@ def info(file=None):
     """info(file=None)
 
     Print a readable report: gpuarr's version, build options (CUDA plugin, CPU
-    BLAS, OpenMP threads), every device with its kind (CPU / CUDA / simulated /
+    BLAS, CPU threads), every device with its kind (CPU / CUDA / simulated /
     emulated CUDA), name and memory, and why CUDA is not in use when it is not."""
     print(report(), file=file if file is not None else sys.stdout)
