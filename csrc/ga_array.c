@@ -18,12 +18,9 @@ ga_storage_new(ga_device device, size_t nbytes, ga_storage **out)
         return ga_error(GA_ERR_NOMEM, "out of host memory for an array header");
     }
     void *ptr = NULL;
-    int st = be->alloc(ga_device_local(device), nbytes, &ptr);
+    int st = ga_backend_status(be, be->alloc(ga_device_local(device), nbytes, &ptr));
     if (st != GA_OK) {
         free(s);
-        if (be->last_error) {
-            return ga_error(st, "%s", be->last_error());
-        }
         return st;
     }
     s->refcount = 1;

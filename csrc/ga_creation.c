@@ -9,14 +9,6 @@
 #include "ga_loop.h"
 #include "ga_transfer.h"
 
-static int
-backend_status(const ga_backend *be, int st)
-{
-    if (st != GA_OK && be->last_error != NULL) {
-        return ga_error(st, "%s", be->last_error());
-    }
-    return st;
-}
 
 /* --- scalars ------------------------------------------------------------------------ */
 
@@ -167,7 +159,7 @@ ga_fill(ga_array *a, const ga_scalar_bytes *value)
     ga_loop_init(&loop, a);
     ga_loop_add_scalar(&loop, (ga_dtype)a->dtype, value);
     ga_loop_coalesce(&loop);
-    return backend_status(be, be->elementwise(ga_device_local(ga_array_device(a)),
+    return ga_backend_status(be, be->elementwise(ga_device_local(ga_array_device(a)),
                                               GA_OP_COPY, &loop));
 }
 
@@ -210,7 +202,7 @@ ga_arange(ga_array *out, ga_device device, ga_dtype dtype, int64_t n, double sta
         d.step = step;
         d.istart = istart;
         d.istep = istep;
-        st = backend_status(be, be->arange(ga_device_local(device), &d));
+        st = ga_backend_status(be, be->arange(ga_device_local(device), &d));
     }
     if (st != GA_OK) {
         ga_array_release(out);
@@ -353,7 +345,7 @@ ga_random(ga_array *out, ga_device device, ga_dtype dtype, int dist, int ndim,
         d.b = b;
         d.lo = lo;
         d.hi = hi;
-        st = backend_status(be, be->random(ga_device_local(device), &d));
+        st = ga_backend_status(be, be->random(ga_device_local(device), &d));
     }
     if (st != GA_OK) {
         ga_array_release(out);

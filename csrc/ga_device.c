@@ -236,6 +236,15 @@ ga_device_backend(ga_device d, const ga_backend **out)
 }
 
 int
+ga_backend_status(const ga_backend *be, int st)
+{
+    if (st != GA_OK && be->last_error != NULL) {
+        return ga_error(st, "%s", be->last_error());
+    }
+    return st;
+}
+
+int
 ga_device_describe(ga_device d, ga_device_desc *out)
 {
     const ga_backend *be;

@@ -67,6 +67,10 @@ const char *ga_gpu_reason(void);
  * exist (GA_ERR_DEVICE). */
 int ga_device_backend(ga_device d, const struct ga_backend **out);
 
+/* `st` from a call into backend `be`, with the backend's own message copied into the
+ * core's when the backend keeps its own (a plugin: see ga_backend.last_error). */
+int ga_backend_status(const struct ga_backend *be, int st);
+
 /* The backend-local index of a device (what the backend's functions take). */
 static inline int
 ga_device_local(ga_device d)

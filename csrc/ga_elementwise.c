@@ -307,14 +307,6 @@ scalar_bytes(const ga_ew_arg *a, ga_dtype t, ga_scalar_bytes *v)
     }
 }
 
-static int
-backend_status(const ga_backend *be, int st)
-{
-    if (st != GA_OK && be->last_error != NULL) {
-        return ga_error(st, "%s", be->last_error());
-    }
-    return st;
-}
 
 static int
 launch(const ga_backend *be, ga_device dev, int op, ga_loop *loop)
@@ -324,7 +316,7 @@ launch(const ga_backend *be, ga_device dev, int op, ga_loop *loop)
                         ga_op_names[op], be->name);
     }
     ga_loop_coalesce(loop);
-    return backend_status(be, be->elementwise(ga_device_local(dev), op, loop));
+    return ga_backend_status(be, be->elementwise(ga_device_local(dev), op, loop));
 }
 
 int
@@ -336,6 +328,16 @@ ga_astype(const ga_array *x, ga_dtype t, ga_array *out)
         ga_array_release(out);
     }
     return st;
+}
+
+int
+ga_as_dtype(const ga_array *x, ga_dtype t, ga_array *out)
+{
+    if (x->dtype == (int32_t)t) {
+        ga_array_view(out, x);
+        return GA_OK;
+    }
+    return ga_astype(x, t, out);
 }
 
 /* Do two views touch a common byte? Addresses, not storages, are compared: two

@@ -48,6 +48,10 @@ int ga_elementwise_resolve(int op, int nin, const ga_ew_arg *in, ga_dtype *loop_
  * Always a new array, also when the dtype is the same. */
 int ga_astype(const ga_array *x, ga_dtype t, ga_array *out);
 
+/* x as dtype `t`: a view of x (a new reference) when it already has that dtype, else
+ * a cast copy as ga_astype makes. */
+int ga_as_dtype(const ga_array *x, ga_dtype t, ga_array *out);
+
 /* NumPy's can_cast(from, to, "same_kind"). */
 int ga_can_cast_same_kind(ga_dtype from, ga_dtype to);
 

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "ga_elementwise.h"
 #include "ga_error.h"
 #include "ga_reduce.h"
 #include "ga_transfer.h"
@@ -149,30 +150,7 @@ ga_gemm_plan(ga_dtype dtype, const ga_gemm_operand *a, const ga_gemm_operand *b,
     return plan(dtype, a, b, c, batch, g, need_copy, &swapped);
 }
 
-static int
-backend_status(const ga_backend *be, int st)
-{
-    if (st != GA_OK && be->last_error != NULL) {
-        return ga_error(st, "%s", be->last_error());
-    }
-    return st;
-}
 
-/* A copy of `in` cast to `t` (a view when it already has that dtype). */
-static int
-cast_view(const ga_array *in, ga_dtype t, ga_array *out)
-{
-    if (in->dtype == (int32_t)t) {
-        ga_array_view(out, in);
-        return GA_OK;
-    }
-    GA_TRY(ga_array_empty(out, ga_array_device(in), t, in->ndim, in->shape));
-    int st = ga_copy_same_device(out, in);
-    if (st != GA_OK) {
-        ga_array_release(out);
-    }
-    return st;
-}
 
 /* The product of a (..., m, k) and b (..., k, n) into c (..., m, n), all of one dtype
  * and device, batch axes already broadcast to c's (a/b strides 0 there). */
@@ -254,7 +232,7 @@ batched_gemm(const ga_array *a, const ga_array *b, ga_array *c)
         g.a = a0 + (swapped ? offb : offa);
         g.b = b0 + (swapped ? offa : offb);
         g.c = c0 + offc;
-        GA_TRY(backend_status(be, be->gemm(ga_device_local(ga_array_device(c)), &g)));
+        GA_TRY(ga_backend_status(be, be->gemm(ga_device_local(ga_array_device(c)), &g)));
     }
     return GA_OK;
 }
@@ -337,9 +315,9 @@ ga_matmul(const ga_array *a_in, const ga_array *b_in, ga_array *out)
         goto done;
     }
     ga_array ac = {0}, bc = {0};
-    st = cast_view(&a, t, &ac);
+    st = ga_as_dtype(&a, t, &ac);
     if (st == GA_OK) {
-        st = cast_view(&b, t, &bc);
+        st = ga_as_dtype(&b, t, &bc);
     }
     if (st == GA_OK) {
         ga_array av, bv, cv;

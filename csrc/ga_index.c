@@ -35,14 +35,6 @@ backend_of(const ga_array *x, const ga_backend **be)
     return ga_device_backend(ga_array_device(x), be);
 }
 
-static int
-backend_status(const ga_backend *be, int st)
-{
-    if (st != GA_OK && be->last_error != NULL) {
-        return ga_error(st, "%s", be->last_error());
-    }
-    return st;
-}
 
 /* PySlice_AdjustIndices' arithmetic: clamp (start, stop) to a dim of `len` and count
  * the selected elements. */
@@ -105,7 +97,7 @@ count_true(const ga_array *mask, int64_t *count)
     memcpy(r.in_red_strides, mask->strides, sizeof(int64_t) * (size_t)mask->ndim);
     r.in = ga_array_data(mask);
     r.out = ga_array_data(&c);
-    int st = backend_status(be, be->reduce(ga_device_local(ga_array_device(mask)), &r));
+    int st = ga_backend_status(be, be->reduce(ga_device_local(ga_array_device(mask)), &r));
     if (st == GA_OK) {
         st = ga_read_to_host(&c, count, sizeof(*count));
     }
@@ -134,7 +126,7 @@ mask_nonzero(const ga_array *mask, ga_array *out)
         /* Not coalesced: the kernel reports coordinates in the mask's own axes. */
         ga_loop loop;
         ga_loop_init(&loop, mask);
-        st = backend_status(be, be->nonzero(ga_device_local(ga_array_device(mask)), &loop,
+        st = ga_backend_status(be, be->nonzero(ga_device_local(ga_array_device(mask)), &loop,
                                             count, (int64_t *)ga_array_data(out)));
     }
     if (st != GA_OK) {
@@ -500,7 +492,7 @@ run_index_kernel(const ga_array *x, int scatter, const adv_layout *L, const ga_a
         d.index_strides[j] = strides[j];
     }
     ga_loop_coalesce(&d.loop);
-    return backend_status(be, fn(ga_device_local(ga_array_device(x)), &d));
+    return ga_backend_status(be, fn(ga_device_local(ga_array_device(x)), &d));
 }
 
 /* More index arrays than one kernel takes: fold them into one array of byte offsets
@@ -550,7 +542,7 @@ fold_indices(const ga_array *x, const index_plan *p, const adv_layout *L, ga_arr
             a.out = ga_array_data(&table);
             a.istart = j == 0 ? -lo : 0;
             a.istep = s;
-            st = backend_status(be, be->arange(dev, &a));
+            st = ga_backend_status(be, be->arange(dev, &a));
         }
         if (st == GA_OK && j > 0) {
             st = ga_array_empty(&part, ga_array_device(x), GA_INT64, B.ndim, B.shape);
@@ -580,7 +572,7 @@ fold_indices(const ga_array *x, const index_plan *p, const adv_layout *L, ga_arr
             }
             if (st == GA_OK && loop.size > 0) {
                 ga_loop_coalesce(&loop);
-                st = backend_status(be, be->elementwise(dev, GA_OP_ADD, &loop));
+                st = ga_backend_status(be, be->elementwise(dev, GA_OP_ADD, &loop));
             }
         }
         if (j > 0) {
@@ -753,7 +745,7 @@ ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
             st = backend_of(x, &be);
             if (st == GA_OK && cl.size > 0) {
                 ga_loop_coalesce(&cl);
-                st = backend_status(be, be->elementwise(ga_device_local(ga_array_device(x)),
+                st = ga_backend_status(be, be->elementwise(ga_device_local(ga_array_device(x)),
                                                         GA_OP_COPY, &cl));
             }
         }

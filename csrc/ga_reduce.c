@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ga_backend.h"
+#include "ga_elementwise.h"
 #include "ga_error.h"
 #include "ga_half.h"
 #include "ga_loop.h"
@@ -15,14 +16,6 @@ backend_of(const ga_array *a, const ga_backend **be)
     return ga_device_backend(ga_array_device(a), be);
 }
 
-static int
-backend_status(const ga_backend *be, int st)
-{
-    if (st != GA_OK && be->last_error != NULL) {
-        return ga_error(st, "%s", be->last_error());
-    }
-    return st;
-}
 
 int
 ga_reduce_axes(int ndim, int naxes, const int64_t *axes, uint32_t *mask)
@@ -140,7 +133,7 @@ run_loop(int op, ga_loop *loop, const ga_array *out)
                         ga_op_names[op], be->name);
     }
     ga_loop_coalesce(loop);
-    return backend_status(be, be->elementwise(ga_device_local(ga_array_device(out)), op, loop));
+    return ga_backend_status(be, be->elementwise(ga_device_local(ga_array_device(out)), op, loop));
 }
 
 int
@@ -291,7 +284,7 @@ ga_reduce(ga_reduce_op op, const ga_array *in, uint32_t mask, int keepdims, int 
                       ga_reduce_names[op], be->name);
         goto done;
     }
-    st = backend_status(be, be->reduce(ga_device_local(ga_array_device(in)), &r));
+    st = ga_backend_status(be, be->reduce(ga_device_local(ga_array_device(in)), &r));
 done:
     if (st != GA_OK) {
         ga_array_release(out);
@@ -299,21 +292,6 @@ done:
     return st;
 }
 
-/* A copy of `in` cast to `t` (a view when it already has that dtype). */
-static int
-as_dtype(const ga_array *in, ga_dtype t, ga_array *out)
-{
-    if (in->dtype == (int32_t)t) {
-        ga_array_view(out, in);
-        return GA_OK;
-    }
-    GA_TRY(ga_array_empty(out, ga_array_device(in), t, in->ndim, in->shape));
-    int st = ga_copy_same_device(out, in);
-    if (st != GA_OK) {
-        ga_array_release(out);
-    }
-    return st;
-}
 
 static int64_t
 count_reduced(const ga_array *in, uint32_t mask)
@@ -357,7 +335,7 @@ finish_cast(ga_array *tmp, ga_dtype result, ga_array *out)
         *out = *tmp;
         return GA_OK;
     }
-    int st = as_dtype(tmp, result, out);
+    int st = ga_as_dtype(tmp, result, out);
     ga_array_release(tmp);
     return st;
 }
@@ -388,7 +366,7 @@ ga_var(const ga_array *in, uint32_t mask, int keepdims, double correction, int d
     ga_dtype real = ga_dtype_real_of(compute);
     int64_t n = count_reduced(in, mask);
     ga_array x = {0}, m = {0}, d = {0}, a = {0}, s = {0};
-    int st = as_dtype(in, compute, &x);
+    int st = ga_as_dtype(in, compute, &x);
     if (st != GA_OK) {
         return st;
     }
@@ -491,7 +469,7 @@ ga_scan(ga_scan_op op, const ga_array *in, int axis, int dtype, int include_init
                           "the %s backend", be->name);
         }
         else {
-            st = backend_status(be, be->scan(ga_device_local(ga_array_device(in)), &s));
+            st = ga_backend_status(be, be->scan(ga_device_local(ga_array_device(in)), &s));
         }
     }
     if (st != GA_OK) {

@@ -23,14 +23,6 @@ ga_ledger_reset(void)
     memset(&ledger, 0, sizeof(ledger));
 }
 
-static int
-backend_status(const ga_backend *be, int st)
-{
-    if (st != GA_OK && be->last_error != NULL) {
-        return ga_error(st, "%s", be->last_error());
-    }
-    return st;
-}
 
 int
 ga_copy_same_device(ga_array *dst, const ga_array *src)
@@ -49,7 +41,7 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
         return ga_error(GA_ERR_UNSUPPORTED, "copy is not supported by the %s backend",
                         be->name);
     }
-    return backend_status(be, be->elementwise(ga_device_local(ga_array_device(dst)),
+    return ga_backend_status(be, be->elementwise(ga_device_local(ga_array_device(dst)),
                                               GA_OP_COPY, &loop));
 }
 
@@ -80,22 +72,22 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
         return GA_OK;
     }
     if (ga_device_eq(dd, sd)) {
-        return backend_status(dbe, dbe->copy_d2d(ga_device_local(dd), dst, src, nbytes));
+        return ga_backend_status(dbe, dbe->copy_d2d(ga_device_local(dd), dst, src, nbytes));
     }
     if (sd.kind == GA_DEV_CPU) {
-        GA_TRY(backend_status(dbe, dbe->copy_h2d(ga_device_local(dd), dst, src, nbytes)));
+        GA_TRY(ga_backend_status(dbe, dbe->copy_h2d(ga_device_local(dd), dst, src, nbytes)));
         ledger.h2d_bytes += (int64_t)nbytes;
         ledger.h2d_count++;
         return GA_OK;
     }
     if (dd.kind == GA_DEV_CPU) {
-        GA_TRY(backend_status(sbe, sbe->copy_d2h(ga_device_local(sd), dst, src, nbytes)));
+        GA_TRY(ga_backend_status(sbe, sbe->copy_d2h(ga_device_local(sd), dst, src, nbytes)));
         ledger.d2h_bytes += (int64_t)nbytes;
         ledger.d2h_count++;
         ledger.syncs++; /* a read by the host waits for the device */
         return GA_OK;
     }
-    GA_TRY(backend_status(dbe, dbe->copy_peer(ga_device_local(dd), dst,
+    GA_TRY(ga_backend_status(dbe, dbe->copy_peer(ga_device_local(dd), dst,
                                               ga_device_local(sd), src, nbytes)));
     ledger.d2d_bytes += (int64_t)nbytes;
     ledger.d2d_count++;
@@ -168,7 +160,7 @@ ga_synchronize(ga_device device)
         return GA_OK;
     }
     ledger.syncs++;
-    return backend_status(be, be->synchronize(ga_device_local(device)));
+    return ga_backend_status(be, be->synchronize(ga_device_local(device)));
 }
 
 int

@@ -71,6 +71,8 @@ pyga_arr(PyObject *o)
 }
 
 /* Argument converters for PyArg_Parse* ("O&"). */
+/* A gpuarr.Array (borrowed PyObject*), else TypeError. */
+int pyga_array_arg(PyObject *o, void *out /* PyObject** */);
 /* dtype: None leaves *out untouched (callers preset -1 for "not given"); accepts a
  * gpuarr DType, a string, a NumPy dtype or scalar type, or Python's bool/int/float/
  * complex. */

@@ -7,6 +7,18 @@
 
 #include "ga_transfer.h"
 
+int
+pyga_array_arg(PyObject *o, void *out)
+{
+    if (!pyga_check(o)) {
+        PyErr_Format(PyExc_TypeError, "expected a gpuarr.Array, got %.100s",
+                     Py_TYPE(o)->tp_name);
+        return 0;
+    }
+    *(PyObject **)out = o;
+    return 1;
+}
+
 /* Format string of the buffer protocol -> dtype. */
 static int
 dtype_from_format(const char *fmt, Py_ssize_t itemsize, ga_dtype *out)

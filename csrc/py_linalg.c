@@ -20,24 +20,13 @@ pyga_matmul(PyObject *a, PyObject *b)
     return pyga_wrap(&out);
 }
 
-static int
-array_arg(PyObject *o, void *out)
-{
-    if (!pyga_check(o)) {
-        PyErr_Format(PyExc_TypeError, "expected a gpuarr.Array, got %.100s",
-                     Py_TYPE(o)->tp_name);
-        return 0;
-    }
-    *(PyObject **)out = o;
-    return 1;
-}
 
 static PyObject *
 fn_matmul(PyObject *m, PyObject *args)
 {
     PyObject *a, *b;
     (void)m;
-    if (!PyArg_ParseTuple(args, "O&O&:matmul", array_arg, &a, array_arg, &b)) {
+    if (!PyArg_ParseTuple(args, "O&O&:matmul", pyga_array_arg, &a, pyga_array_arg, &b)) {
         return NULL;
     }
     return pyga_matmul(a, b);
@@ -73,7 +62,7 @@ fn_tensordot(PyObject *m, PyObject *args)
 {
     PyObject *a, *b, *la, *lb;
     (void)m;
-    if (!PyArg_ParseTuple(args, "O&O&OO:_tensordot", array_arg, &a, array_arg, &b, &la,
+    if (!PyArg_ParseTuple(args, "O&O&OO:_tensordot", pyga_array_arg, &a, pyga_array_arg, &b, &la,
                           &lb)) {
         return NULL;
     }
@@ -101,7 +90,7 @@ fn_vecdot(PyObject *m, PyObject *args)
     PyObject *a, *b;
     int axis;
     (void)m;
-    if (!PyArg_ParseTuple(args, "O&O&i:_vecdot", array_arg, &a, array_arg, &b, &axis)) {
+    if (!PyArg_ParseTuple(args, "O&O&i:_vecdot", pyga_array_arg, &a, pyga_array_arg, &b, &axis)) {
         return NULL;
     }
     ga_array out;
@@ -222,7 +211,7 @@ fn_vector_norm(PyObject *m, PyObject *args)
     int keepdims;
     double ord;
     (void)m;
-    if (!PyArg_ParseTuple(args, "O&Opd:_vector_norm", array_arg, &x, &axes, &keepdims,
+    if (!PyArg_ParseTuple(args, "O&Opd:_vector_norm", pyga_array_arg, &x, &axes, &keepdims,
                           &ord)) {
         return NULL;
     }
@@ -244,7 +233,7 @@ fn_matrix_norm(PyObject *m, PyObject *args)
     PyObject *x;
     int row, col, keepdims, sign, kind;
     (void)m;
-    if (!PyArg_ParseTuple(args, "O&iipCi:_matrix_norm", array_arg, &x, &row, &col,
+    if (!PyArg_ParseTuple(args, "O&iipCi:_matrix_norm", pyga_array_arg, &x, &row, &col,
                           &keepdims, &kind, &sign)) {
         return NULL;
     }

@@ -3,17 +3,6 @@
 
 #include "ga_reduce.h"
 
-static int
-array_arg(PyObject *o, void *out)
-{
-    if (!pyga_check(o)) {
-        PyErr_Format(PyExc_TypeError, "expected a gpuarr.Array, got %.100s",
-                     Py_TYPE(o)->tp_name);
-        return 0;
-    }
-    *(PyObject **)out = o;
-    return 1;
-}
 
 /* axis: None (every axis), an int, or a tuple of ints -> mask (checked by the core). */
 static int
@@ -63,7 +52,7 @@ fn_reduce(PyObject *m, PyObject *args, PyObject *kwds)
     PyObject *x, *axis = Py_None;
     int op, keepdims = 0, dtype = -1;
     (void)m;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&i|OpO&:_reduce", kwlist, array_arg, &x,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&i|OpO&:_reduce", kwlist, pyga_array_arg, &x,
                                      &op, &axis, &keepdims, pyga_dtype_converter, &dtype)) {
         return NULL;
     }
@@ -91,7 +80,7 @@ fn_stat(PyObject *m, PyObject *args, PyObject *kwds)
     int kind, keepdims = 0, dtype = -1;
     double correction = 0.0;
     (void)m;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&i|OpdO&:_stat", kwlist, array_arg, &x,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&i|OpdO&:_stat", kwlist, pyga_array_arg, &x,
                                      &kind, &axis, &keepdims, &correction,
                                      pyga_dtype_converter, &dtype)) {
         return NULL;
@@ -117,7 +106,7 @@ fn_scan(PyObject *m, PyObject *args, PyObject *kwds)
     PyObject *x;
     int op, axis, dtype = -1, include_initial = 0;
     (void)m;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&ii|O&p:_scan", kwlist, array_arg, &x,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&ii|O&p:_scan", kwlist, pyga_array_arg, &x,
                                      &op, &axis, pyga_dtype_converter, &dtype,
                                      &include_initial)) {
         return NULL;
