@@ -5,6 +5,7 @@ wrong one does not, and mypy's stubtest finds the stubs consistent with the runt
 import ast
 import os
 import pathlib
+import site
 import subprocess
 import sys
 import textwrap
@@ -198,7 +199,11 @@ needs_mypy = pytest.mark.skipif(not _mypy_available(), reason="mypy is not insta
 
 
 def _run(args, tmp_path):
-    env = dict(os.environ, MYPYPATH=str(ROOT), PYTHONPATH=str(ROOT))
+    env = dict(os.environ)
+    # An installed gpuarr is found by mypy through py.typed; a source tree is named
+    # (mypy refuses site-packages in MYPYPATH).
+    if str(ROOT) not in {*site.getsitepackages(), site.getusersitepackages()}:
+        env.update(MYPYPATH=str(ROOT), PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", *args], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
 
