@@ -40,11 +40,12 @@ typedef struct {
     char prefix[16]; /* "scipy_" or "" */
 } ga_blas_table;
 
-/* Below this many multiply-adds (m * n * k) a GEMM runs on one BLAS thread: it takes
- * tens of microseconds on one core, less than handing half of it to a worker costs
- * when the other core is busy (on a shared 2-core machine a 100x100 product then
- * waited a whole scheduler time slice, 16 ms, about one call in two). */
-#define GA_BLAS_SMALL_WORK ((int64_t)1 << 21)
+/* Below this many multiply-adds (m * n * k) a GEMM runs on one BLAS thread: a 64x64
+ * product takes a few microseconds on one core, less than handing half of it to a
+ * worker costs. From 2^19 (a 100x100 product is 2^20) OpenBLAS uses its threads as it
+ * does under NumPy: on an idle second core that is faster (exercise 3 of the chapter
+ * runs 1000 of them), and when that core is busy both libraries wait alike. */
+#define GA_BLAS_SMALL_WORK ((int64_t)1 << 19)
 
 #ifdef __cplusplus
 extern "C" {
