@@ -34,6 +34,12 @@
 #define GA_HOST_CACHE_BLOCK_MAX (GA_HOST_CACHE_MAX / 4)
 #define GA_HOST_NCLASSES 512
 
+size_t
+ga_host_cache_limit(void)
+{
+    return GA_HOST_CACHE_MAX;
+}
+
 typedef struct free_block {
     struct free_block *next;
 } free_block;

@@ -22,6 +22,10 @@ int ga_cpu_scatter(int dev, const ga_index_desc *d);
 int ga_cpu_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out);
 int ga_cpu_arange(int dev, const ga_arange_desc *d);
 
+/* Bytes of freed host blocks the CPU and simulated-GPU backends may keep for reuse
+ * per device (0 when the cache is compiled out: under AddressSanitizer). */
+size_t ga_host_cache_limit(void);
+
 #ifdef __cplusplus
 }
 #endif

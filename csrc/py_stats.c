@@ -2,6 +2,7 @@
 #include "py_common.h"
 
 #include "ga_backend.h"
+#include "ga_cpu.h"
 #include "ga_cpu_loop.h"
 #include "ga_transfer.h"
 
@@ -132,7 +133,18 @@ fn_num_threads(PyObject *m, PyObject *unused)
     return PyLong_FromLong(ga_cpu_num_threads());
 }
 
+static PyObject *
+fn_host_cache_limit(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyLong_FromSize_t(ga_host_cache_limit());
+}
+
 PyMethodDef pyga_stats_functions[] = {
+    {"_host_cache_limit", fn_host_cache_limit, METH_NOARGS,
+     "_host_cache_limit()\n--\n\nBytes of freed host blocks kept for reuse per device "
+     "(0 when compiled out, as under AddressSanitizer)."},
     {"_num_threads", fn_num_threads, METH_NOARGS,
      "_num_threads()\n--\n\nThreads the CPU kernels use (GPUARR_NUM_THREADS, else "
      "OMP_NUM_THREADS, else one per core)."},
