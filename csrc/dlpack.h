@@ -1,7 +1,7 @@
 /* dlpack.h: gpuarr's declaration of the DLPack v1.1 exchange structs.
  *
- * Written from the DLPack specification's field list (see
- * /work/shared/reference/dlpack_notes.md): only what gpuarr produces and consumes.
+ * Written from the DLPack specification's field list (dlpack.h v1.1 and the Python
+ * protocol of the array API standard): only what gpuarr produces and consumes.
  * The layout must match the ABI exactly: other libraries read these structs.
  */
 #ifndef GA_DLPACK_H
