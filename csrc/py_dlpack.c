@@ -425,6 +425,125 @@ dtype_from_dl(DLDataType d, ga_dtype *out)
     return -1;
 }
 
+/* Everything a producer can get wrong, checked before any of it is used: the device,
+ * ndim, shape, dtype, strides (element strides times the itemsize must not overflow,
+ * nor the extent they span), data (NULL only for an empty tensor) and byte_offset
+ * (the addresses the view touches must not wrap). Fills the geometry of `arr`, the
+ * address of element [0, ...] and the byte range [lo, hi) around it; BufferError
+ * naming the field otherwise. */
+static int
+check_tensor(const DLTensor *t, ga_device *dev, ga_array *arr, char **first, int64_t *lo,
+             int64_t *hi)
+{
+    switch (t->device.device_type) {
+    case kDLCPU:
+    case kDLCUDAHost:
+    case kDLROCMHost:
+    case kDLCUDAManaged:
+        *dev = ga_cpu();
+        break;
+    case kDLCUDA:
+        if (t->device.device_id < 0) {
+            buffer_error("DLPack device_id %d is negative", t->device.device_id);
+            return -1;
+        }
+        if (ga_gpu_mode_get() != GA_GPU_CUDA || t->device.device_id >= ga_num_gpus()) {
+            buffer_error("the producer's data is on CUDA device %d, which this "
+                         "process cannot use; ask for a host copy "
+                         "(from_dlpack(x, device=gpuarr.cpu()))",
+                         t->device.device_id);
+            return -1;
+        }
+        dev->kind = GA_DEV_GPU;
+        dev->index = t->device.device_id;
+        break;
+    default:
+        buffer_error("DLPack device_type %d is not supported; ask for a host copy "
+                     "(from_dlpack(x, device=gpuarr.cpu()))",
+                     t->device.device_type);
+        return -1;
+    }
+    if (t->ndim < 0 || t->ndim > GA_MAXDIMS) {
+        buffer_error("DLPack tensor with ndim %d (gpuarr allows 0 to %d)", t->ndim,
+                     GA_MAXDIMS);
+        return -1;
+    }
+    if (t->ndim > 0 && t->shape == NULL) {
+        buffer_error("DLPack tensor with ndim %d has a NULL shape", t->ndim);
+        return -1;
+    }
+    ga_dtype dtype;
+    if (dtype_from_dl(t->dtype, &dtype) < 0) {
+        return -1;
+    }
+    int itemsize = ga_dtype_itemsize(dtype);
+    arr->ndim = t->ndim;
+    arr->dtype = dtype;
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->shape[i] < 0) {
+            buffer_error("DLPack shape[%d] is negative (%lld)", i, (long long)t->shape[i]);
+            return -1;
+        }
+        arr->shape[i] = t->shape[i];
+    }
+    int64_t size;
+    if (ga_shape_size(arr->ndim, arr->shape, itemsize, &size) != GA_OK) {
+        buffer_error("DLPack shape: the element count overflows 64 bits");
+        return -1;
+    }
+    if (t->strides == NULL) {
+        ga_contiguous_strides(arr->ndim, arr->shape, itemsize, arr->strides);
+    }
+    else {
+        for (int i = 0; i < t->ndim; i++) {
+            if (__builtin_mul_overflow(t->strides[i], (int64_t)itemsize, &arr->strides[i])) {
+                buffer_error("DLPack strides[%d] = %lld elements overflows as a byte stride",
+                             i, (long long)t->strides[i]);
+                return -1;
+            }
+        }
+    }
+    /* The span the view covers around its first element, summed without wrapping. */
+    *lo = 0;
+    *hi = size > 0 ? itemsize : 0;
+    for (int i = 0; size > 0 && i < t->ndim; i++) {
+        int64_t step;
+        if (__builtin_mul_overflow(arr->strides[i], arr->shape[i] - 1, &step) ||
+            (step < 0 ? __builtin_add_overflow(*lo, step, lo)
+                      : __builtin_add_overflow(*hi, step, hi))) {
+            buffer_error("DLPack strides: the extent of the tensor overflows 64 bits");
+            return -1;
+        }
+    }
+    if (size == 0) {
+        *first = (char *)t->data;
+        return 0;
+    }
+    if (t->data == NULL) {
+        buffer_error("DLPack data is NULL for a tensor of %lld elements", (long long)size);
+        return -1;
+    }
+    uintptr_t addr;
+    if (t->byte_offset > (uint64_t)INT64_MAX ||
+        __builtin_add_overflow((uintptr_t)t->data, (uintptr_t)t->byte_offset, &addr)) {
+        buffer_error("DLPack byte_offset %llu puts the data past the end of the address "
+                     "space", (unsigned long long)t->byte_offset);
+        return -1;
+    }
+    uintptr_t low, high;
+    if (addr < (uintptr_t)(-*lo)) {
+        buffer_error("DLPack strides reach below address 0 from the data pointer");
+        return -1;
+    }
+    low = addr - (uintptr_t)(-*lo);
+    if (__builtin_add_overflow(addr, (uintptr_t)*hi, &high) || high < low) {
+        buffer_error("DLPack strides reach past the end of the address space");
+        return -1;
+    }
+    *first = (char *)addr;
+    return 0;
+}
+
 /* Wrap the capsule's tensor as a gpuarr array on `dev` (zero-copy). On success the
  * capsule is renamed "used_..." and the array owns the tensor. */
 static PyObject *
@@ -457,63 +576,13 @@ wrap_capsule(PyObject *cap)
         return NULL;
     }
     ga_device dev;
-    switch (t->device.device_type) {
-    case kDLCPU:
-    case kDLCUDAHost:
-    case kDLROCMHost:
-    case kDLCUDAManaged:
-        dev = ga_cpu();
-        break;
-    case kDLCUDA:
-        if (ga_gpu_mode_get() != GA_GPU_CUDA || t->device.device_id >= ga_num_gpus()) {
-            return buffer_error("the producer's data is on CUDA device %d, which this "
-                                "process cannot use; ask for a host copy "
-                                "(from_dlpack(x, device=gpuarr.cpu()))",
-                                t->device.device_id);
-        }
-        dev.kind = GA_DEV_GPU;
-        dev.index = t->device.device_id;
-        break;
-    default:
-        return buffer_error("DLPack device type %d is not supported; ask for a host copy "
-                            "(from_dlpack(x, device=gpuarr.cpu()))",
-                            t->device.device_type);
-    }
-    if (t->ndim < 0 || t->ndim > GA_MAXDIMS) {
-        return buffer_error("DLPack tensor with %d dimensions (gpuarr allows %d)", t->ndim,
-                            GA_MAXDIMS);
-    }
-    ga_dtype dtype;
-    if (dtype_from_dl(t->dtype, &dtype) < 0) {
-        return NULL;
-    }
     ga_array arr;
     memset(&arr, 0, sizeof(arr));
-    arr.ndim = t->ndim;
-    arr.dtype = dtype;
-    int itemsize = ga_dtype_itemsize(dtype);
-    for (int i = 0; i < t->ndim; i++) {
-        arr.shape[i] = t->shape[i];
-    }
-    if (t->strides == NULL) {
-        ga_contiguous_strides(arr.ndim, arr.shape, itemsize, arr.strides);
-    }
-    else {
-        for (int i = 0; i < t->ndim; i++) {
-            arr.strides[i] = t->strides[i] * itemsize;
-        }
-    }
-    int64_t size;
-    int st = ga_shape_size(arr.ndim, arr.shape, itemsize, &size);
-    if (st != GA_OK) {
-        return pyga_raise(st);
-    }
-    /* The storage starts at the lowest byte the view touches (negative strides). */
+    char *first;
     int64_t lo = 0, hi = 0;
-    if (size > 0) {
-        ga_array_extent(&arr, &lo, &hi);
+    if (check_tensor(t, &dev, &arr, &first, &lo, &hi) < 0) {
+        return NULL;
     }
-    char *first = (char *)t->data + t->byte_offset;
     import_owner *owner = PyMem_Malloc(sizeof(import_owner));
     if (owner == NULL) {
         return PyErr_NoMemory();
@@ -521,7 +590,7 @@ wrap_capsule(PyObject *cap)
     owner->managed = managed;
     owner->versioned = versioned;
     int readonly = versioned ? (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 : 0;
-    st = ga_storage_wrap(dev, first + lo, (size_t)(hi - lo), import_release, owner, readonly,
+    int st = ga_storage_wrap(dev, first + lo, (size_t)(hi - lo), import_release, owner, readonly,
                          &arr.storage);
     if (st != GA_OK) {
         PyMem_Free(owner);
