@@ -256,6 +256,40 @@ ga_array_extent(const ga_array *a, int64_t *lo, int64_t *hi)
     *hi = h;
 }
 
+/* Addresses, not storages, are compared: two arrays wrapping overlapping host buffers
+ * (NumPy views) are different storages. Views on different devices never overlap. */
+int
+ga_array_overlap(const ga_array *a, const ga_array *b)
+{
+    if (!ga_device_eq(ga_array_device(a), ga_array_device(b))) {
+        return 0;
+    }
+    int64_t alo, ahi, blo, bhi;
+    ga_array_extent(a, &alo, &ahi);
+    ga_array_extent(b, &blo, &bhi);
+    if (ahi <= alo || bhi <= blo) {
+        return 0;
+    }
+    const char *pa = ga_array_data(a), *pb = ga_array_data(b);
+    return pa + alo < pb + bhi && pb + blo < pa + ahi;
+}
+
+int
+ga_array_same_view(const ga_array *out, const ga_array *in)
+{
+    if (ga_array_data(in) != ga_array_data(out) || in->ndim != out->ndim ||
+        in->dtype != out->dtype) {
+        return 0;
+    }
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->shape[d] != out->shape[d] ||
+            (in->shape[d] > 1 && in->strides[d] != out->strides[d])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int
 ga_check_same_device(const char *what, const ga_array *a, const ga_array *b)
 {

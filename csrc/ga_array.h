@@ -94,6 +94,16 @@ int ga_array_is_f_contiguous(const ga_array *a);
  * checks of foreign buffers and for copies of whole views). */
 void ga_array_extent(const ga_array *a, int64_t *lo, int64_t *hi);
 
+/* Do two views touch a common byte? Decided by the byte ranges they span (a
+ * conservative test: interleaved views that never share an element count too), so
+ * separate storages wrapping overlapping memory count. The one rule every write path
+ * uses to decide whether its source must be copied first. */
+int ga_array_overlap(const ga_array *a, const ga_array *b);
+/* `in` reads exactly the element `out` writes, at every position (same address,
+ * dtype, shape and strides along axes longer than 1): a write of in into out needs
+ * no temporary. */
+int ga_array_same_view(const ga_array *out, const ga_array *in);
+
 /* Both arrays on one device, else GA_ERR_MISMATCH naming both and the fix. `what`
  * names the operation ("add"). */
 int ga_check_same_device(const char *what, const ga_array *a, const ga_array *b);

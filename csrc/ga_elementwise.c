@@ -340,38 +340,6 @@ ga_as_dtype(const ga_array *x, ga_dtype t, ga_array *out)
     return ga_astype(x, t, out);
 }
 
-/* Do two views touch a common byte? Addresses, not storages, are compared: two
- * arrays wrapping overlapping host buffers (NumPy views) are different storages. */
-static int
-views_overlap(const ga_array *a, const ga_array *b)
-{
-    int64_t alo, ahi, blo, bhi;
-    ga_array_extent(a, &alo, &ahi);
-    ga_array_extent(b, &blo, &bhi);
-    const char *pa = ga_array_data(a), *pb = ga_array_data(b);
-    if (ahi <= alo || bhi <= blo) {
-        return 0;
-    }
-    return pa + alo < pb + bhi && pb + blo < pa + ahi;
-}
-
-/* The input reads exactly the element the output writes, at every position. */
-static int
-same_view(const ga_array *out, const ga_array *in)
-{
-    if (ga_array_data(in) != ga_array_data(out) || in->ndim != out->ndim ||
-        in->dtype != out->dtype) {
-        return 0;
-    }
-    for (int d = 0; d < in->ndim; d++) {
-        if (in->shape[d] != out->shape[d] ||
-            (in->shape[d] > 1 && in->strides[d] != out->strides[d])) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 int
 ga_elementwise(int op, int nin, const ga_ew_arg *in, ga_array *out, ga_array *result)
 {
@@ -461,7 +429,7 @@ ga_elementwise(int op, int nin, const ga_ew_arg *in, ga_array *out, ga_array *re
         }
         ga_dtype want = (op == GA_OP_WHERE && i == 0) ? GA_BOOL : loop_dt;
         if ((ga_dtype)a->dtype != want ||
-            (out != NULL && views_overlap(out, a) && !same_view(out, a))) {
+            (out != NULL && ga_array_overlap(out, a) && !ga_array_same_view(out, a))) {
             st = ga_astype(a, want, &tmps[i]);
             if (st == GA_OK) {
                 owned[i] = 1;

@@ -678,9 +678,10 @@ prepare_value(const ga_array *x, const ga_array *value, int nd, const int64_t *s
                         ga_shape_str(value->ndim, value->shape, b1, sizeof(b1)),
                         ga_shape_str(nd, shape, b2, sizeof(b2)));
     }
-    /* A value that shares memory with x could be overwritten while it is read
-     * (x[1:] = x[:-1]); a cast needs a copy anyway. */
-    if (v.storage == x->storage || v.dtype != x->dtype) {
+    /* A value that shares bytes with x (a view of it, or another wrapper of the same
+     * host memory) could be overwritten while it is read (x[1:] = x[:-1]); a cast
+     * needs a copy anyway. */
+    if (v.dtype != x->dtype || ga_array_overlap(&v, x)) {
         GA_TRY(ga_array_empty(out, ga_array_device(x), (ga_dtype)x->dtype, v.ndim, v.shape));
         int st = ga_copy_same_device(out, &v);
         if (st != GA_OK) {

@@ -31,6 +31,23 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
     if (ga_array_size(dst) == 0) {
         return GA_OK;
     }
+    /* A source that shares bytes with the destination would be overwritten while it is
+     * read (x[:-1] into x[1:], x into x.T, and on a GPU the threads race): copy it
+     * first. The very same view is a copy onto itself. */
+    if (ga_array_overlap(dst, src)) {
+        if (ga_array_same_view(dst, src)) {
+            return GA_OK;
+        }
+        ga_array tmp;
+        GA_TRY(ga_array_empty(&tmp, ga_array_device(src), (ga_dtype)src->dtype, src->ndim,
+                              src->shape));
+        int st = ga_copy_same_device(&tmp, src);
+        if (st == GA_OK) {
+            st = ga_copy_same_device(dst, &tmp);
+        }
+        ga_array_release(&tmp);
+        return st;
+    }
     const ga_backend *be;
     GA_TRY(ga_device_backend(ga_array_device(dst), &be));
     ga_loop loop;
