@@ -34,6 +34,10 @@ typedef struct {
     int32_t dtype; /* ga_dtype */
     int64_t shape[GA_MAXDIMS];
     int64_t strides[GA_MAXDIMS]; /* bytes; may be 0 or negative */
+    /* This view may not be written though its memory may (broadcast views, whose
+     * stride-0 axes alias one element; x.flags.writeable = False). Views copy it, so
+     * views of a read-only view are read-only. */
+    int32_t readonly;
 } ga_array;
 
 #ifdef __cplusplus
@@ -88,6 +92,13 @@ ga_array_data(const ga_array *a)
     return (char *)a->storage->data + a->offset;
 }
 int64_t ga_array_size(const ga_array *a);
+/* May the elements be written through this view? No for read-only views and for
+ * read-only memory (read-only NumPy buffers and DLPack imports). */
+static inline int
+ga_array_writeable(const ga_array *a)
+{
+    return !a->readonly && !a->storage->readonly;
+}
 int ga_array_is_c_contiguous(const ga_array *a);
 int ga_array_is_f_contiguous(const ga_array *a);
 /* Byte range [lo, hi) the view touches relative to its first element (for bounds

@@ -384,8 +384,9 @@ ga_elementwise(int op, int nin, const ga_ew_arg *in, ga_array *out, ga_array *re
         if (first != NULL) {
             GA_TRY(ga_check_same_device(name, first, out));
         }
-        if (out->storage->readonly) {
-            return ga_error(GA_ERR_VALUE, "%s: the output array is read-only", name);
+        if (!ga_array_writeable(out)) {
+            return ga_error(GA_ERR_VALUE, "assignment destination is read-only (the "
+                            "output of %s)", name);
         }
         int nd;
         int64_t tmp[GA_MAXDIMS];

@@ -697,7 +697,7 @@ int
 ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
              const ga_scalar_bytes *scalar)
 {
-    if (x->storage->readonly) {
+    if (!ga_array_writeable(x)) {
         return ga_error(GA_ERR_VALUE, "assignment destination is read-only");
     }
     index_plan p;

@@ -298,6 +298,9 @@ ga_view_broadcast_to(const ga_array *x, int ndim, const int64_t *shape, ga_array
                         ga_shape_str(ndim, shape, b2, sizeof(b2)));
     }
     v.ndim = ndim;
+    /* Read-only, as in NumPy: a write through a stride-0 axis would write one element
+     * many times (on a GPU, a race). */
+    v.readonly = 1;
     ga_array_view(out, &v);
     return GA_OK;
 }

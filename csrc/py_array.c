@@ -140,6 +140,48 @@ get_data_ptr(PyObject *self, void *c)
     return PyLong_FromVoidPtr(ga_array_data(pyga_arr(self)));
 }
 
+static PyObject *
+get_writeable(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(ga_array_writeable(pyga_arr(self)));
+}
+
+/* x.flags.writeable = flag (NumPy's rule): False always; True only where the memory
+ * is writable and no axis longer than 1 has stride 0 (a broadcast view). */
+static int
+set_writeable(PyObject *self, PyObject *value, void *c)
+{
+    (void)c;
+    ga_array *a = pyga_arr(self);
+    int flag = value == NULL ? -1 : PyObject_IsTrue(value);
+    if (flag < 0) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "cannot delete the writeable flag");
+        }
+        return -1;
+    }
+    if (!flag) {
+        a->readonly = 1;
+        return 0;
+    }
+    int aliased = 0;
+    for (int i = 0; i < a->ndim; i++) {
+        aliased |= a->shape[i] > 1 && a->strides[i] == 0;
+    }
+    if (a->storage->readonly || aliased) {
+        PyErr_SetString(PyExc_ValueError,
+                        a->storage->readonly
+                            ? "cannot set WRITEABLE flag to True of this array: its memory "
+                              "is read-only"
+                            : "cannot set WRITEABLE flag to True of this array: it is a "
+                              "broadcast view (copy it first)");
+        return -1;
+    }
+    a->readonly = 0;
+    return 0;
+}
+
 static PyGetSetDef array_getset[] = {
     {"shape", get_shape, NULL, "The array's dimensions, a tuple of ints.", NULL},
     {"strides", get_strides, NULL, "Bytes to step in each dimension.", NULL},
@@ -155,6 +197,8 @@ static PyGetSetDef array_getset[] = {
     {"_storage_id", get_base_shares, NULL, "Identity of the memory block (views share it).",
      NULL},
     {"_data_ptr", get_data_ptr, NULL, "Address of the first element on its device.", NULL},
+    {"_writeable", get_writeable, set_writeable,
+     "May the elements be written through this array (see x.flags.writeable)?", NULL},
     {NULL},
 };
 
@@ -187,8 +231,9 @@ array_copyto(PyObject *self, PyObject *target)
     ga_array *a = pyga_arr(self);
     if (pyga_check(target)) {
         ga_array *dst = pyga_arr(target);
-        if (dst->storage->readonly) {
-            PyErr_SetString(PyExc_ValueError, "copyto: the target array is read-only");
+        if (!ga_array_writeable(dst)) {
+            PyErr_SetString(PyExc_ValueError, "assignment destination is read-only (the "
+                                              "target of copyto)");
             return NULL;
         }
         int st = ga_copy_into(dst, a);

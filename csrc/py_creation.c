@@ -349,8 +349,8 @@ fn_fill(PyObject *m, PyObject *args)
         return NULL;
     }
     ga_array *a = pyga_arr(x);
-    if (a->storage->readonly) {
-        PyErr_SetString(PyExc_ValueError, "fill: the array is read-only");
+    if (!ga_array_writeable(a)) {
+        PyErr_SetString(PyExc_ValueError, "assignment destination is read-only (fill)");
         return NULL;
     }
     int dtype = a->dtype;

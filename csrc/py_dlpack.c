@@ -31,7 +31,7 @@ pyga_getbuffer(PyObject *self, Py_buffer *view, int flags)
         view->obj = NULL;
         return -1;
     }
-    if ((flags & PyBUF_WRITABLE) && a->storage->readonly) {
+    if ((flags & PyBUF_WRITABLE) && !ga_array_writeable(a)) {
         PyErr_SetString(PyExc_BufferError, "this array is read-only");
         view->obj = NULL;
         return -1;
@@ -56,7 +56,7 @@ pyga_getbuffer(PyObject *self, Py_buffer *view, int flags)
     view->buf = ga_array_data(a);
     view->obj = Py_NewRef(self);
     view->len = (Py_ssize_t)(ga_array_size(a) * itemsize);
-    view->readonly = a->storage->readonly;
+    view->readonly = !ga_array_writeable(a);
     view->itemsize = itemsize;
     view->format = (flags & PyBUF_FORMAT) ? (char *)formats[a->dtype] : NULL;
     view->ndim = a->ndim;
@@ -302,7 +302,7 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
             return NULL;
         }
     }
-    if (!versioned && a->storage->readonly) {
+    if (!versioned && !ga_array_writeable(a)) {
         return buffer_error("this array is read-only, and a legacy DLPack capsule cannot "
                             "say so: ask with max_version=(1, 0) or newer");
     }
@@ -357,7 +357,7 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
         m->manager_ctx = ctx;
         m->deleter = deleter_versioned;
         m->flags = (copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0) |
-                   (!copied && a->storage->readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0);
+                   (!copied && !ga_array_writeable(a) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0);
         cap = PyCapsule_New(m, NAME_VERSIONED, capsule_destructor_versioned);
     }
     else {

@@ -281,7 +281,7 @@ pyga_setitem(PyObject *self, PyObject *key, PyObject *value)
         PyErr_SetString(PyExc_ValueError, "cannot delete array elements");
         return -1;
     }
-    if (x->storage->readonly) {
+    if (!ga_array_writeable(x)) {
         PyErr_SetString(PyExc_ValueError, "assignment destination is read-only");
         return -1;
     }

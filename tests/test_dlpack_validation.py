@@ -161,6 +161,7 @@ def test_a_lying_capsule_raises_buffer_error_naming_the_field(device, versioned,
 def test_a_read_only_versioned_capsule_imports_read_only():
     b = (ctypes.c_double * 3)(1.0, 2.0, 3.0)
     x = gpuarr.from_dlpack(Producer(b, (3,), readonly=True))
+    assert not x.flags.writeable
     with pytest.raises(ValueError, match="read-only"):
         x[0] = 5.0
     assert b[0] == 1.0

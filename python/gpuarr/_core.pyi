@@ -19,6 +19,8 @@ else:
 import numpy as np
 import numpy.typing as npt
 
+from gpuarr import ArrayFlags as _ArrayFlags
+
 # Aliases shared with the package stubs (gpuarr/__init__.pyi imports them).
 _Scalar: TypeAlias = builtins.bool | int | float | complex
 _ArrayLike: TypeAlias = Array | _Scalar | npt.ArrayLike
@@ -121,6 +123,9 @@ class Array:
     def real(self) -> Array: ...
     @property
     def imag(self) -> Array: ...
+    @property
+    def flags(self) -> _ArrayFlags: ...
+    _writeable: builtins.bool
 
     # --- moving between devices and to the host ------------------------------------
     def to(self, /, device: _DeviceLike) -> Array: ...

@@ -389,3 +389,80 @@ def _iter(self):
         raise TypeError("iteration over a 0-d array")
     for i in range(self.shape[0]):
         yield self[i]
+
+
+__all__ += ["ArrayFlags"]
+
+
+class ArrayFlags:
+    """ArrayFlags: ``x.flags``, NumPy's spelling of an array's memory-layout flags.
+
+    ``writeable`` says whether the elements may be written through this array: False
+    for broadcast views (``broadcast_to``, ``broadcast_arrays``), views of read-only
+    NumPy arrays, read-only DLPack imports and views of any read-only array. Writing
+    through them raises ``ValueError: assignment destination is read-only``. Setting it
+    to False makes this array read-only; to True, only where the memory is writable and
+    the array is not a broadcast view. ``flags["WRITEABLE"]`` reads it too.
+    """
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array):
+        """__init__(array)
+
+        The flags of ``array`` (use ``array.flags``).
+        """
+        self._array = array
+
+    @property
+    def writeable(self):
+        """May the elements be written through the array?"""
+        return self._array._writeable
+
+    @writeable.setter
+    def writeable(self, value):
+        self._array._writeable = value
+
+    @property
+    def c_contiguous(self):
+        """The elements are contiguous in C (row-major) order."""
+        return self._array.is_contiguous
+
+    @property
+    def f_contiguous(self):
+        """The elements are contiguous in Fortran (column-major) order."""
+        return self._array.T.is_contiguous
+
+    _KEYS = {"WRITEABLE": "writeable", "W": "writeable", "C_CONTIGUOUS": "c_contiguous",
+             "C": "c_contiguous", "F_CONTIGUOUS": "f_contiguous", "F": "f_contiguous"}
+
+    def __getitem__(self, key):
+        """__getitem__(key)
+
+        A flag by NumPy's name: "WRITEABLE" ("W"), "C_CONTIGUOUS" ("C"),
+        "F_CONTIGUOUS" ("F").
+        """
+        return getattr(self, self._KEYS[key])
+
+    def __setitem__(self, key, value):
+        """__setitem__(key, value)
+
+        ``flags["WRITEABLE"] = value``: the same as ``flags.writeable = value``.
+        """
+        if self._KEYS.get(key) != "writeable":
+            raise KeyError(f"only the WRITEABLE flag can be set, not {key!r}")
+        self.writeable = value
+
+    def __repr__(self):
+        """__repr__()
+
+        The flags as NumPy prints them.
+        """
+        return (f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : {self.f_contiguous}"
+                f"\n  WRITEABLE : {self.writeable}")
+
+
+@prop("flags")
+def _flags(self):
+    """Memory-layout flags (an ArrayFlags): ``x.flags.writeable`` as in NumPy."""
+    return ArrayFlags(self)
