@@ -3,18 +3,33 @@
 
 #include <string.h>
 
-/* The default device: the innermost `with device:` block of this thread, else the
- * global default. A C thread-local keeps creation functions free of Python-level
- * lookups (Python threads are OS threads). */
-#define GA_MAX_DEVICE_NESTING 64
-static _Thread_local ga_device tl_stack[GA_MAX_DEVICE_NESTING];
-static _Thread_local int tl_depth;
+/* The default device: the innermost `with device:` scope of the running context,
+ * else the global default. The scopes live in a contextvars.ContextVar, so each
+ * asyncio task and each thread sees its own (a C thread-local was shared by every task
+ * of an event loop). Its value is a linked list of (Device, outer scope) tuples, None
+ * at the bottom: an immutable value, so a context copied into a new task cannot be
+ * changed from outside. PyContextVar_Get is a cached pointer read on the creation fast
+ * path. */
+static PyObject *scope_var;
 static ga_device global_default = {GA_DEV_CPU, 0};
 
 ga_device
 pyga_default_device(void)
 {
-    return tl_depth > 0 ? tl_stack[tl_depth - 1] : global_default;
+    PyObject *top = NULL;
+    if (PyContextVar_Get(scope_var, NULL, &top) < 0) {
+        PyErr_Clear(); /* cannot fail for a ContextVar */
+        return global_default;
+    }
+    if (top == NULL) {
+        return global_default;
+    }
+    ga_device d = global_default;
+    if (PyTuple_Check(top)) {
+        d = ((PyGaDevice *)PyTuple_GET_ITEM(top, 0))->dev;
+    }
+    Py_DECREF(top);
+    return d;
 }
 
 PyObject *
@@ -166,23 +181,49 @@ static PyObject *
 device_enter(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    if (tl_depth >= GA_MAX_DEVICE_NESTING) {
-        PyErr_Format(PyExc_RuntimeError, "`with device:` blocks nested deeper than %d",
-                     GA_MAX_DEVICE_NESTING);
+    PyObject *outer = NULL;
+    if (PyContextVar_Get(scope_var, Py_None, &outer) < 0) {
         return NULL;
     }
-    tl_stack[tl_depth++] = ((PyGaDevice *)self)->dev;
+    PyObject *node = PyTuple_Pack(2, self, outer);
+    Py_DECREF(outer);
+    if (node == NULL) {
+        return NULL;
+    }
+    PyObject *token = PyContextVar_Set(scope_var, node);
+    Py_DECREF(node);
+    if (token == NULL) {
+        return NULL;
+    }
+    Py_DECREF(token);
     return Py_NewRef(self);
 }
 
+/* Undo this scope's own entry: the innermost scope of this device object in the
+ * running context is replaced by what was current at its __enter__. Scopes entered
+ * above it and not exited (a generator suspended inside its `with`) end with it; an
+ * entry that is not there (already undone that way) leaves the scopes alone. */
 static PyObject *
 device_exit(PyObject *self, PyObject *args)
 {
-    (void)self;
     (void)args;
-    if (tl_depth > 0) {
-        tl_depth--;
+    PyObject *node = NULL;
+    if (PyContextVar_Get(scope_var, Py_None, &node) < 0) {
+        return NULL;
     }
+    PyObject *n = node;
+    while (PyTuple_Check(n) && PyTuple_GET_ITEM(n, 0) != self) {
+        n = PyTuple_GET_ITEM(n, 1);
+    }
+    if (PyTuple_Check(n)) {
+        PyObject *token = PyContextVar_Set(scope_var, PyTuple_GET_ITEM(n, 1));
+        if (token == NULL) {
+            Py_DECREF(node);
+            return NULL;
+        }
+        Py_DECREF(token);
+    }
+    Py_DECREF(node);
     Py_RETURN_FALSE;
 }
 
@@ -205,7 +246,8 @@ static PyGetSetDef device_getset[] = {
 static PyMethodDef device_methods[] = {
     {"__enter__", device_enter, METH_NOARGS,
      "__enter__($self, /)\n--\n\nMake this device the default for array creation in "
-     "this thread, until the matching __exit__ (use it as `with gpuarr.gpu(1): ...`)."},
+     "this context (thread or asyncio task), until the matching __exit__ (use it as "
+     "`with gpuarr.gpu(1): ...`)."},
     {"__exit__", device_exit, METH_VARARGS,
      "__exit__($self, exc_type=None, exc_value=None, traceback=None, /)\n--\n\n"
      "Restore the default device that was current before the matching __enter__. "
@@ -358,6 +400,10 @@ pyga_init_device(PyObject *m)
         return -1;
     }
     if (PyModule_AddObjectRef(m, "Device", (PyObject *)pyga_state.Device) < 0) {
+        return -1;
+    }
+    scope_var = PyContextVar_New("gpuarr.default_device_scope", NULL);
+    if (scope_var == NULL) {
         return -1;
     }
     pyga_state.cpu_device = pyga_device_new(ga_cpu());
