@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ga_error.h"
+#include "ga_reduce.h"
 #include "ga_loop.h"
 #include "ga_transfer.h"
 #include "ga_view.h"
@@ -590,11 +591,58 @@ fold_indices(const ga_array *x, const index_plan *p, const adv_layout *L, ga_arr
     return GA_OK;
 }
 
+/* An empty result whose index arrays are not empty (x[:, [5]] of a (0, 3) array):
+ * the kernels never see the indices, but NumPy still reports one out of range. Their
+ * minimum and maximum are read back (a rare case; a small counted read on a GPU). */
+static int
+check_indices_of_empty_result(const index_plan *p, const adv_layout *L)
+{
+    int64_t size = 1, bsize = 1;
+    int nb = 0;
+    int64_t b[GA_MAXDIMS];
+    for (int r = 0; r < L->ndim; r++) {
+        size *= L->shape[r];
+    }
+    for (int j = 0; j < p->nidx; j++) {
+        int nd;
+        int64_t tmp[GA_MAXDIMS];
+        GA_TRY(ga_broadcast_shapes(nb, b, p->idx[j].ndim, p->idx[j].shape, &nd, tmp));
+        nb = nd;
+        memcpy(b, tmp, sizeof(int64_t) * (size_t)nd);
+    }
+    for (int r = 0; r < nb; r++) {
+        bsize *= b[r];
+    }
+    if (size != 0 || bsize == 0) {
+        return GA_OK;
+    }
+    for (int j = 0; j < p->nidx; j++) {
+        const ga_array *ix = &p->idx[j];
+        int64_t n = p->view.shape[p->idx_axis[j]], ext[2];
+        uint32_t mask = ix->ndim == 0 ? 0 : (uint32_t)((1u << ix->ndim) - 1);
+        for (int k = 0; k < 2; k++) {
+            ga_array r;
+            GA_TRY(ga_reduce(k ? GA_RED_MAX : GA_RED_MIN, ix, mask, 0, -1, &r));
+            int st = ga_read_to_host(&r, &ext[k], sizeof(int64_t));
+            ga_array_release(&r);
+            GA_TRY(st);
+        }
+        for (int k = 0; k < 2; k++) {
+            if (ext[k] < -n || ext[k] >= n) {
+                return ga_error(GA_ERR_INDEX, "index %lld is out of bounds for axis %d with "
+                                "size %lld", (long long)ext[k], p->idx_axis[j], (long long)n);
+            }
+        }
+    }
+    return GA_OK;
+}
+
 /* Gather or scatter for a resolved plan; args0 is the result/value operand over L. */
 static int
 plan_run(const ga_array *x, const index_plan *p, const adv_layout *L, int scatter,
          const ga_operand *args0)
 {
+    GA_TRY(check_indices_of_empty_result(p, L));
     int64_t dims[GA_MAXDIMS], strides[GA_MAXDIMS];
     if (p->nidx <= GA_MAXARGS - 2) {
         for (int j = 0; j < p->nidx; j++) {

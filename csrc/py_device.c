@@ -128,6 +128,11 @@ device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
             PyErr_SetString(PyExc_ValueError, "a device index must be >= 0");
             return NULL;
         }
+        if (i > INT32_MAX) {
+            PyErr_Format(PyExc_OverflowError, "device index %ld does not fit in 32 bits",
+                         i);
+            return NULL;
+        }
         d.index = (int32_t)i;
     }
     if (d.kind == GA_DEV_CPU && d.index != 0) {
