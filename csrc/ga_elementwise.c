@@ -14,6 +14,7 @@
 
 #include "ga_backend.h"
 #include "ga_error.h"
+#include "ga_reduce.h"
 #include "ga_kernels.h"
 #include "ga_loop.h"
 #include "ga_transfer.h"
@@ -87,6 +88,10 @@ loop_dtype_for(int op, ga_dtype common, ga_dtype *loop)
     const char *name = ga_op_names[op];
     ga_dtype t = common;
     switch (op) {
+    case GA_OP_COPY:
+        /* every dtype: the copy loop casts between any two (_core.copy(x, out=...)) */
+        *loop = common;
+        return GA_OK;
     case GA_OP_DIVIDE:
         if (k <= GA_KIND_UINT) {
             t = GA_FLOAT64; /* NumPy divides integers in float64 whatever their size */
@@ -234,13 +239,13 @@ ga_elementwise_resolve(int op, int nin, const ga_ew_arg *in, ga_dtype *loop_dtyp
         }
     }
     /* NEP 50 keeps the array's integer dtype for a Python int; one out of its range
-     * is an OverflowError, except in comparisons, which NumPy 2 answers exactly: we
-     * widen the comparison instead. */
+     * is an OverflowError, except in comparisons, which NumPy 2 answers exactly, and in
+     * true division, whose result is a float anyway (int8 / 300): we widen those. */
     if (ga_dtype_is_integer(common)) {
         for (int i = first; i < nin; i++) {
             if (in[i].array == NULL && in[i].dtype < 0 && in[i].kind == GA_PYSCALAR_INT &&
                 !int_fits(&in[i], common)) {
-                if (is_comparison(op)) {
+                if (is_comparison(op) || op == GA_OP_DIVIDE) {
                     common = (in[i].int_range == 0 && common != GA_UINT64) ? GA_INT64
                                                                            : GA_FLOAT64;
                     continue;
@@ -340,6 +345,33 @@ ga_as_dtype(const ga_array *x, ga_dtype t, ga_array *out)
     return ga_astype(x, t, out);
 }
 
+/* An integer power with a signed integer exponent array: NumPy refuses a negative
+ * exponent as it does a negative scalar (1 / x is not an integer). The minimum is read
+ * back to the host: a wait, but only for this rare operation. */
+static int
+check_int_pow_exponents(const ga_array *e)
+{
+    if (ga_dtype_kind((ga_dtype)e->dtype) != GA_KIND_INT || ga_array_size(e) == 0) {
+        return GA_OK;
+    }
+    uint32_t mask = e->ndim == 0 ? 0 : (uint32_t)((1u << e->ndim) - 1);
+    ga_array m;
+    GA_TRY(ga_reduce(GA_RED_MIN, e, mask, 0, -1, &m));
+    ga_array m64;
+    int st = ga_astype(&m, GA_INT64, &m64);
+    ga_array_release(&m);
+    GA_TRY(st);
+    int64_t lo = 0;
+    st = ga_read_to_host(&m64, &lo, sizeof(lo));
+    ga_array_release(&m64);
+    GA_TRY(st);
+    if (lo < 0) {
+        return ga_error(GA_ERR_VALUE, "Integers to negative integer powers are not allowed "
+                        "(use a float base, e.g. x.astype(float) ** y)");
+    }
+    return GA_OK;
+}
+
 int
 ga_elementwise(int op, int nin, const ga_ew_arg *in, ga_array *out, ga_array *result)
 {
@@ -378,6 +410,9 @@ ga_elementwise(int op, int nin, const ga_ew_arg *in, ga_array *out, ga_array *re
     }
     ga_dtype loop_dt, out_dt;
     GA_TRY(ga_elementwise_resolve(op, nin, in, &loop_dt, &out_dt));
+    if (op == GA_OP_POW && ga_dtype_is_integer(loop_dt) && in[1].array != NULL) {
+        GA_TRY(check_int_pow_exponents(in[1].array));
+    }
 
     ga_device dev = first != NULL ? ga_array_device(first) : ga_array_device(out);
     if (out != NULL) {

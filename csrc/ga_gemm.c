@@ -78,6 +78,17 @@ plan(ga_dtype dtype, const ga_gemm_operand *a, const ga_gemm_operand *b,
     if (!elem_strides(c, item, &crs, &ccs, &cbs)) {
         copy |= GA_GEMM_COPY_C;
     }
+    /* Strided-batched BLAS/cuBLAS take no negative batch stride (x[::-1] @ y): such an
+     * operand is made contiguous first, before it reaches the library. */
+    if (batch > 1 && abs_ < 0) {
+        copy |= GA_GEMM_COPY_A;
+    }
+    if (batch > 1 && bbs < 0) {
+        copy |= GA_GEMM_COPY_B;
+    }
+    if (batch > 1 && cbs < 0) {
+        copy |= GA_GEMM_COPY_C;
+    }
     if (copy) {
         *need_copy = copy;
         return GA_OK;

@@ -399,7 +399,9 @@ ga_var(const ga_array *in, uint32_t mask, int keepdims, double correction, int d
     }
     if (st == GA_OK) {
         double denom = (double)n - correction;
-        st = ga_elementwise_scalar(GA_OP_DIVIDE, &s, &s, denom > 0 ? denom : 0.0);
+        /* a NaN correction gives NaN, as in NumPy (denom > 0 is false for NaN) */
+        st = ga_elementwise_scalar(GA_OP_DIVIDE, &s, &s,
+                                   denom > 0 || denom != denom ? denom : 0.0);
     }
     if (st == GA_OK && take_sqrt) {
         st = ga_elementwise_raw(GA_OP_SQRT, &s, &s, NULL);

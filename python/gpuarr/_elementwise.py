@@ -6,6 +6,10 @@ promote weakly, as in NumPy 2 (``int8 array + 1`` stays int8); gpuarr's one
 difference: a Python float with an integer or boolean array gives float32 (gpuarr's
 default float), a Python complex gives complex64.
 """
+import operator
+
+import numpy as _np
+
 from . import _core
 from ._core import Array
 from ._methods import method, prop
@@ -196,11 +200,41 @@ def _conjugate(self):
 def _round(self, decimals=0):
     """round(decimals=0)
 
-    Round to `decimals` decimal places, halves to even (as NumPy's round)."""
+    Round to `decimals` decimal places, halves to even (as NumPy's round). Integer
+    arrays keep their dtype and round exactly (``decimals < 0`` rounds to tens,
+    hundreds...); ``decimals`` of any size is accepted: where ``10**decimals``
+    overflows the dtype, rounding leaves the values as they are (or, for integers and
+    ``-decimals`` past the dtype's digits, gives 0)."""
+    decimals = operator.index(decimals)
+    if _is_integer_dtype(self.dtype):
+        return _round_integers(self, decimals)
     if decimals == 0:
         return _core.round(self)
+    finfo = _np.finfo(_np.dtype(str(self.dtype)))
+    if abs(decimals) > finfo.maxexp * 0.30103:  # 10**|decimals| overflows the dtype
+        return self.copy() if decimals > 0 else _core.multiply(self, 0)
     scale = 10.0 ** decimals
     return _core.divide(_core.round(_core.multiply(self, scale)), scale)
+
+
+def _is_integer_dtype(dtype):
+    return _np.issubdtype(_np.dtype(str(dtype)), _np.integer)
+
+
+def _round_integers(x, decimals):
+    """Exact round half to even of integers to 10**-decimals, in x's dtype."""
+    if decimals >= 0:
+        return x.copy()
+    p = 10 ** (-decimals)
+    if p > _np.iinfo(_np.dtype(str(x.dtype))).max:
+        return _core.multiply(x, 0)
+    q = _core.floor_divide(x, p)
+    r = _core.subtract(x, _core.multiply(q, p))  # 0 <= r < p
+    rest = _core.subtract(p, r)  # p - r, no overflow
+    up = _core.logical_or(_core.greater(r, rest),
+                          _core.logical_and(_core.equal(r, rest),
+                                            _core.not_equal(_core.remainder(q, 2), 0)))
+    return _core.multiply(_core.add(q, up.astype(x.dtype)), p)
 
 
 @method("clip")
