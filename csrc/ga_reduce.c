@@ -229,7 +229,7 @@ ga_reduce(ga_reduce_op op, const ga_array *in, uint32_t mask, int keepdims, int 
     for (int i = 0; i < ond; i++) {
         out_size *= shape[i];
     }
-    if (red_size == 0 && out_size > 0 &&
+    if (red_size == 0 && /* NumPy refuses even when the result is empty */
         (op == GA_RED_MAX || op == GA_RED_MIN || is_arg)) {
         if (is_arg) {
             return ga_error(GA_ERR_VALUE, "attempt to get %s of an empty sequence",

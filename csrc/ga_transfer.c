@@ -28,6 +28,9 @@ int
 ga_copy_same_device(ga_array *dst, const ga_array *src)
 {
     GA_TRY(ga_check_same_device("copy", dst, src));
+    ga_loop loop;
+    ga_loop_init(&loop, dst);
+    GA_TRY(ga_loop_add_array(&loop, src)); /* src must broadcast to dst, even if empty */
     if (ga_array_size(dst) == 0) {
         return GA_OK;
     }
@@ -50,9 +53,6 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
     }
     const ga_backend *be;
     GA_TRY(ga_device_backend(ga_array_device(dst), &be));
-    ga_loop loop;
-    ga_loop_init(&loop, dst);
-    GA_TRY(ga_loop_add_array(&loop, src));
     ga_loop_coalesce(&loop);
     if (be->elementwise == NULL) {
         return ga_error(GA_ERR_UNSUPPORTED, "copy is not supported by the %s backend",
@@ -130,8 +130,18 @@ ga_copy_to_device(const ga_array *src, ga_device device, ga_array *out)
 }
 
 int
-ga_copy_into(ga_array *dst, const ga_array *src)
+ga_copy_into(ga_array *dst, const ga_array *src_in)
 {
+    /* Leading length-1 axes beyond dst's dimensions are dropped, as NumPy's copyto and
+     * setitem allow (a (1, 3) source into a (3,) target). */
+    ga_array src_view = *src_in;
+    const ga_array *src = &src_view;
+    while (src_view.ndim > dst->ndim && src_view.shape[0] == 1) {
+        memmove(src_view.shape, src_view.shape + 1, sizeof(int64_t) * (size_t)(src_view.ndim - 1));
+        memmove(src_view.strides, src_view.strides + 1,
+                sizeof(int64_t) * (size_t)(src_view.ndim - 1));
+        src_view.ndim--;
+    }
     if (ga_device_eq(ga_array_device(dst), ga_array_device(src))) {
         return ga_copy_same_device(dst, src);
     }
