@@ -14,9 +14,9 @@
 
 #include "ga_backend.h"
 #include "ga_error.h"
-#include "ga_reduce.h"
 #include "ga_kernels.h"
 #include "ga_loop.h"
+#include "ga_reduce.h"
 #include "ga_transfer.h"
 
 /* which (op, loop dtype) pairs have a kernel */
@@ -366,7 +366,8 @@ check_int_pow_exponents(const ga_array *e)
     ga_array_release(&m64);
     GA_TRY(st);
     if (lo < 0) {
-        return ga_error(GA_ERR_VALUE, "Integers to negative integer powers are not allowed "
+        return ga_error(GA_ERR_VALUE,
+                        "Integers to negative integer powers are not allowed "
                         "(use a float base, e.g. x.astype(float) ** y)");
     }
     return GA_OK;
@@ -420,8 +421,10 @@ ga_elementwise(int op, int nin, const ga_ew_arg *in, ga_array *out, ga_array *re
             GA_TRY(ga_check_same_device(name, first, out));
         }
         if (!ga_array_writeable(out)) {
-            return ga_error(GA_ERR_VALUE, "assignment destination is read-only (the "
-                            "output of %s)", name);
+            return ga_error(GA_ERR_VALUE,
+                            "assignment destination is read-only (the "
+                            "output of %s)",
+                            name);
         }
         int nd;
         int64_t tmp[GA_MAXDIMS];
@@ -471,8 +474,7 @@ ga_elementwise(int op, int nin, const ga_ew_arg *in, ga_array *out, ga_array *re
                 owned[i] = 1;
                 ins[i] = &tmps[i];
             }
-        }
-        else {
+        } else {
             ins[i] = a;
         }
     }

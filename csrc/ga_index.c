@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "ga_error.h"
-#include "ga_reduce.h"
 #include "ga_loop.h"
+#include "ga_reduce.h"
 #include "ga_transfer.h"
 #include "ga_view.h"
 
@@ -629,8 +629,10 @@ check_indices_of_empty_result(const index_plan *p, const adv_layout *L)
         }
         for (int k = 0; k < 2; k++) {
             if (ext[k] < -n || ext[k] >= n) {
-                return ga_error(GA_ERR_INDEX, "index %lld is out of bounds for axis %d with "
-                                "size %lld", (long long)ext[k], p->idx_axis[j], (long long)n);
+                return ga_error(GA_ERR_INDEX,
+                                "index %lld is out of bounds for axis %d with "
+                                "size %lld",
+                                (long long)ext[k], p->idx_axis[j], (long long)n);
             }
         }
     }

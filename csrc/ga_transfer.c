@@ -30,7 +30,8 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
     GA_TRY(ga_check_same_device("copy", dst, src));
     ga_loop loop;
     ga_loop_init(&loop, dst);
-    GA_TRY(ga_loop_add_array(&loop, src)); /* src must broadcast to dst, even if empty */
+    GA_TRY(
+        ga_loop_add_array(&loop, src)); /* src must broadcast to dst, even if empty */
     if (ga_array_size(dst) == 0) {
         return GA_OK;
     }
@@ -42,8 +43,8 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
             return GA_OK;
         }
         ga_array tmp;
-        GA_TRY(ga_array_empty(&tmp, ga_array_device(src), (ga_dtype)src->dtype, src->ndim,
-                              src->shape));
+        GA_TRY(ga_array_empty(&tmp, ga_array_device(src), (ga_dtype)src->dtype,
+                              src->ndim, src->shape));
         int st = ga_copy_same_device(&tmp, src);
         if (st == GA_OK) {
             st = ga_copy_same_device(dst, &tmp);
@@ -137,7 +138,8 @@ ga_copy_into(ga_array *dst, const ga_array *src_in)
     ga_array src_view = *src_in;
     const ga_array *src = &src_view;
     while (src_view.ndim > dst->ndim && src_view.shape[0] == 1) {
-        memmove(src_view.shape, src_view.shape + 1, sizeof(int64_t) * (size_t)(src_view.ndim - 1));
+        memmove(src_view.shape, src_view.shape + 1,
+                sizeof(int64_t) * (size_t)(src_view.ndim - 1));
         memmove(src_view.strides, src_view.strides + 1,
                 sizeof(int64_t) * (size_t)(src_view.ndim - 1));
         src_view.ndim--;

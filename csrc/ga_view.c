@@ -299,8 +299,10 @@ ga_view_broadcast_to(const ga_array *x, int ndim, const int64_t *shape, ga_array
     }
     v.ndim = ndim;
     int64_t size;
-    if (ga_shape_size(ndim, v.shape, ga_dtype_itemsize((ga_dtype)x->dtype), &size) != GA_OK) {
-        return ga_error(GA_ERR_VALUE, "broadcast_to: an array of shape %s is too big (its "
+    if (ga_shape_size(ndim, v.shape, ga_dtype_itemsize((ga_dtype)x->dtype), &size) !=
+        GA_OK) {
+        return ga_error(GA_ERR_VALUE,
+                        "broadcast_to: an array of shape %s is too big (its "
                         "size in bytes does not fit in 64 bits)",
                         ga_shape_str(ndim, shape, b1, sizeof(b1)));
     }

@@ -170,12 +170,13 @@ set_writeable(PyObject *self, PyObject *value, void *c)
         aliased |= a->shape[i] > 1 && a->strides[i] == 0;
     }
     if (a->storage->readonly || aliased) {
-        PyErr_SetString(PyExc_ValueError,
-                        a->storage->readonly
-                            ? "cannot set WRITEABLE flag to True of this array: its memory "
-                              "is read-only"
-                            : "cannot set WRITEABLE flag to True of this array: it is a "
-                              "broadcast view (copy it first)");
+        PyErr_SetString(
+            PyExc_ValueError,
+            a->storage->readonly
+                ? "cannot set WRITEABLE flag to True of this array: its memory "
+                  "is read-only"
+                : "cannot set WRITEABLE flag to True of this array: it is a "
+                  "broadcast view (copy it first)");
         return -1;
     }
     a->readonly = 0;
@@ -192,11 +193,14 @@ static PyGetSetDef array_getset[] = {
      "The device the array lives on (read-only). Operations run there.", NULL},
     {"itemsize", get_itemsize, NULL, "Bytes per element.", NULL},
     {"nbytes", get_nbytes, NULL, "Bytes of the elements (size * itemsize).", NULL},
-    {"is_contiguous", get_c_contiguous, NULL, "True when the elements are in C order "
-                                              "with no gaps.", NULL},
-    {"_storage_id", get_base_shares, NULL, "Identity of the memory block (views share it).",
+    {"is_contiguous", get_c_contiguous, NULL,
+     "True when the elements are in C order "
+     "with no gaps.",
      NULL},
-    {"_data_ptr", get_data_ptr, NULL, "Address of the first element on its device.", NULL},
+    {"_storage_id", get_base_shares, NULL,
+     "Identity of the memory block (views share it).", NULL},
+    {"_data_ptr", get_data_ptr, NULL, "Address of the first element on its device.",
+     NULL},
     {"_writeable", get_writeable, set_writeable,
      "May the elements be written through this array (see x.flags.writeable)?", NULL},
     {NULL},
@@ -232,8 +236,9 @@ array_copyto(PyObject *self, PyObject *target)
     if (pyga_check(target)) {
         ga_array *dst = pyga_arr(target);
         if (!ga_array_writeable(dst)) {
-            PyErr_SetString(PyExc_ValueError, "assignment destination is read-only (the "
-                                              "target of copyto)");
+            PyErr_SetString(PyExc_ValueError,
+                            "assignment destination is read-only (the "
+                            "target of copyto)");
             return NULL;
         }
         int st = ga_copy_into(dst, a);

@@ -129,8 +129,8 @@ device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
             return NULL;
         }
         if (i > INT32_MAX) {
-            PyErr_Format(PyExc_OverflowError, "device index %ld does not fit in 32 bits",
-                         i);
+            PyErr_Format(PyExc_OverflowError,
+                         "device index %ld does not fit in 32 bits", i);
             return NULL;
         }
         d.index = (int32_t)i;

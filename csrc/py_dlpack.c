@@ -356,8 +356,9 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
         m->version.minor = DLPACK_MINOR_VERSION;
         m->manager_ctx = ctx;
         m->deleter = deleter_versioned;
-        m->flags = (copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0) |
-                   (!copied && !ga_array_writeable(a) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0);
+        m->flags =
+            (copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0) |
+            (!copied && !ga_array_writeable(a) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0);
         cap = PyCapsule_New(m, NAME_VERSIONED, capsule_destructor_versioned);
     }
     else {
@@ -432,8 +433,8 @@ dtype_from_dl(DLDataType d, ga_dtype *out)
  * address of element [0, ...] and the byte range [lo, hi) around it; BufferError
  * naming the field otherwise. */
 static int
-check_tensor(const DLTensor *t, ga_device *dev, ga_array *arr, char **first, int64_t *lo,
-             int64_t *hi)
+check_tensor(const DLTensor *t, ga_device *dev, ga_array *arr, char **first,
+             int64_t *lo, int64_t *hi)
 {
     switch (t->device.device_type) {
     case kDLCPU:
@@ -481,7 +482,8 @@ check_tensor(const DLTensor *t, ga_device *dev, ga_array *arr, char **first, int
     arr->dtype = dtype;
     for (int i = 0; i < t->ndim; i++) {
         if (t->shape[i] < 0) {
-            buffer_error("DLPack shape[%d] is negative (%lld)", i, (long long)t->shape[i]);
+            buffer_error("DLPack shape[%d] is negative (%lld)", i,
+                         (long long)t->shape[i]);
             return -1;
         }
         arr->shape[i] = t->shape[i];
@@ -493,12 +495,13 @@ check_tensor(const DLTensor *t, ga_device *dev, ga_array *arr, char **first, int
     }
     if (t->strides == NULL) {
         ga_contiguous_strides(arr->ndim, arr->shape, itemsize, arr->strides);
-    }
-    else {
+    } else {
         for (int i = 0; i < t->ndim; i++) {
-            if (__builtin_mul_overflow(t->strides[i], (int64_t)itemsize, &arr->strides[i])) {
-                buffer_error("DLPack strides[%d] = %lld elements overflows as a byte stride",
-                             i, (long long)t->strides[i]);
+            if (__builtin_mul_overflow(t->strides[i], (int64_t)itemsize,
+                                       &arr->strides[i])) {
+                buffer_error(
+                    "DLPack strides[%d] = %lld elements overflows as a byte stride", i,
+                    (long long)t->strides[i]);
                 return -1;
             }
         }
@@ -520,14 +523,17 @@ check_tensor(const DLTensor *t, ga_device *dev, ga_array *arr, char **first, int
         return 0;
     }
     if (t->data == NULL) {
-        buffer_error("DLPack data is NULL for a tensor of %lld elements", (long long)size);
+        buffer_error("DLPack data is NULL for a tensor of %lld elements",
+                     (long long)size);
         return -1;
     }
     uintptr_t addr;
     if (t->byte_offset > (uint64_t)INT64_MAX ||
         __builtin_add_overflow((uintptr_t)t->data, (uintptr_t)t->byte_offset, &addr)) {
-        buffer_error("DLPack byte_offset %llu puts the data past the end of the address "
-                     "space", (unsigned long long)t->byte_offset);
+        buffer_error(
+            "DLPack byte_offset %llu puts the data past the end of the address "
+            "space",
+            (unsigned long long)t->byte_offset);
         return -1;
     }
     uintptr_t low, high;
@@ -590,8 +596,8 @@ wrap_capsule(PyObject *cap)
     owner->managed = managed;
     owner->versioned = versioned;
     int readonly = versioned ? (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 : 0;
-    int st = ga_storage_wrap(dev, first + lo, (size_t)(hi - lo), import_release, owner, readonly,
-                         &arr.storage);
+    int st = ga_storage_wrap(dev, first + lo, (size_t)(hi - lo), import_release, owner,
+                             readonly, &arr.storage);
     if (st != GA_OK) {
         PyMem_Free(owner);
         return pyga_raise(st);
