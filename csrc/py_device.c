@@ -314,6 +314,22 @@ fn_gpu_mode(PyObject *m, PyObject *unused)
 }
 
 static PyObject *
+fn_simulate_gpus_if_none(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (n < 1 || n > GA_MAX_DEVICES) {
+        return PyErr_Format(PyExc_ValueError,
+                            "simulate_gpus_if_none(n): n must be between 1 and %d, got %ld",
+                            GA_MAX_DEVICES, n);
+    }
+    return PyBool_FromLong(ga_simulate_gpus_if_none((int)n));
+}
+
+static PyObject *
 fn_device_info(PyObject *m, PyObject *arg)
 {
     (void)m;
@@ -346,6 +362,8 @@ PyMethodDef pyga_device_functions[] = {
      "get_default_device()\n--\n\nThe device creation functions use when device= is "
      "not given."},
     {"_gpu_mode", fn_gpu_mode, METH_NOARGS, "(mode, reason) of gpu(i) in this process."},
+    {"_simulate_gpus_if_none", fn_simulate_gpus_if_none, METH_O,
+     "Switch to n simulated GPUs when no GPU exists; True if it switched."},
     {"_device_info", fn_device_info, METH_O, "Kind, name and memory of one device."},
     {NULL},
 };
