@@ -83,6 +83,16 @@ pyga_device_converter(PyObject *o, void *out)
     if (PyUnicode_Check(o)) {
         return parse_device_string(o, d) == 0;
     }
+    if (PyCFunction_Check(o)) { /* x.to(gpuarr.gpu): the function, not a device */
+        const char *name = ((PyCFunctionObject *)o)->m_ml->ml_name;
+        if (strcmp(name, "gpu") == 0 || strcmp(name, "cpu") == 0) {
+            PyErr_Format(PyExc_TypeError,
+                         "device must be a gpuarr.Device; got the function gpuarr.%s "
+                         "itself: call it, %s",
+                         name, strcmp(name, "gpu") == 0 ? "gpu() or gpu(1)" : "cpu()");
+            return 0;
+        }
+    }
     PyErr_Format(PyExc_TypeError,
                  "device must be a gpuarr.Device (gpuarr.cpu(), gpuarr.gpu(1)) or a string "
                  "such as 'cpu' or 'gpu:1'; got %R",
@@ -221,7 +231,12 @@ static PyType_Slot device_slots[] = {
                 "A device: the CPU (cpu(0)) or one GPU (gpu(i)). Devices are cheap "
                 "values: building gpu(9) never fails; placing data on a device that does "
                 "not exist does. Accepts 'cpu', 'gpu', 'gpu:1' and 'cuda:1'. A device is "
-                "also a context manager that sets the default device for creation."},
+                "also a context manager that sets the default device for creation.\n\n"
+                "Example::\n\n"
+                "    >>> gpuarr.Device(\"cuda:0\") == gpuarr.gpu(0)\n"
+                "    True\n"
+                "    >>> with gpuarr.Device(\"cpu\"):\n"
+                "    ...     x = gpuarr.zeros(3)   # made on cpu(0)\n"},
     {Py_tp_new, device_new},
     {Py_tp_repr, device_repr},
     {Py_tp_hash, device_hash},

@@ -23,7 +23,12 @@ __all__ = [
 def try_gpu(i=0):
     """try_gpu(i=0)
 
-    ``gpu(i)`` if it exists, else ``cpu()``. Never raises."""
+    ``gpu(i)`` if it exists, else ``cpu()``. Never raises. Code written with it runs
+    on any machine::
+
+        net = net.to(gpuarr.try_gpu())        # gpu(0), or the CPU without a GPU
+        X = gpuarr.ones((2, 3), device=gpuarr.try_gpu(1))
+    """
     return gpu(i) if num_gpus() >= i + 1 else cpu()
 
 
