@@ -54,15 +54,24 @@ def test_untouched_student_files_fail():
     assert r.returncode != 0 and "NotImplementedError" in r.stdout
 
 
+# CI runs the suite in three device modes; these start their own simulated GPUs, so
+# one run is enough (the CPU-only one, or a machine with a real GPU).
+once = pytest.mark.skipif(gpuarr._core._gpu_mode()[0] in ("simulated", "emulated"),
+                          reason="graded once, in the suite run without simulated or "
+                                 "emulated GPUs (it simulates its own)")
+
+
+@once
 def test_graders_use_two_simulated_gpus_when_there_is_no_gpu():
-    if gpuarr._core._gpu_mode()[0] not in ("none", "simulated"):
-        pytest.skip("this process has real or emulated GPUs")
+    if gpuarr._core._gpu_mode()[0] != "none":
+        pytest.skip("this machine has a GPU: the graders use it")
     r = grade("solutions", "-v", "test_ex1_placement.py")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "gpuarr: 2 GPUs (simulated)" in r.stdout
     assert "4 passed" in r.stdout  # cpu(0), gpu(0), gpu(1), and add_on
 
 
+@once
 def test_a_grading_run_without_any_gpu_warns():
     r = grade("solutions", "test_ex1_placement.py", simulate=0)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -91,13 +100,6 @@ WRONG_ANSWERS = [
      ["20 device->host copies (at most 1 allowed)", "ex4_trainer.py:23: 20 device->host copies",
       "losses.append(float((r * r).mean()))"]),
 ]
-
-
-# CI runs the suite in three device modes; these start their own simulated GPUs, so
-# one run is enough (the CPU-only one, or a machine with a real GPU).
-once = pytest.mark.skipif(gpuarr._core._gpu_mode()[0] in ("simulated", "emulated"),
-                          reason="graded once, in the suite run without simulated or "
-                                 "emulated GPUs (it simulates its own)")
 
 
 @once
