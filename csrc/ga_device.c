@@ -174,6 +174,27 @@ ga_gpu_mode_get(void)
 }
 
 int
+ga_simulate_gpus_if_none(int n)
+{
+    resolve();
+    int n_env = 0;
+    if (devs.mode != GA_GPU_NONE || n <= 0 || n > GA_MAX_DEVICES ||
+        env_count("GPUARR_SIMULATE_GPUS", &n_env)) {
+        return 0; /* a GPU exists, or the environment chose (0 included) */
+    }
+    /* Safe at any time: with no GPU, no array, default device or stream can refer to
+     * one, so nothing made before the switch becomes stale. */
+    devs.mode = GA_GPU_SIMULATED;
+    devs.gpu_backend = &ga_backend_simulated;
+    devs.count = n;
+    snprintf(devs.reason, sizeof(devs.reason),
+             "no GPU found, so gpuarr simulates %d (host memory, CPU kernels, every device "
+             "rule of a real GPU)",
+             n);
+    return 1;
+}
+
+int
 ga_num_gpus(void)
 {
     resolve();
@@ -200,8 +221,10 @@ no_such_device(ga_device d)
     if (devs.count == 0) {
         return ga_error(GA_ERR_DEVICE,
                         "%s does not exist: this machine has no GPU (%s). The devices "
-                        "that exist are: %s. Use try_gpu() to fall back to the CPU, or set "
-                        "GPUARR_SIMULATE_GPUS=2 before importing gpuarr to simulate two GPUs",
+                        "that exist are: %s. Use try_gpu() to fall back to the CPU, or call "
+                        "gpuarr.simulate_gpus_if_none(2) to simulate two GPUs (setting "
+                        "GPUARR_SIMULATE_GPUS=2 works only before the process's first "
+                        "device query: num_gpus(), gpu(i), try_gpu(), info(), ...)",
                         name, devs.reason[0] ? devs.reason : "no CUDA device", list);
     }
     return ga_error(GA_ERR_DEVICE,

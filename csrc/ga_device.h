@@ -60,6 +60,9 @@ void ga_devices_set_plugin_dir(const char *dir);
 void ga_devices_set_wait_hooks(void *(*begin)(void), void (*end)(void *));
 ga_gpu_mode ga_gpu_mode_get(void);
 int ga_num_gpus(void);
+/* When no GPU was found and the environment did not choose, switch to `n` simulated
+ * GPUs (any time: no array can live on a GPU that does not exist). 1 if it switched. */
+int ga_simulate_gpus_if_none(int n);
 /* Why there are no (real) GPUs, or "" */
 const char *ga_gpu_reason(void);
 

@@ -670,12 +670,22 @@ array_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 static PyMethodDef array_methods[] = {
     {"to", (PyCFunction)(void (*)(void))array_to, METH_VARARGS | METH_KEYWORDS,
      "to($self, /, device)\n--\n\nThis array on `device`: the array itself (no copy) "
-     "when it is already there, else a new copy there."},
+     "when it is already there, else a new copy there. `device` is a Device or a "
+     "string: 'cpu', 'gpu', 'gpu:1', 'cuda:0' (PyTorch's spelling).\n\n"
+     "Example::\n\n"
+     "    >>> X = gpuarr.ones(3).to(gpuarr.try_gpu())   # one host-to-device copy\n"
+     "    >>> X.to(X.device) is X                        # already there: no copy\n"
+     "    True\n"},
     {"to_device", (PyCFunction)(void (*)(void))array_to, METH_VARARGS | METH_KEYWORDS,
      "to_device($self, /, device)\n--\n\nThe array API name of to(device)."},
     {"copyto", array_copyto, METH_O,
      "copyto($self, target, /)\n--\n\nAlways a copy: to a device (a new array, also "
-     "on the same device), or into an existing array of the same shape on any device."},
+     "on the same device), or into an existing array of the same shape on any device. "
+     "To move an array where it will be used, you usually want to(device), which "
+     "copies nothing when it is already there.\n\n"
+     "Example::\n\n"
+     "    >>> Z = X.copyto(gpuarr.try_gpu(1))   # a new array; X stays where it is\n"
+     "    >>> X.copyto(W)                       # into W (same shape), W's device\n"},
     {"cuda", (PyCFunction)(void (*)(void))array_cuda, METH_VARARGS | METH_KEYWORDS,
      "cuda($self, /, i=0)\n--\n\nx.to(gpu(i))."},
     {"cpu", array_cpu, METH_NOARGS, "cpu($self, /)\n--\n\nx.to(cpu())."},

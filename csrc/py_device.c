@@ -98,6 +98,16 @@ pyga_device_converter(PyObject *o, void *out)
     if (PyUnicode_Check(o)) {
         return parse_device_string(o, d) == 0;
     }
+    if (PyCFunction_Check(o)) { /* x.to(gpuarr.gpu): the function, not a device */
+        const char *name = ((PyCFunctionObject *)o)->m_ml->ml_name;
+        if (strcmp(name, "gpu") == 0 || strcmp(name, "cpu") == 0) {
+            PyErr_Format(PyExc_TypeError,
+                         "device must be a gpuarr.Device; got the function gpuarr.%s "
+                         "itself: call it, %s",
+                         name, strcmp(name, "gpu") == 0 ? "gpu() or gpu(1)" : "cpu()");
+            return 0;
+        }
+    }
     PyErr_Format(PyExc_TypeError,
                  "device must be a gpuarr.Device (gpuarr.cpu(), gpuarr.gpu(1)) or a string "
                  "such as 'cpu' or 'gpu:1'; got %R",
@@ -268,7 +278,12 @@ static PyType_Slot device_slots[] = {
                 "A device: the CPU (cpu(0)) or one GPU (gpu(i)). Devices are cheap "
                 "values: building gpu(9) never fails; placing data on a device that does "
                 "not exist does. Accepts 'cpu', 'gpu', 'gpu:1' and 'cuda:1'. A device is "
-                "also a context manager that sets the default device for creation."},
+                "also a context manager that sets the default device for creation.\n\n"
+                "Example::\n\n"
+                "    >>> gpuarr.Device(\"cuda:0\") == gpuarr.gpu(0)\n"
+                "    True\n"
+                "    >>> with gpuarr.Device(\"cpu\"):\n"
+                "    ...     x = gpuarr.zeros(3)   # made on cpu(0)\n"},
     {Py_tp_new, device_new},
     {Py_tp_repr, device_repr},
     {Py_tp_hash, device_hash},
@@ -361,6 +376,22 @@ fn_gpu_mode(PyObject *m, PyObject *unused)
 }
 
 static PyObject *
+fn_simulate_gpus_if_none(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (n < 1 || n > GA_MAX_DEVICES) {
+        return PyErr_Format(PyExc_ValueError,
+                            "simulate_gpus_if_none(n): n must be between 1 and %d, got %ld",
+                            GA_MAX_DEVICES, n);
+    }
+    return PyBool_FromLong(ga_simulate_gpus_if_none((int)n));
+}
+
+static PyObject *
 fn_device_info(PyObject *m, PyObject *arg)
 {
     (void)m;
@@ -393,6 +424,8 @@ PyMethodDef pyga_device_functions[] = {
      "get_default_device()\n--\n\nThe device creation functions use when device= is "
      "not given."},
     {"_gpu_mode", fn_gpu_mode, METH_NOARGS, "(mode, reason) of gpu(i) in this process."},
+    {"_simulate_gpus_if_none", fn_simulate_gpus_if_none, METH_O,
+     "Switch to n simulated GPUs when no GPU exists; True if it switched."},
     {"_device_info", fn_device_info, METH_O, "Kind, name and memory of one device."},
     {NULL},
 };

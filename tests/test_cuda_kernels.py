@@ -18,7 +18,9 @@ from gpuarr import _core
 
 pytestmark = pytest.mark.skipif(
     _core._gpu_mode()[0] not in ("cuda", "emulated"),
-    reason="needs the CUDA plugin: a GPU, or GPUARR_CUDA_EMULATE=2",
+    reason=("needs CUDA GPUs: a real GPU with the CUDA plugin built, or emulated ones "
+            "(GPUARR_CUDA_EMULATE=2, only in a build with -DGPUARR_CUDA_EMU=ON, see "
+            "tools/dev-build.sh)"),
 )
 
 rng = np.random.default_rng(1234)

@@ -33,7 +33,8 @@ def run_python(code, **env):
 
 needs_readelf = pytest.mark.skipif(shutil.which("readelf") is None, reason="needs readelf")
 needs_plugin = pytest.mark.skipif(not os.path.exists(PLUGIN),
-                                  reason="the CUDA plugin was not built (GPUARR_CUDA=OFF)")
+                                  reason="the CUDA plugin was not built (nvcc not found at "
+                                         "install time, or GPUARR_CUDA=OFF)")
 
 
 @needs_readelf

@@ -425,3 +425,85 @@ def test_cuda_visible_devices_is_documented_as_cudas_business():
     from gpuarr import _devices
 
     assert "CUDA_VISIBLE_DEVICES" in _devices.__doc__
+
+
+def test_info_gives_plain_reasons_for_no_cuda():
+    from gpuarr._info import _plain_reason
+
+    assert _plain_reason("anything", plugin_built=False).startswith(
+        "built without CUDA: nvcc was not found when gpuarr was installed")
+    loader = ("the CUDA backend (libgpuarr_cuda.so) could not be loaded: libcudart.so.13: "
+              "cannot open shared object file")
+    assert "no NVIDIA driver" in _plain_reason(loader, plugin_built=True)
+    # the plugin's own reasons are plain already: kept as they are
+    assert _plain_reason("driver too old: driver 12.2, runtime 13.0; ...", True) is None
+    assert _plain_reason("no CUDA device (the NVIDIA driver 13.0 found no GPU)", True) is None
+
+
+def test_info_without_the_plugin_says_built_without_cuda():
+    import os
+
+    if os.path.exists(os.path.join(os.path.dirname(gpuarr._core.__file__),
+                                   "libgpuarr_cuda.so")):
+        pytest.skip("this build has the CUDA plugin")
+    out = run_python("import gpuarr; gpuarr.info()")
+    assert "why CUDA is not in use: built without CUDA: nvcc was not found" in out
+    assert "cannot open shared object file" in out.split("(details:")[1]  # kept, second
+
+
+# --- simulated GPUs turned on when there is none ----------------------------------------
+
+def test_simulate_gpus_if_none_works_after_the_first_device_query():
+    if gpuarr._core._gpu_mode()[0] == "cuda":
+        pytest.skip("this machine has a GPU")
+    out = run_python(
+        "import gpuarr\n"
+        "print(gpuarr.num_gpus(), gpuarr.simulate_gpus_if_none(2), gpuarr.num_gpus())\n"
+        "x = gpuarr.ones(3, device=gpuarr.gpu(1)); print(x.device)\n"
+        "print(gpuarr.simulate_gpus_if_none(3), gpuarr.num_gpus())\n")
+    assert out.split("\n")[:3] == ["0 True 2", "gpu(1)", "False 2"]
+
+
+def test_simulate_gpus_if_none_leaves_a_choice_of_the_environment_alone():
+    out = run_python("import gpuarr; print(gpuarr.simulate_gpus_if_none(2), "
+                     "gpuarr.num_gpus())", GPUARR_SIMULATE_GPUS=0)
+    assert out.strip() == "False 0"
+    out = run_python("import gpuarr; print(gpuarr.simulate_gpus_if_none(2), "
+                     "gpuarr.num_gpus())", GPUARR_SIMULATE_GPUS=1)
+    assert out.strip() == "False 1"
+    with pytest.raises(ValueError, match="between 1 and"):
+        gpuarr.simulate_gpus_if_none(0)
+
+
+def test_the_missing_gpu_error_names_the_first_device_query_as_the_trigger():
+    if gpuarr._core._gpu_mode()[0] == "cuda":
+        pytest.skip("this machine has a GPU")
+    out = run_python(
+        "import os, gpuarr\n"
+        "gpuarr.num_gpus()\n"
+        "os.environ['GPUARR_SIMULATE_GPUS'] = '2'   # too late\n"
+        "try:\n"
+        "    gpuarr.ones(2, device=gpuarr.gpu(1))\n"
+        "except Exception as e:\n"
+        "    print(e)\n")
+    assert "before importing gpuarr" not in out
+    assert "only before the process's first device query" in out
+    assert "gpuarr.simulate_gpus_if_none(2)" in out
+
+
+def test_to_given_the_gpu_function_says_to_call_it():
+    with pytest.raises(TypeError, match=r"got the function gpuarr\.gpu itself: call it, "
+                                        r"gpu\(\) or gpu\(1\)"):
+        gpuarr.ones(2).to(gpuarr.gpu)
+    with pytest.raises(TypeError, match=r"gpuarr\.cpu itself: call it, cpu\(\)"):
+        gpuarr.zeros(2, device=gpuarr.cpu)
+
+
+@pytest.mark.parametrize("fn", [gpuarr.Array.to, gpuarr.Array.copyto, gpuarr.try_gpu,
+                                gpuarr.Device], ids=["to", "copyto", "try_gpu", "Device"])
+def test_help_of_the_device_moves_has_an_example(fn):
+    doc = fn.__doc__
+    assert "Example::" in doc or "::\n" in doc, doc
+    if fn in (gpuarr.Array.to, gpuarr.Device):
+        assert "cuda:0" in doc
+    assert gpuarr.Device("cuda:0") == gpuarr.gpu(0)

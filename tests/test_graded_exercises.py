@@ -1,9 +1,13 @@
 """The graded exercises in notebooks/exercises: the reference solutions pass, the
-transfer-heavy one fails with a readable report, the untouched student files fail."""
+transfer-heavy one and every plausible wrong answer in wrong_answers/ fail with the
+message a student must see, the untouched student files fail; without a GPU the
+graders run on two simulated GPUs."""
 import os
 import pathlib
 import subprocess
 import sys
+
+import pytest
 
 import gpuarr
 
@@ -18,6 +22,9 @@ def grade(which, *args, simulate=None):
     if simulate is not None:
         env.pop("GPUARR_CUDA_EMULATE", None)
         env["GPUARR_SIMULATE_GPUS"] = str(simulate)
+    elif gpuarr._core._gpu_mode()[0] in ("none", "simulated"):
+        # as a student runs it: no variable (the graders' pytest.ini picks the GPUs)
+        env.pop("GPUARR_SIMULATE_GPUS", None)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            *args], capture_output=True, text=True, env=env,
                           cwd=EXERCISES, timeout=300)
@@ -45,3 +52,70 @@ def test_transfer_heavy_solution_fails_with_a_report():
 def test_untouched_student_files_fail():
     r = grade(".")
     assert r.returncode != 0 and "NotImplementedError" in r.stdout
+
+
+# CI runs the suite in three device modes; these start their own simulated GPUs, so
+# one run is enough (the CPU-only one, or a machine with a real GPU).
+once = pytest.mark.skipif(gpuarr._core._gpu_mode()[0] in ("simulated", "emulated"),
+                          reason="graded once, in the suite run without simulated or "
+                                 "emulated GPUs (it simulates its own)")
+
+
+@once
+def test_graders_use_two_simulated_gpus_when_there_is_no_gpu():
+    if gpuarr._core._gpu_mode()[0] != "none":
+        pytest.skip("this machine has a GPU: the graders use it")
+    r = grade("solutions", "-v", "test_ex1_placement.py")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "gpuarr: 2 GPUs (simulated)" in r.stdout
+    assert "4 passed" in r.stdout  # cpu(0), gpu(0), gpu(1), and add_on
+
+
+@once
+def test_a_grading_run_without_any_gpu_warns():
+    r = grade("solutions", "test_ex1_placement.py", simulate=0)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "WARNING: gpuarr found no GPU, so only cpu(0) is tested" in r.stdout
+    assert "Run with --gpuarr-simulate-gpus=2" in r.stdout
+
+
+# (folder, grader file, failing tests, lines the student must see)
+WRONG_ANSWERS = [
+    ("wrong_device", "test_ex1_placement.py", 1,
+     ["the result should live on gpu(1), but it is a float32 array of shape (2, 3) "
+      "on cpu(0)"]),
+    ("forgotten_device", "test_ex1_placement.py", 2,
+     ["2 host->device copies (at most 0 allowed)", "ex1_placement.py:6: 2 host->device copies",
+      "return ga.ones((2, 3)).to(device), ga.rand(2, 3).to(device)"]),
+    ("host_round_trip", "test_ex3_norm_log.py", 2,
+     ["50 device->host copies (at most 1 allowed)", "ex3_norm_log.py:10: 50 device->host copies",
+      "log.append(float(ga.linalg.norm(A @ A)))"]),
+    ("host_numpy", "test_ex3_norm_log.py", 2,
+     ["65536 bytes device->host (at most 200 allowed)",
+      "ex3_norm_log.py:6: 65536 bytes device->host", "a = A.numpy()"]),
+    ("copyto_for_to", "test_ex4_trainer.py", 3,
+     ["prepare_batch copied a batch that already lives on gpu(0): B.to(device) returns B "
+      "itself there, copyto(device) always copies"]),
+    ("loss_read_each_step", "test_ex4_trainer.py", 2,
+     ["20 device->host copies (at most 1 allowed)", "ex4_trainer.py:23: 20 device->host copies",
+      "losses.append(float((r * r).mean()))"]),
+]
+
+
+@once
+@pytest.mark.parametrize("folder,grader,failures,lines", WRONG_ANSWERS,
+                         ids=[w[0] for w in WRONG_ANSWERS])
+def test_wrong_answers_fail_with_a_readable_message(folder, grader, failures, lines):
+    r = grade(f"wrong_answers/{folder}", grader, simulate=2)
+    out = r.stdout
+    assert r.returncode == 1, out + r.stderr
+    assert f"{failures} failed" in out, out
+    for line in lines:
+        assert line in out, out
+    # the message, not the machinery: no source of gpuarr.testing, no array values
+    assert "def __exit__" not in out and "[[1., 1., 1.]" not in out, out
+
+
+def test_every_wrong_answer_is_graded():
+    folders = {p.name for p in (EXERCISES / "wrong_answers").iterdir() if p.is_dir()}
+    assert folders == {w[0] for w in WRONG_ANSWERS}

@@ -117,3 +117,30 @@ def test_loading_a_pickled_object_array_is_refused(tmp_path):
     np.save(tmp_path / "o.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
     with pytest.raises(ValueError):
         gpuarr.load(tmp_path / "o.npy")
+
+
+# --- files in the other byte order (numpy.save of a ">f4" array on a little-endian host) --
+
+SWAPPABLE = [d for d in ALL_DTYPES if np.dtype(d).itemsize > 1]
+
+
+@pytest.mark.parametrize("dtype", SWAPPABLE)
+def test_a_non_native_byte_order_npy_loads_swapped(tmp_path, device, dtype):
+    values = (np.arange(-3, 9).reshape(3, 4) % 7).astype(dtype)
+    other = values.astype(values.dtype.newbyteorder("S"))  # same values, other order
+    assert not other.dtype.isnative
+    np.save(tmp_path / "a.npy", other)
+    got = gpuarr.load(str(tmp_path / "a.npy"), device=device)
+    assert got.device == device and got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got.numpy(), values)
+
+
+def test_a_non_native_byte_order_npz_loads_swapped(tmp_path, device):
+    w = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    b = np.array([1, -2, 3], dtype=np.int64)
+    np.savez(tmp_path / "p.npz", w=w.astype(w.dtype.newbyteorder("S")),
+             b=b.astype(b.dtype.newbyteorder("S")), native=w)
+    got = gpuarr.load(str(tmp_path / "p.npz"), device=device)
+    for name, want in {"w": w, "b": b, "native": w}.items():
+        assert got[name].device == device and got[name].dtype == want.dtype
+        assert got[name].numpy().tobytes() == want.tobytes()

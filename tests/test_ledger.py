@@ -26,7 +26,7 @@ def test_reset_sets_every_counter_to_zero(gpu_device):
 
 def test_transfer_stats_print_readably():
     text = str(gpuarr.TransferStats(h2d_bytes=12, h2d_count=1))
-    assert "host->device: 1 copies, 12 bytes" in text and "waits: 0" in text
+    assert "host->device: 1 copy, 12 bytes" in text and "waits: 0" in text
 
 
 def test_creating_from_host_data_on_a_gpu_is_one_h2d(gpu_device):
@@ -112,7 +112,7 @@ def test_count_transfers_freezes_at_the_end_of_the_block(gpu_device):
         x.numpy()
     x.numpy()
     assert t.d2h_count == 1
-    assert "device->host: 1 copies" in repr(t)
+    assert "device->host: 1 copy" in repr(t)
 
 
 def test_a_loop_of_item_calls_counts_one_d2h_each(gpu_device):

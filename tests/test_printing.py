@@ -92,3 +92,30 @@ def test_print_options_are_respected():
     a = np.arange(20.0)
     with np.printoptions(threshold=10, edgeitems=2):
         assert str(gpuarr.asarray(a)) == str(a)
+
+
+# --- format(): f"{loss:.3f}" as NumPy formats a 0-d array ------------------------------
+
+@pytest.mark.parametrize("value,dtype,spec", [
+    (1.23456, "float32", ".3f"), (1.23456, "float64", "10.4e"), (-7, "int64", "+05d"),
+    (200, "uint8", "x"), (True, "bool", ">6"), (0.1, "float32", ""), (3, "int32", ""),
+    (1 + 2j, "complex64", ".2f"), (0.5, "float16", ".2%"),
+])
+def test_format_of_a_0d_array_is_numpys(device, value, dtype, spec):
+    x = gpuarr.asarray(np.array(value, dtype=dtype), device=device)
+    expected = format(np.array(value, dtype=dtype), spec)
+    with gpuarr.count_transfers() as t:
+        got = format(x, spec)
+    assert got == expected
+    assert f"{x:{spec}}" == expected
+    if device != gpuarr.cpu():
+        assert t.d2h_count == 1  # a counted read, as float() and item() are
+
+
+def test_format_of_an_nd_array_takes_only_the_empty_spec(device):
+    x = gpuarr.asarray(np.array([1.5, 2.5], np.float32), device=device)
+    assert format(x, "") == str(x) and f"{x}" == str(x)
+    with pytest.raises(TypeError) as e:
+        format(np.array([1.5, 2.5], np.float32), ".3f")  # NumPy refuses too
+    with pytest.raises(TypeError, match=r"unsupported format string.*'\.3f'.*shape \(2,\)"):
+        f"{x:.3f}"

@@ -51,8 +51,11 @@ def test_nan_equals_nan_in_both_assertions(device):
 def test_the_device_argument_checks_where_actual_lives(device):
     x = gpuarr.asarray(np.ones(2), device=device)
     assert_array_equal(x, [1.0, 1.0], device=device)
-    with pytest.raises(AssertionError, match="expected an array on gpu\\(9\\)"):
+    with pytest.raises(AssertionError) as e:
         assert_allclose(x, [1.0, 1.0], device=gpuarr.gpu(9))
+    # which array should live where, and never the values
+    assert str(e.value) == (f"the result should live on gpu(9), but it is a float64 "
+                            f"array of shape (2,) on {device!r}")
 
 
 def test_comparisons_do_not_count_in_the_ledger(gpu_device):
@@ -94,6 +97,58 @@ def test_assert_transfers_fails_with_a_readable_report(gpu_device):
     msg = str(e.value)
     assert "3 device->host copies (at most 1 allowed)" in msg
     assert "device->host: 3 copies, 72 bytes" in msg
+
+
+def _read(x):
+    return x.numpy()
+
+
+def test_assert_transfers_names_the_line_of_each_copy(gpu_device):
+    x = gpuarr.asarray(np.ones(3), device=gpu_device)
+    with pytest.raises(AssertionError) as e:
+        with assert_transfers(max_d2h=1):
+            for _ in range(2):
+                _read(x)
+            float(x.sum())
+    msg = str(e.value)
+    assert "3 device->host copies (at most 1 allowed)" in msg
+    assert "test_testing_helpers.py:" in msg
+    assert ": 2 device->host copies\n      return x.numpy()" in msg
+    assert ": 1 device->host copy\n      float(x.sum())" in msg
+
+
+def test_assert_transfers_limits_bytes(gpu_device):
+    x = gpuarr.asarray(np.ones(64, np.float32), device=gpu_device)
+    with assert_transfers(max_d2h_bytes=256, max_h2d_bytes=0):
+        x.numpy()
+    with pytest.raises(AssertionError, match=r"256 bytes device->host \(at most 255 allowed\)"):
+        with assert_transfers(max_d2h_bytes=255):
+            x.numpy()
+    with pytest.raises(AssertionError, match=r"12 bytes host->device \(at most 0 allowed\)"):
+        with assert_transfers(max_h2d_bytes=0):
+            gpuarr.asarray(np.ones(3, np.float32), device=gpu_device)
+
+
+def test_grader_failures_hide_gpuarr_testing_frames(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", PYDIR)
+    monkeypatch.setenv("GPUARR_SIMULATE_GPUS", "1")
+    monkeypatch.delenv("GPUARR_CUDA_EMULATE", raising=False)
+    pytester.makepyfile("""
+import numpy as np, gpuarr
+from gpuarr.testing import assert_transfers, assert_allclose
+
+def test_budget():
+    x = gpuarr.asarray(np.ones(3), device=gpuarr.gpu(0))
+    with assert_transfers(max_d2h=0):
+        x.numpy()
+
+def test_place():
+    assert_allclose(gpuarr.ones(2), [1, 1], device=gpuarr.gpu(0))
+""")
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    out = r.stdout.str()
+    assert "2 failed" in out
+    assert "gpuarr/testing.py" not in out and "contextlib" not in out, out
 
 
 def test_assert_transfers_limits_h2d_and_d2d(two_gpus):

@@ -74,3 +74,11 @@ def test_info_subcommand_and_usage():
     r = _run("bogus")
     assert r.returncode == 2 and "usage: python -m gpuarr" in r.stderr
     assert _run("--help").returncode == 0
+
+
+def test_the_tours_code_defines_what_it_uses_and_the_time_is_real(tour):
+    out = tour.stdout
+    step6 = out.split("6. Every crossing is counted")[1].split("7. ")[0]
+    assert ">>> A = gpuarr.rand(" in step6 and ">>> log = []" in step6
+    assert step6.index(">>> A = ") < step6.index("A @ A")
+    assert "Tour finished in 0.0 s" not in out

@@ -16,14 +16,35 @@ from ._core import cpu, gpu, num_gpus
 __all__ = [
     "try_gpu", "try_all_gpus", "transfer_stats", "TransferStats", "count_transfers",
     "memory_stats", "empty_cache", "warn_on_transfers", "reset_transfer_stats",
+    "simulate_gpus_if_none",
 ]
 
 
 def try_gpu(i=0):
     """try_gpu(i=0)
 
-    ``gpu(i)`` if it exists, else ``cpu()``. Never raises."""
+    ``gpu(i)`` if it exists, else ``cpu()``. Never raises. Code written with it runs
+    on any machine::
+
+        net = net.to(gpuarr.try_gpu())        # gpu(0), or the CPU without a GPU
+        X = gpuarr.ones((2, 3), device=gpuarr.try_gpu(1))
+    """
     return gpu(i) if num_gpus() >= i + 1 else cpu()
+
+
+def simulate_gpus_if_none(n=2):
+    """simulate_gpus_if_none(n=2)
+
+    When this machine has no GPU, simulate ``n`` (as ``GPUARR_SIMULATE_GPUS=n`` would)
+    and return True; with a GPU, or when ``GPUARR_SIMULATE_GPUS`` is set, change
+    nothing and return False. Unlike the variable it works at any time, also after
+    the first device query: without a GPU no array can live on one. The first cell
+    of a notebook that teaches with two GPUs::
+
+        if gpuarr.simulate_gpus_if_none(2):
+            print("no GPU here: gpuarr simulates", gpuarr.num_gpus())
+    """
+    return _core._simulate_gpus_if_none(n)
 
 
 def try_all_gpus():
@@ -57,9 +78,12 @@ class TransferStats:
         """__str__()
 
         One line with copies and bytes per direction, and the number of waits."""
-        return (f"host->device: {self.h2d_count} copies, {self.h2d_bytes} bytes; "
-                f"device->host: {self.d2h_count} copies, {self.d2h_bytes} bytes; "
-                f"device->device: {self.d2d_count} copies, {self.d2d_bytes} bytes; "
+        def copies(n):
+            return f"{n} cop{'y' if n == 1 else 'ies'}"
+
+        return (f"host->device: {copies(self.h2d_count)}, {self.h2d_bytes} bytes; "
+                f"device->host: {copies(self.d2h_count)}, {self.d2h_bytes} bytes; "
+                f"device->device: {copies(self.d2d_count)}, {self.d2d_bytes} bytes; "
                 f"waits: {self.syncs}")
 
 

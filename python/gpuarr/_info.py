@@ -89,6 +89,19 @@ def _build_lines():
     return lines
 
 
+def _plain_reason(reason, plugin_built):
+    """Why there is no CUDA GPU in a student's words when the recorded reason is a
+    loader's message; None when the reason is already plain (the CUDA plugin's own:
+    no driver, driver too old, no GPU) or a choice (simulated, emulated)."""
+    if not plugin_built:
+        return ("built without CUDA: nvcc was not found when gpuarr was installed "
+                "(or GPUARR_CUDA=OFF); reinstall with nvcc on PATH to use a GPU")
+    if (reason or "").startswith("the CUDA backend (libgpuarr_cuda.so) could not be loaded"):
+        return ("the CUDA plugin is built but a library it needs is missing: no NVIDIA "
+                "driver (libcuda.so.1), or the CUDA runtime was not installed with it")
+    return None
+
+
 def report():
     """report()
 
@@ -114,10 +127,15 @@ def report():
         *dev_lines,
     ]
     if mode != "cuda":
-        out.append(f"why CUDA is not in use: {reason or 'no reason recorded'}")
+        plain = _plain_reason(reason, os.path.exists(plugin)) if mode == "none" else None
+        if plain:
+            out.append(f"why CUDA is not in use: {plain}")
+            out.append(f"  (details: {reason or 'no reason recorded'})")
+        else:
+            out.append(f"why CUDA is not in use: {reason or 'no reason recorded'}")
         if mode == "none":
-            out.append("  (set GPUARR_SIMULATE_GPUS=2 before the first GPU use to "
-                       "simulate two GPUs)")
+            out.append("  (gpuarr.simulate_gpus_if_none(2), or GPUARR_SIMULATE_GPUS=2 set "
+                       "before the first device query, simulates two GPUs)")
     else:
         out.append(f"CUDA: {reason}")
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")

@@ -4,7 +4,9 @@ The files are NumPy's own formats, written by NumPy's writer: one array is a ``.
 file, a dict of arrays (a model's ``state_dict()``) is a ``.npz`` archive. So
 ``numpy.load`` reads what ``gpuarr.save`` writes, and the other way round. Every
 dtype round-trips bit for bit (NaN payloads included): the bytes are copied, never
-converted.
+converted. A file in the other byte order (NumPy writes one on request, e.g.
+``numpy.save(f, a.astype(">f4"))``) is byte-swapped on the host when loaded: gpuarr's
+arrays are in the machine's order.
 """
 import os
 
@@ -51,6 +53,13 @@ def save(path, obj):
         _np.save(f, a, allow_pickle=False)
 
 
+def _native(a):
+    """`a` in the machine's byte order (the same values; a host copy only when swapped)."""
+    if a.dtype.isnative:
+        return a
+    return a.astype(a.dtype.newbyteorder("="))
+
+
 def load(path, device=None):
     """load(path, device=None)
 
@@ -63,8 +72,8 @@ def load(path, device=None):
     dev = cpu() if device is None else Device(device)
     data = _np.load(path, allow_pickle=False)
     if isinstance(data, _np.ndarray):
-        return asarray(data, device=dev)
+        return asarray(_native(data), device=dev)
     try:  # an .npz archive: a lazily read zip file
-        return {k: asarray(data[k], device=dev) for k in data.files}
+        return {k: asarray(_native(data[k]), device=dev) for k in data.files}
     finally:
         data.close()

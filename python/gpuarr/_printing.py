@@ -145,6 +145,24 @@ def _array_str(self):
     return s
 
 
+@method("__format__")
+def _array_format(self, spec):
+    """__format__(spec)
+
+    As NumPy's: a 0-d array formats as its scalar (``f"{loss:.3f}"``, one counted
+    device-to-host read for a device array); an array with more dimensions takes
+    only the empty spec (``f"{x}"`` is ``str(x)``) and raises TypeError otherwise."""
+    if self.ndim == 0:
+        host, _ = _host_values(self, "format()")
+        return format(host[()], spec)
+    if spec:
+        raise TypeError(f"unsupported format string passed to gpuarr.Array.__format__: "
+                        f"{spec!r} (a format spec needs a 0-d array, this one has shape "
+                        f"{tuple(self.shape)}; format its elements, e.g. "
+                        f"x.numpy() or x[i])")
+    return str(self)
+
+
 # --- pickling (here because, like printing, it reads an array back to the host) ---------
 
 

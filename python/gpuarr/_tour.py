@@ -112,7 +112,8 @@ def step_ledger():
     n, steps = 64, 100
     A = gpuarr.rand(n, n, device=dev) / n
     _say(f"{steps} products of {n}x{n} matrices on {dev!r}, logging the norm of each:")
-    _code("for i in range(100):\n    log.append(gpuarr.linalg.norm(A @ A).item())")
+    _code(f"A = gpuarr.rand({n}, {n}, device=gpuarr.try_gpu()) / {n}\nlog = []\n"
+          "for i in range(100):\n    log.append(gpuarr.linalg.norm(A @ A).item())")
     gpuarr.synchronize()
     gpuarr.reset_transfer_stats()
     t0 = time.perf_counter()
@@ -204,7 +205,8 @@ def run(sizes=(8, 128, 512)):
             print("    !! this step failed (a bug or a part of gpuarr not built yet):")
             print("    " + traceback.format_exc().strip().replace("\n", "\n    "))
     print()
-    print(f"Tour finished in {time.perf_counter() - t_start:.1f} s"
+    took = time.perf_counter() - t_start
+    print(f"Tour finished in " + (f"{took:.1f} s" if took >= 1 else f"{took * 1e3:.0f} ms")
           + (f" with {failed} failed step(s)." if failed else "."))
     print("Run `python -m gpuarr info` to see what this machine has.")
     sys.stdout.flush()

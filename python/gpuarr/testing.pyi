@@ -23,9 +23,15 @@ def assert_array_equal(
     strict: bool = False,
     device: _DeviceLike | None = None,
 ) -> None: ...
-def assert_transfers(
-    max_h2d: int | None = None,
-    max_d2h: int | None = None,
-    max_d2d: int | None = None,
-    max_syncs: int | None = None,
-) -> contextlib.AbstractContextManager[_TransferCounter]: ...
+class assert_transfers(contextlib.AbstractContextManager[_TransferCounter]):
+    def __init__(
+        self,
+        max_h2d: int | None = None,
+        max_d2h: int | None = None,
+        max_d2d: int | None = None,
+        max_syncs: int | None = None,
+        max_h2d_bytes: int | None = None,
+        max_d2h_bytes: int | None = None,
+    ) -> None: ...
+    def __enter__(self) -> _TransferCounter: ...
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool: ...

@@ -1,0 +1,31 @@
+"""Exercise 4: d2l's Trainer moves the model once, before training, and each batch
+once, at the edge of the loop; nothing comes back to the host until the loop ends."""
+import gpuarr as ga
+
+
+def prepare_model(params, device):
+    """Return the dict of parameters `params` on `device` (called once, before training)."""
+    # TODO
+    raise NotImplementedError
+
+
+def prepare_batch(batch, device):
+    """Return `batch` (a gpuarr array) on `device`. A batch that already lives there is
+    returned as it is, not copied."""
+    # TODO
+    raise NotImplementedError
+
+
+def fit(params, batches, device, lr=0.1):
+    """Linear regression by minibatch SGD on `device`.
+
+    `params` is {"w": (2,) array, "b": () array} on the host; each batch is a NumPy
+    array of shape (n, 3): two features, then the label. For each batch: move it with
+    prepare_batch, split it into X = B[:, :2] and y = B[:, 2], compute the residual
+    r = X @ w + b - y, the loss mean(r * r), and update
+    w -= lr * 2 * (X.T @ r) / n and b -= lr * 2 * mean(r).
+
+    Return (params, losses): the trained parameters (on `device`) and a NumPy array
+    with the loss of each batch, read from the device once, after the loop."""
+    # TODO
+    raise NotImplementedError
