@@ -52,6 +52,7 @@ from ._elementwise import *  # noqa: E402,F401,F403
 from ._reduce import *  # noqa: E402,F401,F403
 from ._manipulation import *  # noqa: E402,F401,F403
 from ._linalg_functions import *  # noqa: E402,F401,F403
+from ._inspection import *  # noqa: E402,F401,F403
 from . import linalg, random  # noqa: E402,F401
 from .random import rand, randn  # noqa: E402,F401
 from . import _printing, _methods  # noqa: E402,F401  (attach Python-level methods)
@@ -62,3 +63,5 @@ from . import nn, testing  # noqa: E402,F401
 __version__ = "0.1.0"
 
 newaxis = None
+
+__array_api_version__ = "2024.12"
