@@ -59,6 +59,7 @@ from . import _printing, _methods  # noqa: E402,F401  (attach Python-level metho
 from ._info import info  # noqa: E402,F401
 from ._io import save, load  # noqa: E402,F401
 from . import nn, testing  # noqa: E402,F401
+from . import _numpy_protocol  # noqa: E402,F401  (np.exp(x), np.sum(x) on gpuarr arrays)
 
 __version__ = "0.1.0"
 

@@ -92,7 +92,10 @@ class Array:
     # Arrays are made by gpuarr.array, asarray, zeros, ...; Array() raises TypeError.
     __hash__: ClassVar[None]  # type: ignore[assignment]
     # NumPy defers to Array's operators instead of converting it.
-    __array_ufunc__: ClassVar[None]
+    def __array_ufunc__(self, ufunc: Any, method: str, /, *inputs: Any, **kwargs: Any) -> Any: ...
+    def __array_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any: ...
 
     # --- attributes -------------------------------------------------------------
     @property
