@@ -4,7 +4,7 @@ import builtins
 import contextlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import IO, Any, ClassVar, Final, Literal, SupportsIndex
+from typing import IO, Any, ClassVar, Final, Literal, NamedTuple, SupportsIndex
 
 import numpy.typing as npt
 from numpy.exceptions import AxisError as AxisError
@@ -419,3 +419,39 @@ def diff(
     prepend: Array | _Scalar | None = None,
     append: Array | _Scalar | None = None,
 ) -> Array: ...
+
+# --- sorting, searching, sets (gpuarr/_sorting.py) ---------------------------------------
+class _UniqueAllResult(NamedTuple):
+    values: Array
+    indices: Array
+    inverse_indices: Array
+    counts: Array
+
+class _UniqueCountsResult(NamedTuple):
+    values: Array
+    counts: Array
+
+class _UniqueInverseResult(NamedTuple):
+    values: Array
+    inverse_indices: Array
+
+def sort(
+    x: Array, /, *, axis: SupportsIndex | None = -1, descending: builtins.bool = False,
+    stable: builtins.bool = True
+) -> Array: ...
+def argsort(
+    x: Array, /, *, axis: SupportsIndex | None = -1, descending: builtins.bool = False,
+    stable: builtins.bool = True
+) -> Array: ...
+def searchsorted(
+    x1: Array,
+    x2: Array | int | float | complex,
+    /,
+    *,
+    side: Literal["left", "right"] = "left",
+    sorter: Array | None = None,
+) -> Array: ...
+def unique_values(x: Array, /) -> Array: ...
+def unique_counts(x: Array, /) -> _UniqueCountsResult: ...
+def unique_inverse(x: Array, /) -> _UniqueInverseResult: ...
+def unique_all(x: Array, /) -> _UniqueAllResult: ...
