@@ -217,7 +217,35 @@ def _np_size(a, axis=None):
     return a.size if axis is None else a.shape[axis]
 
 
+def _np_matrix_axes(name, a, axis1, axis2):
+    if a.ndim != 2 or (axis1 % 2, axis2 % 2) != (0, 1):
+        raise _missing(f"numpy.{name} with axes ({axis1}, {axis2}) of a {a.ndim}-d array",
+                       f"gpuarr.linalg.{name}, which works on the last two axes "
+                       f"(gpuarr.moveaxis them there)")
+
+
+def _np_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    _np_matrix_axes("trace", a, axis1, axis2)
+    if out is not None:
+        raise TypeError("gpuarr.linalg.trace has no out=; assign the result instead")
+    return _gpuarr().linalg.trace(a, offset=offset, dtype=dtype)
+
+
+def _np_diagonal(a, offset=0, axis1=0, axis2=1):
+    _np_matrix_axes("diagonal", a, axis1, axis2)
+    return _gpuarr().linalg.diagonal(a, offset=offset)
+
+
+def _np_outer(a, b, out=None):
+    if out is not None:
+        raise TypeError("gpuarr.linalg.outer has no out=; assign the result instead")
+    return _gpuarr().linalg.outer(a, b)
+
+
 _SPECIAL = {
+    ("numpy", "trace"): _np_trace,
+    ("numpy", "diagonal"): _np_diagonal,
+    ("numpy", "outer"): _np_outer,
     ("numpy", "where"): _np_where,
     ("numpy", "round"): _np_round,
     ("numpy", "around"): _np_round,
