@@ -26,7 +26,8 @@
 #include "ga_dtype.h"
 #include "ga_ops.h"
 
-#define GA_BACKEND_ABI_VERSION 2
+/* 3: sort and searchsorted entries (at the end of the table). */
+#define GA_BACKEND_ABI_VERSION 3
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -171,6 +172,33 @@ typedef struct {
     int multiprocessors;
 } ga_device_props;
 
+/* A stable sort of `rows` contiguous rows of `n` elements each (C order, row r at
+ * keys + r * n * itemsize). Ascending, or descending with `descending`; NaNs (a
+ * complex number with a NaN part) go last either way, equal keys keep their order.
+ * Writes the sorted keys to `values` and/or their positions within the row to
+ * `indices`; either may be NULL. All three buffers are on the backend's device. */
+typedef struct {
+    int32_t dtype;
+    int32_t descending;
+    int64_t rows, n;
+    const char *keys;
+    char *values;     /* rows * n elements of dtype, or NULL */
+    int64_t *indices; /* rows * n, or NULL */
+} ga_sort_desc;
+
+/* For each of `m` contiguous `values`, the insertion point into the `n` contiguous
+ * ascending `sorted` keys (sort's order: NaNs last): the first position whose key is
+ * not before the value (`right` 0), or the first whose key is after it (`right` 1).
+ * Both arrays have `dtype`. */
+typedef struct {
+    int32_t dtype;
+    int32_t right;
+    int64_t n, m;
+    const char *sorted;
+    const char *values;
+    int64_t *out;
+} ga_search_desc;
+
 typedef struct ga_backend {
     int abi_version;
     const char *name;
@@ -219,6 +247,10 @@ typedef struct ga_backend {
      * caller holding the GIL could be waiting for: call begin() before taking a lock
      * and end() after releasing it. May be NULL (a backend that never blocks). */
     void (*set_wait_hooks)(void *(*begin)(void), void (*end)(void *token));
+
+    /* ABI 3. May be NULL (the core then says sorting is unsupported there). */
+    int (*sort)(int dev, const ga_sort_desc *d);
+    int (*searchsorted)(int dev, const ga_search_desc *d);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

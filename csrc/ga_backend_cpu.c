@@ -229,7 +229,7 @@ host_copy_peer(int dst_dev, void *dst, int src_dev, const void *src, size_t nbyt
     .elementwise = ga_cpu_elementwise, .reduce = ga_cpu_reduce, .scan = ga_cpu_scan,   \
     .gemm = ga_cpu_gemm, .random = ga_cpu_random, .gather = ga_cpu_gather,             \
     .scatter = ga_cpu_scatter, .nonzero = ga_cpu_nonzero,             \
-    .arange = ga_cpu_arange
+    .arange = ga_cpu_arange, .sort = ga_cpu_sort, .searchsorted = ga_cpu_searchsorted
 
 const ga_backend ga_backend_cpu = {
     .abi_version = GA_BACKEND_ABI_VERSION,

@@ -246,9 +246,19 @@ GA_K_INT_HELPERS(uint64, uint64_t, uint64_t, 0, 64)
         *mod = m;                                                                      \
         return fd;                                                                     \
     }                                                                                  \
+    /* The array API's special cases where floor(a / b) and divmod part ways: an      \
+     * infinity over a finite nonzero number is an infinity (divmod says NaN), and a   \
+     * finite nonzero number over an infinity is a signed zero (divmod says -1 when   \
+     * the signs differ). NumPy follows divmod; the standard, a / b. */               \
     GA_HD static inline CT ga_ffloordiv##sfx(CT a, CT b)                               \
     {                                                                                  \
         CT m;                                                                          \
+        int a_inf = a == (CT)INFINITY || a == -(CT)INFINITY;                           \
+        int b_inf = b == (CT)INFINITY || b == -(CT)INFINITY;                           \
+        int a_fin = (a - a) == (a - a), b_fin = (b - b) == (b - b);                    \
+        if ((a_inf && b_fin && b != 0) || (b_inf && a_fin && a != 0)) {                \
+            return a / b;                                                              \
+        }                                                                              \
         return ga_fdivmod##sfx(a, b, &m);                                              \
     }                                                                                  \
     GA_HD static inline CT ga_frem##sfx(CT a, CT b)                                    \

@@ -172,7 +172,11 @@ def test_int_min_floor_divided_by_minus_one_wraps(device, dtype):
     x, y = gpuarr.asarray(a, device=device), gpuarr.asarray(b, device=device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        np.testing.assert_array_equal((x // y).numpy(), a // b)
+        # NumPy, except where the array API standard says floor(a / b) and NumPy's
+        # divmod says otherwise (an infinity over a finite number, a finite number
+        # over an infinity): there the standard wins (tests/test_rearrange.py).
+        want = np.where(np.isinf(a) != np.isinf(b), a / b, a // b)
+        np.testing.assert_array_equal((x // y).numpy(), want)
         np.testing.assert_array_equal((x % y).numpy(), a % b)
 
 
@@ -194,7 +198,11 @@ def test_float_floor_divide_and_remainder_follow_python_signs(device, dtype):
     x, y = gpuarr.asarray(a, device=device), gpuarr.asarray(b, device=device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        np.testing.assert_array_equal((x // y).numpy(), a // b)
+        # NumPy, except where the array API standard says floor(a / b) and NumPy's
+        # divmod says otherwise (an infinity over a finite number, a finite number
+        # over an infinity): there the standard wins (tests/test_rearrange.py).
+        want = np.where(np.isinf(a) != np.isinf(b), a / b, a // b)
+        np.testing.assert_array_equal((x // y).numpy(), want)
         np.testing.assert_array_equal((x % y).numpy(), a % b)
 
 

@@ -554,6 +554,8 @@ const ga_backend table = {
     cuda_last_error,
     cuda_unavailable_reason,
     cuda_set_wait_hooks,
+    NULL, /* sort: no device sort yet; the core says to sort on the CPU */
+    NULL, /* searchsorted */
 };
 
 }  // namespace

@@ -52,13 +52,19 @@ from ._elementwise import *  # noqa: E402,F401,F403
 from ._reduce import *  # noqa: E402,F401,F403
 from ._manipulation import *  # noqa: E402,F401,F403
 from ._linalg_functions import *  # noqa: E402,F401,F403
+from ._inspection import *  # noqa: E402,F401,F403
+from ._rearrange import *  # noqa: E402,F401,F403
+from ._sorting import *  # noqa: E402,F401,F403
 from . import linalg, random  # noqa: E402,F401
 from .random import rand, randn  # noqa: E402,F401
 from . import _printing, _methods  # noqa: E402,F401  (attach Python-level methods)
 from ._info import info  # noqa: E402,F401
 from ._io import save, load  # noqa: E402,F401
 from . import nn, testing  # noqa: E402,F401
+from . import _numpy_protocol  # noqa: E402,F401  (np.exp(x), np.sum(x) on gpuarr arrays)
 
 __version__ = "0.1.0"
 
 newaxis = None
+
+__array_api_version__ = "2024.12"

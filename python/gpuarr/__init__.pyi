@@ -4,7 +4,7 @@ import builtins
 import contextlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import IO, Any, ClassVar, Final, Literal, SupportsIndex
+from typing import IO, Any, ClassVar, Final, Literal, NamedTuple, SupportsIndex
 
 import numpy.typing as npt
 from numpy.exceptions import AxisError as AxisError
@@ -51,6 +51,7 @@ from .random import randn as randn
 
 __version__: Final[str]
 newaxis: Final[None]
+__array_api_version__: Final[str]
 
 # --- devices, the transfer ledger, memory (gpuarr/_devices.py) -------------------------
 def try_gpu(i: int = 0) -> Device: ...
@@ -375,3 +376,98 @@ def tensordot(
     axes: int | tuple[Sequence[SupportsIndex], Sequence[SupportsIndex]] = 2,
 ) -> Array: ...
 def vecdot(x1: Array, x2: Array, /, *, axis: SupportsIndex = -1) -> Array: ...
+
+# --- the array API's inspection and dtype functions (gpuarr/_inspection.py) -------------
+_DTypeKind = str | DType | tuple[str | DType, ...]
+
+class _NamespaceInfo:
+    def capabilities(self) -> dict[str, builtins.bool | int | None]: ...
+    def default_device(self) -> Device: ...
+    def devices(self) -> list[Device]: ...
+    def default_dtypes(self, *, device: _DeviceLike | None = None) -> dict[str, DType]: ...
+    def dtypes(
+        self, *, device: _DeviceLike | None = None, kind: str | tuple[str, ...] | None = None
+    ) -> dict[str, DType]: ...
+
+class _FInfo:
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: DType
+
+class _IInfo:
+    bits: int
+    max: int
+    min: int
+    dtype: DType
+
+def __array_namespace_info__() -> _NamespaceInfo: ...
+def finfo(type: _DTypeLike | Array, /) -> _FInfo: ...
+def iinfo(type: _DTypeLike | Array, /) -> _IInfo: ...
+def isdtype(dtype: DType, kind: _DTypeKind) -> builtins.bool: ...
+def result_type(*arrays_and_dtypes: Array | _DTypeLike | int | float | complex) -> DType: ...
+def can_cast(from_: _DTypeLike | Array, to: _DTypeLike, /) -> builtins.bool: ...
+
+# --- rearranging and counting (gpuarr/_rearrange.py) -----------------------------------
+def meshgrid(*arrays: Array, indexing: Literal["xy", "ij"] = "xy") -> list[Array]: ...
+def tril(x: Array, /, *, k: int = 0) -> Array: ...
+def triu(x: Array, /, *, k: int = 0) -> Array: ...
+def repeat(x: Array, repeats: int | Array, /, *, axis: SupportsIndex | None = None) -> Array: ...
+def roll(
+    x: Array,
+    /,
+    shift: int | Sequence[int],
+    *,
+    axis: SupportsIndex | Sequence[SupportsIndex] | None = None,
+) -> Array: ...
+def tile(x: Array, repetitions: Sequence[int], /) -> Array: ...
+def unstack(x: Array, /, *, axis: SupportsIndex = 0) -> tuple[Array, ...]: ...
+def take_along_axis(x: Array, indices: Array, /, *, axis: SupportsIndex = -1) -> Array: ...
+def count_nonzero(x: Array, /, *, axis: _Axis = None, keepdims: builtins.bool = False) -> Array: ...
+def diff(
+    x: Array,
+    /,
+    *,
+    axis: SupportsIndex = -1,
+    n: int = 1,
+    prepend: Array | _Scalar | None = None,
+    append: Array | _Scalar | None = None,
+) -> Array: ...
+
+# --- sorting, searching, sets (gpuarr/_sorting.py) ---------------------------------------
+class _UniqueAllResult(NamedTuple):
+    values: Array
+    indices: Array
+    inverse_indices: Array
+    counts: Array
+
+class _UniqueCountsResult(NamedTuple):
+    values: Array
+    counts: Array
+
+class _UniqueInverseResult(NamedTuple):
+    values: Array
+    inverse_indices: Array
+
+def sort(
+    x: Array, /, *, axis: SupportsIndex | None = -1, descending: builtins.bool = False,
+    stable: builtins.bool = True
+) -> Array: ...
+def argsort(
+    x: Array, /, *, axis: SupportsIndex | None = -1, descending: builtins.bool = False,
+    stable: builtins.bool = True
+) -> Array: ...
+def searchsorted(
+    x1: Array,
+    x2: Array | int | float | complex,
+    /,
+    *,
+    side: Literal["left", "right"] = "left",
+    sorter: Array | None = None,
+) -> Array: ...
+def unique_values(x: Array, /) -> Array: ...
+def unique_counts(x: Array, /) -> _UniqueCountsResult: ...
+def unique_inverse(x: Array, /) -> _UniqueInverseResult: ...
+def unique_all(x: Array, /) -> _UniqueAllResult: ...

@@ -14,10 +14,9 @@ from . import _core
 from ._core import Array
 from ._methods import method, prop
 
-# NumPy defers to Array's reflected operators (ndarray + Array -> Array.__radd__),
-# so mixing host data with a GPU array raises DeviceMismatchError instead of
-# silently copying the array to the host.
-Array.__array_ufunc__ = None
+# NumPy's ufuncs (and so ndarray + Array) reach gpuarr through Array.__array_ufunc__
+# (gpuarr/_numpy_protocol.py): host data beside a GPU array raises
+# DeviceMismatchError instead of silently copying the array to the host.
 
 _UNARY = {
     "abs": "Absolute value |x| (for complex x, the magnitude, a real array).",

@@ -11,7 +11,10 @@ from ._core import Array
 from ._linalg_functions import matmul, tensordot, vecdot
 from ._reduce import _normalize_axis
 
-__all__ = ["matmul", "tensordot", "vecdot", "norm", "vector_norm", "matrix_norm"]
+from ._linalg_extension import cross, diagonal, matrix_power, matrix_transpose, outer, trace
+
+__all__ = ["matmul", "tensordot", "vecdot", "norm", "vector_norm", "matrix_norm",
+           "matrix_transpose", "diagonal", "trace", "outer", "cross", "matrix_power"]
 
 
 def _check(x, name):

@@ -2,10 +2,11 @@
 from collections.abc import Sequence
 from typing import Literal, SupportsIndex
 
-from ._core import Array, _Axis
+from ._core import Array, _Axis, _DTypeLike
 from ._core import matmul as matmul
 
-__all__ = ["matmul", "tensordot", "vecdot", "norm", "vector_norm", "matrix_norm"]
+__all__ = ["matmul", "tensordot", "vecdot", "norm", "vector_norm", "matrix_norm",
+           "matrix_transpose", "diagonal", "trace", "outer", "cross", "matrix_power"]
 
 def tensordot(
     x1: Array,
@@ -25,3 +26,9 @@ def vector_norm(x: Array, /, *, axis: _Axis = None, keepdims: bool = False, ord:
 def matrix_norm(
     x: Array, /, *, keepdims: bool = False, ord: float | Literal["fro", "nuc"] = "fro"
 ) -> Array: ...
+def matrix_transpose(x: Array, /) -> Array: ...
+def diagonal(x: Array, /, *, offset: int = 0) -> Array: ...
+def trace(x: Array, /, *, offset: int = 0, dtype: _DTypeLike | None = None) -> Array: ...
+def outer(x1: Array, x2: Array, /) -> Array: ...
+def cross(x1: Array, x2: Array, /, *, axis: SupportsIndex = -1) -> Array: ...
+def matrix_power(x: Array, n: int, /) -> Array: ...

@@ -1,0 +1,117 @@
+"""The array API's linalg extension functions that gpuarr composes from its own
+operations (no LAPACK): matrix_transpose, diagonal, trace, outer, cross,
+matrix_power (n >= 0). They run on every device kind, CUDA included.
+
+The factorisation-based names (cholesky, det, eigh, eigvalsh, inv, matrix_rank, pinv,
+qr, slogdet, solve, svd, svdvals) need LAPACK and are not in gpuarr yet.
+"""
+import operator
+
+from . import _core
+from ._core import Array
+from ._creation import arange, eye
+from ._manipulation import broadcast_arrays, broadcast_to, matrix_transpose, moveaxis
+from ._manipulation import reshape, stack, take
+from ._reduce import sum
+
+__all__ = ["matrix_transpose", "diagonal", "trace", "outer", "cross", "matrix_power"]
+
+
+def _check(x, name, min_ndim=0):
+    if not isinstance(x, Array):
+        raise TypeError(f"linalg.{name}() expects a gpuarr.Array, got {type(x).__name__}")
+    if x.ndim < min_ndim:
+        raise ValueError(f"linalg.{name} needs at least {min_ndim} dimensions, got "
+                         f"shape {x.shape}")
+
+
+def diagonal(x, /, *, offset=0):
+    """diagonal(x, /, *, offset=0)
+
+    The ``offset`` diagonal of each matrix (last two axes; offset > 0 above the main
+    diagonal, < 0 below), as a new array of shape ``x.shape[:-2] + (k,)``."""
+    _check(x, "diagonal", 2)
+    offset = operator.index(offset)
+    m, n = x.shape[-2:]
+    if offset >= 0:
+        start, k = offset, max(0, min(m, n - offset))
+    else:
+        start, k = -offset * n, max(0, min(m + offset, n))
+    # Element (i, i + offset) sits at flat position start + i * (n + 1) of a matrix.
+    flat = reshape(x, x.shape[:-2] + (m * n,))
+    idx = arange(k, device=x.device) * (n + 1) + start if k else arange(0, device=x.device)
+    return take(flat, idx, axis=-1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """trace(x, /, *, offset=0, dtype=None)
+
+    The sum of the ``offset`` diagonal of each matrix (last two axes), accumulated
+    in ``dtype`` (None: as gpuarr.sum chooses)."""
+    _check(x, "trace", 2)
+    return sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def outer(x1, x2, /):
+    """outer(x1, x2, /)
+
+    The outer product of two 1-D arrays: ``out[i, j] = x1[i] * x2[j]``."""
+    _check(x1, "outer")
+    _check(x2, "outer")
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(f"linalg.outer takes 1-D arrays, got shapes {x1.shape} and "
+                         f"{x2.shape}")
+    return _core.multiply(reshape(x1, (-1, 1)), reshape(x2, (1, -1)))
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """cross(x1, x2, /, *, axis=-1)
+
+    The cross product of 3-element vectors along ``axis`` (the inputs broadcast
+    against each other on the other axes)."""
+    _check(x1, "cross", 1)
+    _check(x2, "cross", 1)
+    a, b = broadcast_arrays(x1, x2)
+    axis = operator.index(axis)
+    if not -a.ndim <= axis < a.ndim:
+        raise ValueError(f"linalg.cross: axis {axis} is out of bounds for {a.ndim} "
+                         f"dimensions")
+    if a.shape[axis] != 3:
+        raise ValueError(f"linalg.cross needs vectors of 3 elements along axis {axis}, "
+                         f"got {a.shape[axis]}")
+    a, b = moveaxis(a, axis, -1), moveaxis(b, axis, -1)
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    mul, sub = _core.multiply, _core.subtract
+    out = stack([sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
+                 sub(mul(a0, b1), mul(a1, b0))], axis=-1)
+    return moveaxis(out, -1, axis)
+
+
+def matrix_power(x, n, /):
+    """matrix_power(x, n, /)
+
+    x @ x @ ... (n times) for square matrices (last two axes), by repeated squaring;
+    n = 0 gives identity matrices. Negative n needs an inverse, which gpuarr does not
+    compute yet (NotImplementedError)."""
+    _check(x, "matrix_power", 2)
+    n = operator.index(n)
+    m = x.shape[-1]
+    if x.shape[-2] != m:
+        raise ValueError(f"linalg.matrix_power needs square matrices, got shape {x.shape}")
+    if n < 0:
+        raise NotImplementedError(
+            "matrix_power with a negative exponent needs linalg.inv, which gpuarr does "
+            "not implement yet; use NumPy on x.numpy() for now")
+    result = None
+    base = x
+    while True:
+        if n & 1:
+            result = base if result is None else _core.matmul(result, base)
+        n >>= 1
+        if not n:
+            break
+        base = _core.matmul(base, base)
+    if result is None:
+        return _core._copy(broadcast_to(eye(m, dtype=x.dtype, device=x.device), x.shape))
+    return _core._copy(result) if result is x else result

@@ -1,0 +1,364 @@
+"""NumPy functions on gpuarr arrays (NumPy's __array_ufunc__ / __array_function__
+protocols, NEP 13 and NEP 18, as CuPy implements them).
+
+``np.exp(x)``, ``np.add(x, y)``, ``np.sum(x, axis=0)``, ``np.concatenate([x, y])``,
+``np.linalg.norm(x)`` run gpuarr's function on x's device and return a gpuarr array.
+The rules are gpuarr's own:
+
+* a NumPy function that gpuarr lacks raises TypeError naming it (and gpuarr's
+  spelling where one exists) and pointing to ``x.numpy()``: nothing is copied to the
+  host behind the user's back;
+* arrays on different devices raise DeviceMismatchError;
+* NumPy arrays (and lists) beside gpuarr arrays follow the operators' rule: beside a
+  CPU array they join it (host memory is the CPU device's memory, so nothing moves);
+  beside a GPU array they raise DeviceMismatchError (move them with
+  ``gpuarr.asarray(a, device=x.device)``);
+* a NumPy argument gpuarr's function does not have (``out=``, ``where=``,
+  ``order='F'``) raises TypeError, unless it is passed at NumPy's default value.
+"""
+import builtins
+import inspect
+
+import numpy as np
+
+from . import _core
+from ._core import Array, DeviceMismatchError
+from ._methods import method
+
+_P = inspect.Parameter
+
+# NumPy names whose gpuarr spelling differs (used to call it, or to say it).
+_RENAMES = {
+    "amax": "max", "amin": "min", "rint": "round", "concat": "concatenate",
+    "true_divide": "divide", "fabs": "abs",
+}
+
+# What to suggest for NumPy functions gpuarr lacks but can do another way.
+_HINTS = {
+    "around": "x.round(decimals)",
+    "hstack": "gpuarr.concat(arrays, axis=-1)",
+    "vstack": "gpuarr.concat(arrays, axis=0)",
+    "inner": "gpuarr.vecdot(x1, x2)",
+    "allclose": "gpuarr.testing.assert_allclose(x, y) or gpuarr.all(abs(x - y) <= tol)",
+    "array_equal": "gpuarr.all(x == y)",
+    "unique": "gpuarr.unique_values(x) (or unique_counts / unique_inverse / unique_all)",
+    "einsum": "gpuarr.tensordot or gpuarr.matmul",
+}
+
+# ufunc.reduce / ufunc.accumulate as gpuarr's reductions and scans.
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+           "logical_and": "all", "logical_or": "any"}
+_ACCUMULATE = {"add": "cumulative_sum", "multiply": "cumulative_prod"}
+
+
+def _gpuarr():
+    import gpuarr
+    return gpuarr
+
+
+def _namespace(module):
+    ga = _gpuarr()
+    if module in ("numpy", "numpy.core.multiarray", "numpy._core.multiarray",
+                  "numpy._core.fromnumeric", "numpy._core.numeric"):
+        return ga, "gpuarr"
+    if module in ("numpy.linalg", "numpy.linalg._linalg", "numpy.linalg.linalg"):
+        return ga.linalg, "gpuarr.linalg"
+    return None, None
+
+
+def _numpy_name(func):
+    mod = getattr(func, "__module__", None) or "numpy"
+    mod = "numpy.linalg" if mod.startswith("numpy.linalg") else \
+        "numpy.fft" if mod.startswith("numpy.fft") else "numpy"
+    return mod, func.__name__
+
+
+def _missing(qualname, gpuarr_spelling=None):
+    hint = f" (gpuarr's spelling: {gpuarr_spelling})" if gpuarr_spelling else ""
+    return TypeError(
+        f"{qualname} is not implemented for gpuarr arrays{hint}. gpuarr never copies "
+        f"to the host behind your back: to run NumPy's function, copy explicitly with "
+        f"x.numpy() and call {qualname} on that")
+
+
+# --- operands: NumPy data beside gpuarr arrays ------------------------------------------
+
+def _walk(obj, depth=0):
+    yield obj
+    if depth < 2 and isinstance(obj, (list, tuple)):
+        for item in obj:
+            yield from _walk(item, depth + 1)
+
+
+def _device_of(args, kwargs):
+    dev = None
+    for a in list(args) + list(kwargs.values()):
+        for item in _walk(a):
+            if isinstance(item, Array):
+                if dev is not None and item.device != dev:
+                    raise DeviceMismatchError(
+                        f"arrays on {dev!r} and {item.device!r} in one NumPy call: move "
+                        f"one with .to(device) first")
+                dev = item.device
+    return dev
+
+
+def _host_to(obj, dev, depth=0):
+    """NumPy arrays among the arguments, made gpuarr arrays on the CPU (their home);
+    beside GPU arrays, DeviceMismatchError as the operators give."""
+    if isinstance(obj, np.ndarray):
+        if dev is not None and dev.type != "cpu":
+            raise DeviceMismatchError(
+                f"cannot combine numpy.ndarray (data in host memory) with an array on "
+                f"{dev!r}: gpuarr never copies implicitly. Move the data first with "
+                f"gpuarr.asarray(data, device=x.device)")
+        return _gpuarr().asarray(obj)
+    if depth < 1 and isinstance(obj, (list, tuple)) and builtins.any(
+            isinstance(i, (Array, np.ndarray)) for i in obj):
+        return type(obj)(_host_to(i, dev, depth + 1) for i in obj)
+    return obj
+
+
+# --- __array_function__: NumPy's signature bound, then gpuarr's called -------------------
+
+def _is_default(value, default):
+    if value is default:
+        return True
+    try:
+        return type(value) is type(default) and builtins.bool(value == default)
+    except Exception:  # an array compared with a default
+        return False
+
+
+def _params(fn):
+    try:
+        return inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+
+
+def _translate(np_func, ga_func, ga_name, args, kwargs):
+    """Bind the call to NumPy's signature; pass each argument to gpuarr's function by
+    position (leading positional-only parameters) or by name; drop NumPy's arguments
+    gpuarr lacks when they hold NumPy's default; refuse the others."""
+    np_params = _params(np_func)
+    ga_params = _params(ga_func)
+    if np_params is None or ga_params is None:
+        return args, kwargs
+    bound = inspect.Signature(list(np_params.values())).bind(*args, **kwargs)
+    ga_list = list(ga_params.values())
+    n_pos = builtins.sum(p.kind is _P.POSITIONAL_ONLY for p in ga_list)
+    ga_var = builtins.any(p.kind is _P.VAR_POSITIONAL for p in ga_list)
+    ga_named = {p.name for p in ga_list if p.kind in (_P.POSITIONAL_OR_KEYWORD,
+                                                      _P.KEYWORD_ONLY)}
+    order = list(np_params)
+    pos, kw = {}, {}
+    for name, value in bound.arguments.items():
+        p = np_params[name]
+        if p.kind is _P.VAR_POSITIONAL and ga_var:
+            pos.update({n_pos + i: v for i, v in enumerate(value)})
+            continue
+        if p.kind is _P.VAR_KEYWORD:
+            if value:
+                raise TypeError(f"{ga_name} does not take {sorted(value)} (NumPy's "
+                                f"{np_func.__name__} passes them on)")
+            continue
+        i = order.index(name)
+        if i < n_pos and p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD):
+            pos[i] = value
+        elif name in ga_named:
+            kw[name] = value
+        elif not _is_default(value, p.default):
+            shown = f"<{type(value).__name__}>" if isinstance(value, (Array, np.ndarray)) \
+                else repr(value)
+            raise TypeError(f"{ga_name} has no parameter {name!r} (given {name}={shown} "
+                            f"to numpy.{np_func.__name__}); drop it, or run NumPy on an "
+                            f"explicit copy x.numpy()")
+    return [pos[i] for i in sorted(pos)], kw
+
+
+def _np_where(condition, x=None, y=None, /):
+    ga = _gpuarr()
+    if x is None and y is None:
+        return ga.nonzero(condition)
+    return ga.where(condition, x, y)
+
+
+def _np_round(a, decimals=0, out=None):
+    if out is not None:
+        raise TypeError("gpuarr's round has no out= for decimals; use x.round(decimals)")
+    return a.round(decimals)
+
+
+def _np_clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
+             max=np._NoValue, **kwargs):
+    if out is not None or kwargs:
+        raise TypeError("gpuarr.clip has no out= or other NumPy arguments")
+    lo = a_min if a_min is not np._NoValue else min
+    hi = a_max if a_max is not np._NoValue else max
+    lo = None if lo is np._NoValue else lo
+    hi = None if hi is np._NoValue else hi
+    return _gpuarr().clip(a, lo, hi)
+
+
+def _np_dot(a, b, out=None):
+    ga = _gpuarr()
+    if out is not None:
+        raise TypeError("gpuarr.matmul has no out=; assign the result instead")
+    if a.ndim == 0 or b.ndim == 0:
+        return ga.multiply(a, b)
+    if a.ndim <= 2 and b.ndim <= 2:
+        return ga.matmul(a, b)
+    raise _missing("numpy.dot of arrays with more than 2 dimensions",
+                   "gpuarr.tensordot(a, b, axes=([-1], [-2])) or gpuarr.matmul")
+
+
+def _np_size(a, axis=None):
+    return a.size if axis is None else a.shape[axis]
+
+
+def _np_matrix_axes(name, a, axis1, axis2):
+    if a.ndim != 2 or (axis1 % 2, axis2 % 2) != (0, 1):
+        raise _missing(f"numpy.{name} with axes ({axis1}, {axis2}) of a {a.ndim}-d array",
+                       f"gpuarr.linalg.{name}, which works on the last two axes "
+                       f"(gpuarr.moveaxis them there)")
+
+
+def _np_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    _np_matrix_axes("trace", a, axis1, axis2)
+    if out is not None:
+        raise TypeError("gpuarr.linalg.trace has no out=; assign the result instead")
+    return _gpuarr().linalg.trace(a, offset=offset, dtype=dtype)
+
+
+def _np_diagonal(a, offset=0, axis1=0, axis2=1):
+    _np_matrix_axes("diagonal", a, axis1, axis2)
+    return _gpuarr().linalg.diagonal(a, offset=offset)
+
+
+def _np_outer(a, b, out=None):
+    if out is not None:
+        raise TypeError("gpuarr.linalg.outer has no out=; assign the result instead")
+    return _gpuarr().linalg.outer(a, b)
+
+
+_SPECIAL = {
+    ("numpy", "trace"): _np_trace,
+    ("numpy", "diagonal"): _np_diagonal,
+    ("numpy", "outer"): _np_outer,
+    ("numpy", "where"): _np_where,
+    ("numpy", "round"): _np_round,
+    ("numpy", "around"): _np_round,
+    ("numpy", "clip"): _np_clip,
+    ("numpy", "dot"): _np_dot,
+    ("numpy", "shape"): lambda a: a.shape,
+    ("numpy", "ndim"): lambda a: a.ndim,
+    ("numpy", "size"): _np_size,
+}
+
+
+def _lookup(func):
+    mod, name = _numpy_name(func)
+    special = _SPECIAL.get((mod, name))
+    if special is not None:
+        return special, None
+    ns, ns_name = _namespace(mod)
+    ga_name = _RENAMES.get(name, name)
+    fn = getattr(ns, ga_name, None) if ns is not None and not ga_name.startswith("_") else None
+    if fn is None or isinstance(fn, type) or not callable(fn):
+        spelling = _HINTS.get(name)
+        qual = f"{mod}.{name}"
+        if spelling is None and mod == "numpy.linalg" and hasattr(_gpuarr(), name):
+            spelling = f"gpuarr.{name}"
+        raise _missing(qual, spelling)
+    return fn, f"{ns_name}.{ga_name}"
+
+
+def _array_function(self, func, types, args, kwargs):
+    """__array_function__(func, types, args, kwargs)
+
+    NumPy's hook (NEP 18): ``np.sum(x)``, ``np.concatenate([x, y])``,
+    ``np.linalg.norm(x)``... run gpuarr's function on x's device. A NumPy function
+    gpuarr lacks raises TypeError naming it; nothing is copied to the host."""
+    if not builtins.all(issubclass(t, (Array, np.ndarray)) for t in types):
+        return NotImplemented
+    fn, ga_name = _lookup(func)
+    dev = _device_of(args, kwargs)
+    args = tuple(_host_to(a, dev) for a in args)
+    kwargs = {k: _host_to(v, dev) for k, v in kwargs.items()}
+    if ga_name is not None:
+        args, kwargs = _translate(func, fn, ga_name, args, kwargs)
+    return fn(*args, **kwargs)
+
+
+# --- __array_ufunc__: elementwise calls, reduce and accumulate ----------------------------
+
+_UFUNC_DEFAULTS = {"casting": "same_kind", "order": "K", "dtype": None, "subok": True,
+                   "signature": None, "where": True}
+
+
+def _ufunc_kwargs(ufunc, method, kwargs):
+    out = kwargs.pop("out", None)
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise TypeError(f"numpy.{ufunc.__name__}: gpuarr writes one output")
+        out = out[0]
+    if out is not None and not isinstance(out, Array):
+        raise TypeError(f"numpy.{ufunc.__name__}(..., out=<{type(out).__name__}>): a "
+                        f"gpuarr result cannot be written into a NumPy array; assign "
+                        f"the result, or copy it with .numpy()")
+    for k, default in _UFUNC_DEFAULTS.items():
+        if k in kwargs and _is_default(kwargs[k], default):
+            del kwargs[k]
+    if method == "__call__" and kwargs:
+        raise TypeError(f"numpy.{ufunc.__name__} on gpuarr arrays takes no "
+                        f"{sorted(kwargs)}; run NumPy on an explicit copy x.numpy()")
+    return out
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """__array_ufunc__(ufunc, method, *inputs, **kwargs)
+
+    NumPy's hook (NEP 13): ``np.exp(x)``, ``np.add(x, y)``, ``np.add.reduce(x)``
+    run gpuarr's function on x's device (NumPy arrays join a CPU array, and raise
+    DeviceMismatchError beside a GPU one, as with operators)."""
+    ga = _gpuarr()
+    for item in inputs:
+        if not isinstance(item, (Array, np.ndarray, np.generic, builtins.bool, int, float,
+                                 complex, list, tuple)):
+            return NotImplemented
+    out = _ufunc_kwargs(ufunc, method, kwargs)
+    dev = _device_of(inputs + ((out,) if out is not None else ()), {})
+    inputs = tuple(_host_to(a, dev) for a in inputs)
+    name = ufunc.__name__
+    if method == "__call__":
+        fn = getattr(ga, _RENAMES.get(name, name), None)
+        if fn is None or ufunc.nout != 1:
+            raise _missing(f"numpy.{name}", _HINTS.get(name))
+        if name in ("matmul", "vecdot"):
+            if out is not None:
+                raise TypeError(f"gpuarr.{name} has no out=; assign the result instead")
+            return fn(*inputs)
+        return fn(*inputs, out=out)
+    table = _REDUCE if method == "reduce" else _ACCUMULATE if method == "accumulate" else {}
+    if name not in table or len(inputs) != 1:
+        raise _missing(f"numpy.{name}.{method}",
+                       f"gpuarr.{table[name]}" if name in table else None)
+    if out is not None or kwargs.pop("initial", np._NoValue) is not np._NoValue:
+        raise TypeError(f"numpy.{name}.{method} on gpuarr arrays takes no out= or "
+                        f"initial=; use gpuarr.{table[name]}")
+    axis = kwargs.pop("axis", 0)
+    if method == "accumulate":
+        if kwargs:
+            raise TypeError(f"gpuarr.{table[name]} takes no {sorted(kwargs)}")
+        return getattr(ga, table[name])(inputs[0], axis=axis)
+    keepdims = kwargs.pop("keepdims", False)
+    dtype = kwargs.pop("dtype", None)
+    if kwargs:
+        raise TypeError(f"gpuarr.{table[name]} takes no {sorted(kwargs)}")
+    extra = {"dtype": dtype} if dtype is not None else {}
+    return getattr(ga, table[name])(inputs[0], axis=axis, keepdims=keepdims, **extra)
+
+
+method("__array_ufunc__")(_array_ufunc)
+method("__array_function__")(_array_function)
