@@ -131,6 +131,10 @@ resolve(void)
                      "(a test harness, slow)",
                      n);
         }
+        else if (be != NULL && be->unavailable_reason != NULL) {
+            /* e.g. the old driver that GPUARR_CUDA_EMULATE_DRIVER plays */
+            snprintf(devs.reason, sizeof(devs.reason), "%s", be->unavailable_reason());
+        }
         return;
     }
     if (env_count("GPUARR_SIMULATE_GPUS", &n)) {

@@ -8,5 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=build/dev${GPUARR_DEV_SUFFIX:+-$GPUARR_DEV_SUFFIX}
 cmake -S . -B "$dir" -G Ninja -DGPUARR_DEV_COPY=ON -DGPUARR_CUDA="${GPUARR_CUDA:-OFF}" \
+  -DGPUARR_WERROR="${GPUARR_WERROR:-ON}" \
   -DPython_EXECUTABLE="$(command -v python3)" "$@" >/dev/null
 cmake --build "$dir"

@@ -2,17 +2,17 @@
  *
  * cuBLAS is not linked: loading it costs about 200 MB of memory and up to half a
  * second, and a missing libcublas must not stop the plugin (or gpuarr) from loading.
- * It is dlopen'ed at the first floating GEMM, from (in order) the nvidia-cublas wheel
- * next to gpuarr ($ORIGIN/../nvidia/cu13/lib), $CUDA_HOME/lib64, $CUDA_PATH/lib64, the
- * loader's own search (LD_LIBRARY_PATH, ldconfig), and the toolkit the plugin was
- * built with. The exported names are the _v2 ones. The emulated build takes the
- * reference implementations of ga_cuda_emu.cpp instead.
+ * It is dlopen'ed at the first floating GEMM, of the plugin's CUDA major version, from
+ * the folders of ga_cublas_paths.h (the pip wheel beside gpuarr, $CUDA_HOME, the
+ * loader's search, the build's toolkit). The exported names are the _v2 ones. The
+ * emulated build takes the reference implementations of ga_cuda_emu.cpp instead.
  */
 #include "ga_cuda.h"
 
 #ifndef GA_CUDA_EMULATION
 #include <cublas_v2.h> /* types and prototypes only */
 #endif
+#include "ga_cublas_paths.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -52,15 +52,18 @@ cublasHandle_t handles[GA_MAX_DEVICES];
 #define GA_CUDA_TOOLKIT_LIBDIR "/usr/local/cuda/lib64"
 #endif
 
+/* The CUDA major version the plugin was built with: cuBLAS must match it. */
+constexpr int cuda_major = CUDART_VERSION / 1000;
+
 /* dlopen libcublasLt then libcublas from `dir` ("" = the loader's search). Loading
  * cuBLASLt first from the same folder satisfies libcublas's dependency on it even
  * when that folder is not on the loader's path. */
 void *
 open_from(const char *dir, char *tried, size_t n)
 {
-    char lt[4200], path[4200];
-    snprintf(lt, sizeof(lt), "%s%slibcublasLt.so.13", dir, dir[0] ? "/" : "");
-    snprintf(path, sizeof(path), "%s%slibcublas.so.13", dir, dir[0] ? "/" : "");
+    char lt[1100], path[1100];
+    snprintf(lt, sizeof(lt), "%s%slibcublasLt.so.%d", dir, dir[0] ? "/" : "", cuda_major);
+    snprintf(path, sizeof(path), "%s%slibcublas.so.%d", dir, dir[0] ? "/" : "", cuda_major);
     if (dir[0] != '\0') {
         dlopen(lt, RTLD_NOW | RTLD_LOCAL);
     }
@@ -72,44 +75,30 @@ open_from(const char *dir, char *tried, size_t n)
     return h;
 }
 
+/* The folders of ga_cublas_paths.h, in order. */
 void *
 open_cublas(void)
 {
     char tried[700] = "";
-    char dir[4096];
-    void *h = NULL;
     Dl_info info;
-    if (dladdr((void *)&open_cublas, &info) != 0 && info.dli_fname != NULL) {
-        snprintf(dir, sizeof(dir), "%s", info.dli_fname);
-        char *slash = strrchr(dir, '/');
-        if (slash != NULL) {
-            snprintf(slash, sizeof(dir) - (size_t)(slash - dir), "/../nvidia/cu13/lib");
-            h = open_from(dir, tried, sizeof(tried));
-        }
+    const char *self = NULL;
+    if (dladdr((void *)&open_cublas, &info) != 0) {
+        self = info.dli_fname;
     }
-    const char *envs[] = {"CUDA_HOME", "CUDA_PATH"};
-    for (int i = 0; h == NULL && i < 2; i++) {
-        const char *v = getenv(envs[i]);
-        if (v != NULL && *v != '\0') {
-            snprintf(dir, sizeof(dir), "%s/lib64", v);
-            h = open_from(dir, tried, sizeof(tried));
-        }
-    }
-    if (h == NULL) {
-        h = open_from("", tried, sizeof(tried));
-    }
-    if (h == NULL) {
-        h = open_from(GA_CUDA_TOOLKIT_LIBDIR, tried, sizeof(tried));
-    }
-    if (h == NULL) {
-        h = open_from("/usr/local/cuda/lib64", tried, sizeof(tried));
+    ga_cublas_candidate dirs[GA_CUBLAS_MAX_CANDIDATES];
+    int n = ga_cublas_candidates(cuda_major, self, getenv("CUDA_HOME"), getenv("CUDA_PATH"),
+                                 GA_CUDA_TOOLKIT_LIBDIR, dirs);
+    void *h = NULL;
+    for (int i = 0; h == NULL && i < n; i++) {
+        h = open_from(dirs[i].dir, tried, sizeof(tried));
     }
     if (h == NULL) {
         snprintf(api_error, sizeof(api_error),
-                 "cuBLAS (libcublas.so.13) could not be loaded, so GEMM cannot run on a "
-                 "GPU. Install it with `pip install nvidia-cublas` (or gpuarr[cuda13]) or "
-                 "the CUDA 13 toolkit. Tried: %s",
-                 tried);
+                 "cuBLAS (libcublas.so.%d) could not be loaded, so GEMM cannot run on a "
+                 "GPU. Install it with `pip install gpuarr[cuda%d]` (the %s wheel) or the "
+                 "CUDA %d toolkit. Tried: %s",
+                 cuda_major, cuda_major, cuda_major >= 13 ? "nvidia-cublas" : "nvidia-cublas-cu12",
+                 cuda_major, tried);
     }
     return h;
 }
@@ -121,7 +110,8 @@ sym(void *h, const char *name, F *out)
     *out = (F)dlsym(h, name);
     if (*out == NULL) {
         snprintf(api_error, sizeof(api_error),
-                 "the cuBLAS that was loaded has no %s: it is not cuBLAS 13", name);
+                 "the cuBLAS that was loaded has no %s: it is not cuBLAS %d", name,
+                 cuda_major);
         return -1;
     }
     return 0;

@@ -146,10 +146,15 @@ probe(void)
                  "and driver version 0); install the NVIDIA driver to use a GPU");
     }
     else if (err == cudaErrorInsufficientDriver) {
+        /* The runtime is linked statically: it needs the driver of its major version
+         * (CUDA 12: R525, with minor version compatibility; CUDA 13: R580). */
+        const char *need = runtime >= 13000 ? "580" : "525";
         snprintf(G.reason, sizeof(G.reason),
-                 "driver too old: driver %s, runtime %s; update the NVIDIA driver to one "
-                 "that supports CUDA %s",
-                 dv, rv, rv);
+                 "the NVIDIA driver is too old: it supports CUDA %s, but this gpuarr's "
+                 "CUDA plugin was built with CUDA %s, which needs driver %s or newer. "
+                 "Update the NVIDIA driver, or rebuild gpuarr with a CUDA 12 toolkit "
+                 "(it runs on drivers from 525 on)",
+                 dv, rv, need);
     }
     else if (err == cudaErrorStubLibrary) {
         snprintf(G.reason, sizeof(G.reason),

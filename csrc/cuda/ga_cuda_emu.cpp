@@ -176,9 +176,22 @@ ga_emu_init(int n)
         }                                                                              \
     } while (0)
 
+/* The driver's CUDA version: 13000, or GPUARR_CUDA_EMULATE_DRIVER (test only, e.g.
+ * 12040) to play a machine whose driver is older than the runtime, where the real
+ * runtime answers cudaErrorInsufficientDriver to everything. */
+static int
+emulated_driver(void)
+{
+    const char *v = getenv("GPUARR_CUDA_EMULATE_DRIVER");
+    return v != NULL && *v != '\0' ? atoi(v) : 13000;
+}
+
 cudaError_t
 cudaGetDeviceCount(int *count)
 {
+    if (emulated_driver() < 13000) {
+        return fail(cudaErrorInsufficientDriver); /* *count is not written */
+    }
     if (ndevices == 0) {
         return fail(cudaErrorNoDevice); /* like the runtime: *count is not written */
     }
@@ -189,7 +202,7 @@ cudaGetDeviceCount(int *count)
 cudaError_t
 cudaDriverGetVersion(int *version)
 {
-    *version = 13000;
+    *version = emulated_driver();
     return cudaSuccess;
 }
 

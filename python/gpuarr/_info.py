@@ -84,6 +84,10 @@ def _build_lines():
     if cfg.CUDA_ARCHITECTURES:
         lines.append(f"  CUDA archs:     {cfg.CUDA_ARCHITECTURES} (nvcc "
                      f"{cfg.CUDA_COMPILER_VERSION})")
+    if cfg.CUDA_COMPILER_VERSION:
+        lines.append(f"  CUDA toolkit:   {cfg.CUDA_COMPILER_VERSION} (the plugin's runtime; "
+                     f"cuBLAS {cfg.CUDA_COMPILER_VERSION.split('.')[0]}.x at run time: "
+                     f"{_cublas_text()})")
     lines.append(f"  C compiler:     {cfg.C_COMPILER}, {cfg.BUILD_TYPE}"
                  + (f", sanitizers {cfg.SANITIZE}" if cfg.SANITIZE else ""))
     return lines
@@ -100,6 +104,20 @@ def _plain_reason(reason, plugin_built):
         return ("the CUDA plugin is built but a library it needs is missing: no NVIDIA "
                 "driver (libcuda.so.1), or the CUDA runtime was not installed with it")
     return None
+
+
+def _cublas_text():
+    """Which cuBLAS this process loaded, and from where, read from /proc/self/maps:
+    the plugin loads it at the first floating GEMM on a GPU, never to report it."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1]
+                if os.path.basename(path).startswith("libcublas.so"):
+                    return f"loaded {path}"
+    except OSError:
+        return "unknown (no /proc/self/maps)"
+    return "not loaded (it is loaded at the first float GEMM on a CUDA GPU)"
 
 
 def report():

@@ -1,0 +1,108 @@
+# Which GPU architectures the CUDA plugin is compiled for (before enable_language(CUDA)).
+#
+#  - CUDAARCHS (environment) or -DCMAKE_CUDA_ARCHITECTURES=... win, as in plain CMake;
+#  - with a GPU visible (nvidia-smi answers), the GPUs present: one architecture builds
+#    in a fraction of the time of the full list;
+#  - else the default list below, intersected with what the found nvcc knows
+#    (`nvcc --list-gpu-arch`): CUDA 12.0-12.7 know no sm_100/sm_120, CUDA 13 no sm_70.
+#
+# Default: machine code (SASS) for sm_75 (T4, the free Colab GPU: PTX only would mean
+# minutes of JIT at first use), sm_80 (whose SASS also runs on sm_86/sm_89, the same
+# major version), sm_90, sm_100; and the newest architecture the toolkit knows as SASS
+# plus PTX, which the driver JIT-compiles for GPUs newer than the toolkit.
+set(GPUARR_CUDA_DEFAULT_ARCHS "75;80;90;100;120" CACHE STRING
+    "Default CUDA architectures of the plugin (intersected with what nvcc supports)")
+
+# Sets `out` (in the caller) to a CMAKE_CUDA_ARCHITECTURES value, and `why` to where
+# it came from.
+function(gpuarr_cuda_architectures nvcc out why)
+  if(DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(${out} "${CMAKE_CUDA_ARCHITECTURES}" PARENT_SCOPE)
+    set(${why} "CMAKE_CUDA_ARCHITECTURES" PARENT_SCOPE)
+    return()
+  endif()
+  if(DEFINED ENV{CUDAARCHS})
+    set(${out} "$ENV{CUDAARCHS}" PARENT_SCOPE)
+    set(${why} "CUDAARCHS" PARENT_SCOPE)
+    return()
+  endif()
+  # What this nvcc can compile for: compute_75, compute_80, ... one per line.
+  execute_process(COMMAND "${nvcc}" --list-gpu-arch OUTPUT_VARIABLE listed
+                  RESULT_VARIABLE rc ERROR_QUIET)
+  set(known)
+  if(rc EQUAL 0)
+    string(REGEX MATCHALL "compute_[0-9]+" listed "${listed}")
+    foreach(a ${listed})
+      string(REPLACE "compute_" "" a "${a}")
+      list(APPEND known ${a})
+    endforeach()
+  endif()
+  # The GPUs of this machine, if any (compute_cap as "8.6"; no driver: no answer).
+  set(present)
+  if(NOT GPUARR_CUDA_IGNORE_GPUS)
+    find_program(GPUARR_NVIDIA_SMI nvidia-smi)
+    if(GPUARR_NVIDIA_SMI)
+      execute_process(COMMAND ${GPUARR_NVIDIA_SMI} --query-gpu=compute_cap
+                      --format=csv,noheader OUTPUT_VARIABLE caps RESULT_VARIABLE rc
+                      ERROR_QUIET TIMEOUT 20)
+      if(rc EQUAL 0)
+        string(REGEX MATCHALL "[0-9]+\\.[0-9]+" caps "${caps}")
+        foreach(c ${caps})
+          string(REPLACE "." "" c "${c}")
+          if(NOT known OR c IN_LIST known)
+            list(APPEND present ${c})
+          endif()
+        endforeach()
+        list(REMOVE_DUPLICATES present)
+      endif()
+    endif()
+  endif()
+  if(present)
+    list(SORT present COMPARE NATURAL)
+    set(result)
+    foreach(a ${present})
+      list(APPEND result "${a}-real")
+    endforeach()
+    set(${out} "${result}" PARENT_SCOPE)
+    set(${why} "the GPUs of this machine (nvidia-smi)" PARENT_SCOPE)
+    return()
+  endif()
+  set(chosen)
+  foreach(a ${GPUARR_CUDA_DEFAULT_ARCHS})
+    if(NOT known OR a IN_LIST known)
+      list(APPEND chosen ${a})
+    endif()
+  endforeach()
+  if(NOT chosen)
+    # An nvcc that knows none of the defaults: its own newest, SASS + PTX.
+    list(SORT known COMPARE NATURAL)
+    list(GET known -1 chosen)
+  endif()
+  list(SORT chosen COMPARE NATURAL)
+  list(POP_BACK chosen newest)
+  set(result)
+  foreach(a ${chosen})
+    list(APPEND result "${a}-real")
+  endforeach()
+  list(APPEND result "${newest}") # SASS and PTX
+  set(${out} "${result}" PARENT_SCOPE)
+  set(${why} "the default list, as far as this nvcc supports it" PARENT_SCOPE)
+endfunction()
+
+# "75-real;80-real;120" -> "sm_75, sm_80, sm_120 (+PTX)", for the configure message.
+function(gpuarr_cuda_archs_words archs out)
+  set(words)
+  foreach(a ${archs})
+    if(a MATCHES "^([0-9]+)-real$")
+      list(APPEND words "sm_${CMAKE_MATCH_1}")
+    elseif(a MATCHES "^([0-9]+)-virtual$")
+      list(APPEND words "PTX ${CMAKE_MATCH_1}")
+    elseif(a MATCHES "^([0-9]+)$")
+      list(APPEND words "sm_${CMAKE_MATCH_1} + PTX")
+    else()
+      list(APPEND words "${a}")
+    endif()
+  endforeach()
+  list(JOIN words ", " words)
+  set(${out} "${words}" PARENT_SCOPE)
+endfunction()
