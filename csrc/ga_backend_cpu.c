@@ -1,10 +1,12 @@
-/* ga_backend_cpu.c: the CPU backend table, and the simulated-GPU one beside it.
+/* ga_backend_cpu.c: the CPU backend table, and the host memory it shares with the
+ * simulated GPUs (ga_backend_sim.c).
  *
- * Both use host memory and the CPU kernels (ga_cpu_*.c). They differ in identity and
- * bookkeeping: each simulated GPU has its own memory statistics, and copies between
- * host and a simulated GPU are real memcpy's that the core counts as transfers, so a
- * student sees the same ledger as on real hardware.
+ * Both use host memory and the CPU kernels (ga_cpu_*.c). They differ in identity,
+ * bookkeeping and timing: each simulated GPU has its own memory statistics and its own
+ * queue, and copies between host and a simulated GPU are real memcpy's that the core
+ * counts as transfers, so a student sees the same ledger as on real hardware.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,19 +42,28 @@ ga_host_cache_limit(void)
     return GA_HOST_CACHE_MAX;
 }
 
+/* The list node of a cached block lives outside the block: a simulated GPU caches a
+ * block while work queued before the free may still read or write it (only later work
+ * of the same queue can be handed it), so nothing may be written into it. Nodes are
+ * recycled through `spare_nodes`. */
 typedef struct free_block {
     struct free_block *next;
+    void *block;
 } free_block;
+
+static free_block *spare_nodes;
 
 typedef struct {
     free_block *lists[GA_HOST_NCLASSES];
     size_t cached_bytes;
 } host_cache;
 
-/* Index 0: the CPU; 1 + i: simulated gpu(i). Changed under the GIL only (the binding
- * never releases it around an allocation or a free). */
+/* Index 0: the CPU; 1 + i: simulated gpu(i). Allocations come from the Python thread,
+ * but a simulated GPU frees its blocks on its own worker thread once the work queued
+ * before the free is done, so the slots share a lock (held for microseconds). */
 static ga_memory_stats host_stats[1 + GA_MAX_DEVICES];
 static host_cache host_caches[1 + GA_MAX_DEVICES];
+static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The size class of an n-byte request: its index and the block size it gets.
  * Classes up to 512 bytes are multiples of 64; above, 8 classes per power of two. */
@@ -78,7 +89,9 @@ cache_release(host_cache *c, ga_memory_stats *st)
         free_block *b = c->lists[i];
         while (b != NULL) {
             free_block *next = b->next;
-            free(b);
+            free(b->block);
+            b->next = spare_nodes;
+            spare_nodes = b;
             b = next;
         }
         c->lists[i] = NULL;
@@ -88,7 +101,7 @@ cache_release(host_cache *c, ga_memory_stats *st)
 }
 
 static int
-host_alloc(int slot, size_t nbytes, void **ptr)
+host_alloc_locked(int slot, size_t nbytes, void **ptr, int may_release)
 {
     ga_memory_stats *st = &host_stats[slot];
     host_cache *c = &host_caches[slot];
@@ -102,11 +115,13 @@ host_alloc(int slot, size_t nbytes, void **ptr)
         free_block *b = c->lists[cls];
         c->lists[cls] = b->next;
         c->cached_bytes -= block;
-        p = b;
+        p = b->block;
+        b->next = spare_nodes;
+        spare_nodes = b;
     }
     else {
         p = aligned_alloc(GA_HOST_ALIGN, block);
-        if (p == NULL && c->cached_bytes > 0) { /* give the cache back, then retry */
+        if (p == NULL && may_release && c->cached_bytes > 0) { /* give the cache back */
             cache_release(c, st);
             p = aligned_alloc(GA_HOST_ALIGN, block);
         }
@@ -127,30 +142,83 @@ host_alloc(int slot, size_t nbytes, void **ptr)
     return GA_OK;
 }
 
-static void
-host_free(int slot, void *ptr, size_t nbytes)
+/* Put the block in the cache if it fits there (returns 1); else, with `to_system`,
+ * give it back to the system, and otherwise leave it alone (returns 0). */
+static int
+host_free_locked(int slot, void *ptr, size_t nbytes, int to_system)
 {
     ga_memory_stats *st = &host_stats[slot];
     host_cache *c = &host_caches[slot];
     size_t block;
     int cls = size_class(nbytes, &block);
-    st->allocated_bytes -= nbytes;
+    free_block *b = NULL;
     if (cls < GA_HOST_NCLASSES && block <= GA_HOST_CACHE_BLOCK_MAX &&
         c->cached_bytes + block <= GA_HOST_CACHE_MAX) {
-        free_block *b = (free_block *)ptr;
+        b = spare_nodes;
+        if (b != NULL) {
+            spare_nodes = b->next;
+        }
+        else {
+            b = malloc(sizeof(*b));
+        }
+    }
+    if (b != NULL) {
+        b->block = ptr;
         b->next = c->lists[cls];
         c->lists[cls] = b;
         c->cached_bytes += block;
-        return;
+        st->allocated_bytes -= nbytes;
+        return 1;
+    }
+    if (!to_system) {
+        return 0;
     }
     free(ptr);
+    st->allocated_bytes -= nbytes;
     st->reserved_bytes -= block;
+    return 1;
 }
 
-static int
-host_empty_cache(int slot)
+int
+ga_host_alloc(int slot, size_t nbytes, void **ptr, int may_release_cache)
 {
+    pthread_mutex_lock(&host_lock);
+    int st = host_alloc_locked(slot, nbytes, ptr, may_release_cache);
+    pthread_mutex_unlock(&host_lock);
+    return st;
+}
+
+void
+ga_host_free(int slot, void *ptr, size_t nbytes)
+{
+    pthread_mutex_lock(&host_lock);
+    host_free_locked(slot, ptr, nbytes, 1);
+    pthread_mutex_unlock(&host_lock);
+}
+
+int
+ga_host_free_to_cache(int slot, void *ptr, size_t nbytes)
+{
+    pthread_mutex_lock(&host_lock);
+    int cached = host_free_locked(slot, ptr, nbytes, 0);
+    pthread_mutex_unlock(&host_lock);
+    return cached;
+}
+
+void
+ga_host_stats(int slot, ga_memory_stats *out)
+{
+    pthread_mutex_lock(&host_lock);
+    *out = host_stats[slot];
+    pthread_mutex_unlock(&host_lock);
+}
+
+int
+ga_host_empty_cache(int slot)
+{
+    pthread_mutex_lock(&host_lock);
     cache_release(&host_caches[slot], &host_stats[slot]);
+    pthread_mutex_unlock(&host_lock);
     return GA_OK;
 }
 
@@ -183,21 +251,21 @@ static int
 cpu_alloc(int dev, size_t nbytes, void **ptr)
 {
     (void)dev;
-    return host_alloc(0, nbytes, ptr);
+    return ga_host_alloc(0, nbytes, ptr, 1);
 }
 
 static void
 cpu_free(int dev, void *ptr, size_t nbytes)
 {
     (void)dev;
-    host_free(0, ptr, nbytes);
+    ga_host_free(0, ptr, nbytes);
 }
 
 static int
 cpu_stats(int dev, ga_memory_stats *out)
 {
     (void)dev;
-    *out = host_stats[0];
+    ga_host_stats(0, out);
     return GA_OK;
 }
 
@@ -205,7 +273,7 @@ static int
 cpu_empty_cache(int dev)
 {
     (void)dev;
-    return host_empty_cache(0);
+    return ga_host_empty_cache(0);
 }
 
 static int
@@ -241,59 +309,6 @@ const ga_backend ga_backend_cpu = {
     .free = cpu_free,
     .memory_stats = cpu_stats,
     .empty_cache = cpu_empty_cache,
-    .copy_h2d = host_copy,
-    .copy_d2h = host_copy,
-    .copy_d2d = host_copy,
-    .copy_peer = host_copy_peer,
-    GA_CPU_COMPUTE_ENTRIES,
-};
-
-/* --- simulated GPUs ----------------------------------------------------------- */
-
-static int
-sim_props(int dev, ga_device_props *out)
-{
-    memset(out, 0, sizeof(*out));
-    snprintf(out->name, sizeof(out->name), "simulated GPU %d (host memory, CPU kernels)",
-             dev);
-    return GA_OK;
-}
-
-static int
-sim_alloc(int dev, size_t nbytes, void **ptr)
-{
-    return host_alloc(1 + dev, nbytes, ptr);
-}
-
-static void
-sim_free(int dev, void *ptr, size_t nbytes)
-{
-    host_free(1 + dev, ptr, nbytes);
-}
-
-static int
-sim_empty_cache(int dev)
-{
-    return host_empty_cache(1 + dev);
-}
-
-static int
-sim_stats(int dev, ga_memory_stats *out)
-{
-    *out = host_stats[1 + dev];
-    return GA_OK;
-}
-
-const ga_backend ga_backend_simulated = {
-    .abi_version = GA_BACKEND_ABI_VERSION,
-    .name = "simulated",
-    .device_count = cpu_count, /* the core decides the count from the environment */
-    .device_props = sim_props,
-    .synchronize = nop_sync,
-    .alloc = sim_alloc,
-    .free = sim_free,
-    .memory_stats = sim_stats,
-    .empty_cache = sim_empty_cache,
     .copy_h2d = host_copy,
     .copy_d2h = host_copy,
     .copy_d2d = host_copy,

@@ -28,6 +28,18 @@ int ga_cpu_searchsorted(int dev, const ga_search_desc *d);
  * per device (0 when the cache is compiled out: under AddressSanitizer). */
 size_t ga_host_cache_limit(void);
 
+/* Host blocks with their cache and statistics, shared by the CPU backend (slot 0) and
+ * simulated gpu(i) (slot 1 + i). Safe to call from any thread.
+ * may_release_cache: when the system has no memory left, free the slot's cached
+ * blocks and retry (a simulated GPU first waits for its queue: queued work may still
+ * read a cached block). ga_host_free_to_cache caches the block and returns 1, or
+ * returns 0 and leaves it alone when it would go back to the system. */
+int ga_host_alloc(int slot, size_t nbytes, void **ptr, int may_release_cache);
+void ga_host_free(int slot, void *ptr, size_t nbytes);
+int ga_host_free_to_cache(int slot, void *ptr, size_t nbytes);
+void ga_host_stats(int slot, ga_memory_stats *out);
+int ga_host_empty_cache(int slot);
+
 #ifdef __cplusplus
 }
 #endif

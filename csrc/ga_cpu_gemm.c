@@ -12,11 +12,13 @@
  * BLAS is never called from inside an OpenMP region (it has threads of its own).
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ga_blas.h"
 #include "ga_cpu.h"
+#include "ga_cpu_loop.h"
 #include "ga_error.h"
 #include "ga_half.h"
 
@@ -315,7 +317,7 @@ portable_gemm(const ga_gemm_desc *g)
     double work = (double)g->m * (double)g->n * (double)g->k * (double)g->batch;
     (void)work;
 #ifdef GA_HAVE_OPENMP
-#pragma omp parallel if (work >= 1e6 && ntasks > 1)
+#pragma omp parallel if (work >= 1e6 && ntasks > 1) num_threads(ga_cpu_thread_share())
 #endif
     {
         void *ws = malloc(ws_bytes);
@@ -344,6 +346,39 @@ portable_gemm(const ga_gemm_desc *g)
     return GA_OK;
 }
 
+/* OpenBLAS's thread count is one global setting, but GEMMs may now run on several
+ * threads at once (the Python thread for the CPU, a worker per simulated GPU). Calls
+ * that want one BLAS thread (small products; a simulated GPU whose share of the cores
+ * is one, so two of them multiply side by side instead of queuing for OpenBLAS's
+ * thread server) count themselves in; the first saves the setting, the last restores
+ * it, so no interleaving of calls can leave OpenBLAS at one thread. */
+static pthread_mutex_t blas_threads_mu = PTHREAD_MUTEX_INITIALIZER;
+static int blas_single_users;
+static int blas_saved_threads;
+
+static void
+blas_single_enter(const ga_blas_table *blas)
+{
+    pthread_mutex_lock(&blas_threads_mu);
+    if (blas_single_users++ == 0) {
+        blas_saved_threads = blas->get_threads();
+        if (blas_saved_threads > 1) {
+            blas->set_threads(1);
+        }
+    }
+    pthread_mutex_unlock(&blas_threads_mu);
+}
+
+static void
+blas_single_leave(const ga_blas_table *blas)
+{
+    pthread_mutex_lock(&blas_threads_mu);
+    if (--blas_single_users == 0 && blas_saved_threads > 1) {
+        blas->set_threads(blas_saved_threads);
+    }
+    pthread_mutex_unlock(&blas_threads_mu);
+}
+
 static int
 fits_int(const ga_gemm_desc *g)
 {
@@ -370,12 +405,10 @@ ga_cpu_gemm(int dev, const ga_gemm_desc *g)
     int m = (int)g->m, n = (int)g->n, k = (int)g->k;
     int lda = (int)g->lda, ldb = (int)g->ldb, ldc = (int)g->ldc;
     int64_t item = ga_dtype_itemsize((ga_dtype)dt);
-    int prev_threads = 0;
-    if (blas->set_threads != NULL && g->m * g->n * g->k < GA_BLAS_SMALL_WORK) {
-        prev_threads = blas->get_threads();
-        if (prev_threads > 1) {
-            blas->set_threads(1);
-        }
+    int single = blas->set_threads != NULL &&
+                 (g->m * g->n * g->k < GA_BLAS_SMALL_WORK || ga_cpu_thread_share() < 2);
+    if (single) {
+        blas_single_enter(blas);
     }
     for (int64_t i = 0; i < g->batch; i++) {
         const char *a = g->a + i * g->stride_a * item;
@@ -403,8 +436,8 @@ ga_cpu_gemm(int dev, const ga_gemm_desc *g)
         }
         }
     }
-    if (prev_threads > 1) {
-        blas->set_threads(prev_threads);
+    if (single) {
+        blas_single_leave(blas);
     }
     return GA_OK;
 }

@@ -88,6 +88,9 @@ ga_cpu_gather(int dev, const ga_index_desc *d)
     /* Memory bound: worth threads only when there is a lot to move. */
     if (size >= (1 << 16)) {
         int nt = omp_get_max_threads();
+        if (nt > ga_cpu_thread_share()) {
+            nt = ga_cpu_thread_share(); /* a simulated GPU's share of the cores */
+        }
         index_ctx ctx[64];
         if (nt > 64) {
             nt = 64;

@@ -111,6 +111,26 @@ static struct {
 
 static _Thread_local int in_job;
 
+/* Threads this thread may use for one job (0: the whole pool). A simulated GPU's
+ * worker sets its share of the cores. The pool runs one job at a time: a caller that
+ * finds it busy (another simulated GPU's worker, or the CPU device's caller) runs its
+ * chunks alone rather than wait, so two devices always progress side by side. */
+static _Thread_local int thread_share;
+static pthread_mutex_t pool_owner = PTHREAD_MUTEX_INITIALIZER;
+
+void
+ga_cpu_set_thread_share(int n)
+{
+    thread_share = n;
+}
+
+int
+ga_cpu_thread_share(void)
+{
+    int n = ga_cpu_num_threads();
+    return thread_share > 0 && thread_share < n ? thread_share : n;
+}
+
 static int
 env_threads(const char *name)
 {
@@ -214,6 +234,7 @@ after_fork_child(void)
     pool.started = 0;
     pool.sleepers = 0;
     in_job = 0;
+    pool_owner = mu;
 }
 
 static void
@@ -245,7 +266,8 @@ ga_cpu_parallel_for(int64_t nchunks, ga_cpu_chunk_fn fn, void *ctx)
     if (nchunks <= 0) {
         return;
     }
-    if (nchunks == 1 || in_job || nchunks > 0xffffffffLL || ga_cpu_num_threads() < 2) {
+    if (nchunks == 1 || in_job || nchunks > 0xffffffffLL || ga_cpu_thread_share() < 2 ||
+        pthread_mutex_trylock(&pool_owner) != 0) {
         for (int64_t c = 0; c < nchunks; c++) {
             fn(ctx, c);
         }
@@ -281,6 +303,7 @@ ga_cpu_parallel_for(int64_t nchunks, ga_cpu_chunk_fn fn, void *ctx)
         }
     }
     in_job = 0;
+    pthread_mutex_unlock(&pool_owner);
 }
 
 typedef struct {
@@ -303,7 +326,7 @@ void
 ga_cpu_run_loop_parallel(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx, int cost)
 {
     cost = cost < 1 ? 1 : cost > 16 ? 16 : cost;
-    if (loop->size < GA_CPU_PARALLEL_MIN / cost || ga_cpu_num_threads() < 2) {
+    if (loop->size < GA_CPU_PARALLEL_MIN / cost || ga_cpu_thread_share() < 2) {
         ga_cpu_run_loop(loop, fn, ctx);
         return;
     }

@@ -42,11 +42,17 @@ void ga_cpu_run_loop(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx);
  * Chunks are claimed one at a time, so the caller never waits for a worker that has
  * not started (on a loaded machine it may do every chunk itself); it returns when
  * every chunk is done. fn must not fail, call BLAS or start parallel work itself.
- * Call from one thread at a time (the GIL holder); a nested call runs serially. */
+ * Any thread may call; one job uses the pool at a time, and a call that finds the pool
+ * busy, or a nested call, runs serially on its caller. */
 void ga_cpu_parallel_for(int64_t nchunks, ga_cpu_chunk_fn fn, void *ctx);
 /* Threads that ga_cpu_parallel_for uses, the caller included (>= 1): the CPUs this
  * process may run on, capped by GPUARR_NUM_THREADS or else OMP_NUM_THREADS. */
 int ga_cpu_num_threads(void);
+/* The calling thread's share of those threads (a simulated GPU's worker gets about
+ * ga_cpu_num_threads() / number of simulated GPUs; every other thread all of them).
+ * Kernels that start threads of their own (OpenMP, BLAS) size them by this. */
+int ga_cpu_thread_share(void);
+void ga_cpu_set_thread_share(int n);
 /* Run `fn` over the loop, split into chunks between threads when it is large.
  * `cost`: time per element relative to a simple one (1; transcendental math about 8),
  * which scales the threshold and the chunk down. */

@@ -4,12 +4,13 @@
 #include <string.h>
 
 #include "ga_cpu.h"
+#include "ga_cpu_loop.h"
 #include "ga_error.h"
 #include "ga_half.h"
 #include "ga_philox.h"
 
 /* Below this many elements a thread team costs more than it saves. */
-#define GA_CPU_PARALLEL_MIN 32768
+#define GA_RANDOM_PARALLEL_MIN 32768
 
 int
 ga_cpu_random(int dev, const ga_random_desc *r)
@@ -21,7 +22,7 @@ ga_cpu_random(int dev, const ga_random_desc *r)
     }
     int64_t size = ga_dtype_itemsize((ga_dtype)r->dtype);
 #if defined(GA_HAVE_OPENMP)
-#pragma omp parallel for schedule(static) if (r->n >= GA_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (r->n >= GA_RANDOM_PARALLEL_MIN) num_threads(ga_cpu_thread_share())
 #endif
     for (int64_t i = 0; i < r->n; i++) {
         ga_random_element(r, i, r->out + i * size);

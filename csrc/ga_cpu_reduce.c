@@ -1390,7 +1390,7 @@ ga_cpu_scan(int dev, const ga_scan_desc *s)
     int prod = s->op == GA_SCAN_CUMPROD;
     int64_t is = s->in_strides[nd - 1], os = s->out_strides[nd - 1];
 #ifdef GA_HAVE_OPENMP
-#pragma omp parallel for schedule(static) if (rows * len >= PAR_MIN_WORK && rows > 1)
+#pragma omp parallel for schedule(static) if (rows * len >= PAR_MIN_WORK && rows > 1) num_threads(ga_cpu_thread_share())
 #endif
     for (int64_t row = 0; row < rows; row++) {
         const char *ip = s->in;

@@ -4,6 +4,8 @@
 #include "ga_backend.h"
 #include "ga_cpu.h"
 #include "ga_cpu_loop.h"
+#include "ga_device.h"
+#include "ga_sim.h"
 #include "ga_transfer.h"
 
 static PyObject *
@@ -141,7 +143,58 @@ fn_host_cache_limit(PyObject *m, PyObject *unused)
     return PyLong_FromSize_t(ga_host_cache_limit());
 }
 
+static PyObject *
+fn_pending_work(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    ga_device d;
+    if (!pyga_device_converter(arg, &d)) {
+        return NULL;
+    }
+    /* only simulated GPUs keep a queue that the core can count */
+    if (d.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_SIMULATED ||
+        d.index >= ga_num_gpus()) {
+        return PyLong_FromLong(0);
+    }
+    return PyLong_FromLongLong((long long)ga_sim_pending(d.index));
+}
+
+static PyObject *
+fn_hold_queue(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *devobj;
+    int hold;
+    if (!PyArg_ParseTuple(args, "Op:_hold_queue", &devobj, &hold)) {
+        return NULL;
+    }
+    ga_device d;
+    if (!pyga_device_converter(devobj, &d)) {
+        return NULL;
+    }
+    if (d.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_SIMULATED) {
+        PyErr_SetString(PyExc_ValueError, "_hold_queue: only a simulated GPU has a queue "
+                                          "that can be held");
+        return NULL;
+    }
+    const ga_backend *be;
+    int st = ga_device_backend(d, &be); /* checks that the device exists */
+    if (st == GA_OK) {
+        st = ga_sim_hold(d.index, hold);
+    }
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    Py_RETURN_NONE;
+}
+
 PyMethodDef pyga_stats_functions[] = {
+    {"_hold_queue", fn_hold_queue, METH_VARARGS,
+     "_hold_queue(device, hold, /)\n--\n\nTests only: keep a simulated GPU's worker "
+     "waiting (hold=True) so queued work stays pending, or let it go on (False)."},
+    {"_pending_work", fn_pending_work, METH_O,
+     "_pending_work(device, /)\n--\n\nOperations queued on a simulated GPU and not "
+     "finished yet (0 elsewhere): for tests of the asynchrony."},
     {"_host_cache_limit", fn_host_cache_limit, METH_NOARGS,
      "_host_cache_limit()\n--\n\nBytes of freed host blocks kept for reuse per device "
      "(0 when compiled out, as under AddressSanitizer)."},

@@ -61,3 +61,15 @@ def test_gpu_bench_rejects_a_gpu_that_does_not_exist():
     r = _run("--allow-simulated", "--quick", "--device", "3", GPUARR_SIMULATE_GPUS="1")
     assert r.returncode == 2
     assert "1 GPU" in r.stderr
+
+
+def test_sim_async_bench_prints_its_three_rows_on_two_simulated_gpus():
+    e = {k: v for k, v in os.environ.items()
+         if k not in ("GPUARR_SIMULATE_GPUS", "GPUARR_CUDA_EMULATE")}
+    e["GPUARR_SIMULATE_GPUS"] = "2"
+    e["PYTHONPATH"] = os.pathsep.join([str(PKG_ROOT), e.get("PYTHONPATH", "")])
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "sim_async.py"), "--quick"],
+                       cwd=ROOT, env=e, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for row in ["queue vs compute", "two devices", ".item() every step", "(simulated)"]:
+        assert row in r.stdout, r.stdout

@@ -155,6 +155,7 @@ def test_take_errors(device):
     x = gpuarr.asarray(np.arange(6.0), device=device)
     with pytest.raises(IndexError, match="out of bounds"):
         gpuarr.take(x, gpuarr.asarray([6], device=device))
+        gpuarr.synchronize()  # a GPU reports its kernel's error at the next wait
     with pytest.raises(IndexError, match="integer"):
         gpuarr.take(x, gpuarr.asarray([1.0], device=device))
     with pytest.raises(ValueError, match="out of bounds"):

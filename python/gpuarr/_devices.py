@@ -17,7 +17,24 @@ __all__ = [
     "try_gpu", "try_all_gpus", "transfer_stats", "TransferStats", "count_transfers",
     "memory_stats", "empty_cache", "warn_on_transfers", "reset_transfer_stats",
     "simulate_gpus_if_none",
+    "device_kind",
 ]
+
+_KIND_WORDS = {"CPU": "cpu", "CUDA": "cuda", "simulated": "simulated",
+               "emulated CUDA": "emulated"}
+
+
+def device_kind(device):
+    """device_kind(device)
+
+    What serves ``device``: ``"cpu"``; ``"cuda"`` (a real NVIDIA GPU);
+    ``"simulated"`` (``GPUARR_SIMULATE_GPUS``: host memory and CPU kernels behind
+    a queue and a worker thread per device, so counts of copies and waits, overlap
+    between devices and the ``synchronize()`` lesson are real, but speed against
+    the CPU is not); or ``"emulated"`` (``GPUARR_CUDA_EMULATE``: the CUDA backend's
+    own code run on the CPU, a slow test harness). Raises the usual device error
+    for a GPU that does not exist."""
+    return _KIND_WORDS[_core._device_info(device)["kind"]]
 
 
 def try_gpu(i=0):

@@ -37,17 +37,22 @@ def step_devices():
     print("   ", (gpuarr.cpu(), gpuarr.gpu(), gpuarr.gpu(1)))
     _code("gpuarr.num_gpus()")
     print("   ", gpuarr.num_gpus())
-    mode, reason = gpuarr._core._gpu_mode()
+    mode = gpuarr.device_kind(gpuarr.gpu()) if gpuarr.num_gpus() else "none"
+    _code("gpuarr.device_kind(gpuarr.try_gpu())")
+    print("   ", repr(gpuarr.device_kind(gpuarr.try_gpu())))
     if mode == "simulated":
         _say("These GPUs are SIMULATED: they keep their memory in host RAM and compute")
         _say("with the CPU, but follow every rule of a real GPU (placement, explicit")
-        _say("copies, transfer accounting).")
+        _say("copies, transfer accounting) and keep time like one: each has a queue")
+        _say("and a worker thread, so operations return at once and synchronize() or")
+        _say("a host read waits for them.")
     elif mode == "emulated":
         _say("These GPUs are EMULATED CUDA devices (GPUARR_CUDA_EMULATE, a test")
         _say("harness): the CUDA backend's own kernels run on the CPU, one thread at a")
         _say("time. Every rule holds; the speed means nothing.")
     elif mode == "none":
-        _say(f"No GPU here ({reason}); everything below falls back to the CPU.")
+        _say("No GPU here (gpuarr.info() says why); everything below falls back to")
+        _say("the CPU.")
 
 
 def step_try_gpu():
@@ -168,11 +173,13 @@ def _time_matmul(n, dev, reps):
 def step_timing(sizes=(8, 128, 512)):
     _title(8, "Exercise 1: matrix products, CPU against GPU")
     devs = [gpuarr.cpu()] + [gpuarr.gpu(i) for i in range(gpuarr.num_gpus())]
-    mode, _ = gpuarr._core._gpu_mode()
+    mode = gpuarr.device_kind(gpuarr.gpu()) if gpuarr.num_gpus() else "none"
     if mode == "simulated":
-        _say("NOTE: the GPUs are simulated, so their times below are CPU times: the")
-        _say("table shows how to measure (synchronize before stopping the clock), not")
-        _say("how fast a GPU is.")
+        _say("NOTE: the GPUs are simulated, so their times below are CPU times (a")
+        _say("share of the cores each): their speed against the CPU column says")
+        _say("nothing about a GPU. What does mean something: operations are queued")
+        _say("and return at once, so a clock stopped without synchronize()")
+        _say("under-reports, and two simulated GPUs compute side by side.")
     elif mode == "emulated":
         _say("NOTE: the GPUs are emulated (CUDA kernels run on the CPU, serially): their")
         _say("times below only show how to measure, not how fast a GPU is.")

@@ -1,0 +1,146 @@
+"""The chapter's timing lessons on simulated GPUs: do they show on a laptop?
+
+    GPUARR_SIMULATE_GPUS=2 python bench/sim_async.py [--rounds N] [--quick]
+
+Simulated GPUs queue every operation on a worker thread per device (docs/DESIGN.md,
+"Ordering: one model for simulated and CUDA devices"), so the lessons about time can
+be seen without a GPU. Three rows, each the median of --rounds:
+
+  queue vs compute   ((x * 2 + 1).exp() * x).sqrt() on 2^23 float32 elements: the time
+                     until the calls return (what a clock stopped without synchronize()
+                     reports) against the time until synchronize() returns (the work)
+  two devices        4 matmuls of 1024 x 1024 float32 queued on each of gpu(0) and
+                     gpu(1) before one synchronize(), against the same 8 on gpu(0)
+  item() per step    exercise 3: 1000 steps of a 100 x 100 product and its norm, read
+                     with .item() at every step, against a log kept on the device and
+                     copied once at the end
+
+What the numbers mean on simulated GPUs: the ratios (queued/computed, the two-device
+speed-up, what synchronising every step costs) show the behaviour of a GPU program;
+the absolute times are CPU arithmetic on a share of the cores and say nothing about a
+GPU's speed. It runs on whatever devices exist (labelled), and exits 0 without two
+GPUs after saying so. Benchmarks are not tests: nothing here asserts.
+"""
+import argparse
+import os
+import statistics
+import time
+
+import gpuarr as ga
+
+
+def median_time(fn, rounds):
+    times = []
+    for _ in range(rounds):
+        ga.synchronize()
+        times.append(fn())
+    return statistics.median(times)
+
+
+def queue_vs_compute(device, n, rounds):
+    x = ga.rand(n, device=device)
+    ga.synchronize()
+    queued, total = [], []
+    for _ in range(rounds):
+        ga.synchronize()
+        t0 = time.perf_counter()
+        y = ((x * 2 + 1).exp() * x).sqrt()
+        queued.append(time.perf_counter() - t0)
+        ga.synchronize()
+        total.append(time.perf_counter() - t0)
+        del y
+    return statistics.median(queued), statistics.median(total)
+
+
+def two_devices(d0, d1, n, per_device, rounds):
+    a0, a1 = ga.rand(n, n, device=d0), ga.rand(n, n, device=d1)
+    b0 = ga.rand(n, n, device=d0)
+    (a0 @ a0), (a1 @ a1)  # warm up both workers and BLAS
+    ga.synchronize()
+
+    def both():
+        t0 = time.perf_counter()
+        out = []
+        for _ in range(per_device):
+            out.append(a0 @ a0)
+            out.append(a1 @ a1)
+        ga.synchronize()
+        return time.perf_counter() - t0
+
+    def one():
+        t0 = time.perf_counter()
+        out = []
+        for _ in range(per_device):
+            out.append(a0 @ a0)
+            out.append(b0 @ b0)
+        ga.synchronize()
+        return time.perf_counter() - t0
+
+    t_two = t_one = 0.0
+    two, onel = [], []
+    for _ in range(rounds):  # interleaved, so both see the same load
+        two.append(median_time(both, 1))
+        onel.append(median_time(one, 1))
+    t_two, t_one = statistics.median(two), statistics.median(onel)
+    return t_two, t_one
+
+
+def item_per_step(device, steps, rounds):
+    A = ga.rand(100, 100, device=device) / 100
+
+    def every_step():
+        t0 = time.perf_counter()
+        log = [ga.linalg.norm(A @ A).item() for _ in range(steps)]
+        assert len(log) == steps
+        return time.perf_counter() - t0
+
+    def at_the_end():
+        t0 = time.perf_counter()
+        log = ga.zeros(steps, device=device)
+        for i in range(steps):
+            log[i] = ga.linalg.norm(A @ A)
+        log.numpy()
+        return time.perf_counter() - t0
+
+    items, ends = [], []
+    for _ in range(rounds):
+        items.append(median_time(every_step, 1))
+        ends.append(median_time(at_the_end, 1))
+    return statistics.median(items), statistics.median(ends)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--quick", action="store_true", help="smaller sizes, 3 rounds")
+    args = p.parse_args()
+    rounds = 3 if args.quick else args.rounds
+    n_chain = 1 << (20 if args.quick else 23)
+    n_mat = 256 if args.quick else 1024
+    steps = 100 if args.quick else 1000
+
+    if ga.num_gpus() < 2:
+        print("sim_async: needs two GPUs; run with GPUARR_SIMULATE_GPUS=2")
+        return 0
+    d0, d1 = ga.gpu(0), ga.gpu(1)
+    load = os.getloadavg()[0]
+    print(f"devices: {d0}, {d1} ({ga.device_kind(d0)}); CPU threads "
+          f"{ga._core._num_threads()}; load average {load:.2f}")
+
+    q, t = queue_vs_compute(d0, n_chain, rounds)
+    print(f"queue vs compute (2^{n_chain.bit_length() - 1} elements): queued in "
+          f"{q * 1e3:.2f} ms, done after {t * 1e3:.2f} ms: the calls return after "
+          f"{q / t:.1%} of the work")
+    t_two, t_one = two_devices(d0, d1, n_mat, 4, rounds)
+    print(f"two devices ({n_mat} x {n_mat}, 4 matmuls each): {t_two * 1e3:.1f} ms; "
+          f"the same 8 on {d0}: {t_one * 1e3:.1f} ms; speed-up {t_one / t_two:.2f}")
+    t_item, t_end = item_per_step(d0, steps, rounds)
+    print(f"{steps} steps: .item() every step {t_item * 1e3:.1f} ms, log on the device "
+          f"{t_end * 1e3:.1f} ms; ratio {t_item / t_end:.2f}")
+    print(f"load average after: {os.getloadavg()[0]:.2f} (a shared machine: every "
+          "number depends on whether the other core is free)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,581 @@
+/* ga_backend_sim.c: simulated GPUs, each with an in-order queue and a worker thread.
+ *
+ * A simulated GPU keeps its data in host memory and computes with the CPU kernels
+ * (ga_cpu_*.c), but it keeps time like a GPU: an operation is copied into a task,
+ * appended to the device's queue and the call returns at once; the device's own
+ * worker thread runs the tasks in order. So `synchronize()` has something to wait for,
+ * two devices compute side by side, and a host read pays for the work before it. The
+ * ordering rules are the CUDA backend's (docs/DESIGN.md, "Ordering: one model for
+ * simulated and CUDA devices"):
+ *
+ *   queued, returning at once: elementwise, reduce, scan, gemm, random, gather,
+ *     scatter, nonzero, arange, copies within the device;
+ *   free: as in the CUDA backend, a freed block goes straight back to the device's
+ *     cache, because only later work of the same in-order queue can be handed it (host
+ *     and peer copies into a block wait for the queue first, and empty_cache too). A
+ *     block that would go back to the system is freed by the worker, after the work
+ *     queued before the free;
+ *   waiting for the queue: copy_d2h (the host reads what the queue wrote), copy_peer
+ *     (after the work of both devices), copy_h2d (the destination may still be in use
+ *     by queued work), synchronize, memory_stats and empty_cache (exact numbers);
+ *   errors: a task that fails keeps its status and message (the first one since the
+ *     last report); the next synchronizing call on that device (synchronize, copy_d2h,
+ *     copy_peer) returns it, as CUDA reports a failed kernel at the next synchronizing
+ *     call. Later tasks still run (their inputs may be garbage, as on a GPU).
+ *
+ * Cores: the worker of each of N simulated GPUs gets C / N of the C threads of the
+ * CPU pool (at least one; GPUARR_NUM_THREADS still caps C), so two simulated GPUs on a
+ * 2-core laptop run side by side on a core each.
+ *
+ * Every descriptor is plain data (pointers into device blocks and inline arrays), so
+ * a task copies it by value; the caller's descriptor may be gone when the task runs.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_backend.h"
+#include "ga_cpu.h"
+#include "ga_cpu_loop.h"
+#include "ga_device.h"
+#include "ga_error.h"
+#include "ga_sim.h"
+
+typedef enum {
+    TASK_ELEMENTWISE,
+    TASK_REDUCE,
+    TASK_SCAN,
+    TASK_GEMM,
+    TASK_RANDOM,
+    TASK_GATHER,
+    TASK_SCATTER,
+    TASK_NONZERO,
+    TASK_ARANGE,
+    TASK_COPY,
+    TASK_FREE,
+    TASK_GATE /* tests: the worker waits here until ga_sim_hold(dev, 0) */
+} task_kind;
+
+typedef struct task {
+    struct task *next;
+    task_kind kind;
+    int op;
+    union {
+        ga_loop loop; /* elementwise, nonzero */
+        ga_reduce_desc reduce;
+        ga_scan_desc scan;
+        ga_gemm_desc gemm;
+        ga_random_desc random;
+        ga_index_desc index; /* gather, scatter */
+        ga_arange_desc arange;
+        struct {
+            void *dst;
+            const void *src;
+            size_t nbytes;
+        } copy;
+        struct {
+            void *ptr;
+            size_t nbytes;
+        } block;
+    } u;
+    int64_t count;       /* nonzero */
+    int64_t *nonzero_out; /* nonzero */
+} task;
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t work;  /* a task was queued */
+    pthread_cond_t idle;  /* pending dropped to 0 */
+    task *head, *tail;
+    int started;
+    int64_t pending; /* queued or running */
+    int held;        /* ga_sim_hold: a gate task keeps the worker waiting */
+    int err_status;  /* first failure since the last report, GA_OK if none */
+    char err_msg[1024];
+} sim_queue;
+
+static sim_queue queues[GA_MAX_DEVICES];
+static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+run_task(int dev, task *t)
+{
+    sim_queue *q = &queues[dev];
+    switch (t->kind) {
+    case TASK_GATE:
+        pthread_mutex_lock(&q->mu);
+        while (q->held) {
+            pthread_cond_wait(&q->work, &q->mu);
+        }
+        pthread_mutex_unlock(&q->mu);
+        return GA_OK;
+    case TASK_ELEMENTWISE:
+        return ga_cpu_elementwise(dev, t->op, &t->u.loop);
+    case TASK_REDUCE:
+        return ga_cpu_reduce(dev, &t->u.reduce);
+    case TASK_SCAN:
+        return ga_cpu_scan(dev, &t->u.scan);
+    case TASK_GEMM:
+        return ga_cpu_gemm(dev, &t->u.gemm);
+    case TASK_RANDOM:
+        return ga_cpu_random(dev, &t->u.random);
+    case TASK_GATHER:
+        return ga_cpu_gather(dev, &t->u.index);
+    case TASK_SCATTER:
+        return ga_cpu_scatter(dev, &t->u.index);
+    case TASK_NONZERO:
+        return ga_cpu_nonzero(dev, &t->u.loop, t->count, t->nonzero_out);
+    case TASK_ARANGE:
+        return ga_cpu_arange(dev, &t->u.arange);
+    case TASK_COPY:
+        memcpy(t->u.copy.dst, t->u.copy.src, t->u.copy.nbytes);
+        return GA_OK;
+    case TASK_FREE:
+        ga_host_free(1 + dev, t->u.block.ptr, t->u.block.nbytes);
+        return GA_OK;
+    }
+    return GA_OK;
+}
+
+typedef struct {
+    int dev;
+    int share;
+} worker_arg;
+
+static void *
+worker_main(void *arg)
+{
+    worker_arg a = *(worker_arg *)arg;
+    free(arg);
+    sim_queue *q = &queues[a.dev];
+    ga_cpu_set_thread_share(a.share);
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        while (q->head == NULL) {
+            pthread_cond_wait(&q->work, &q->mu);
+        }
+        task *t = q->head;
+        q->head = t->next;
+        if (q->head == NULL) {
+            q->tail = NULL;
+        }
+        pthread_mutex_unlock(&q->mu);
+
+        int st = run_task(a.dev, t);
+
+        pthread_mutex_lock(&q->mu);
+        if (st != GA_OK && q->err_status == GA_OK) {
+            q->err_status = st;
+            snprintf(q->err_msg, sizeof(q->err_msg), "%s", ga_error_message());
+        }
+        if (--q->pending == 0) {
+            pthread_cond_broadcast(&q->idle);
+        }
+        pthread_mutex_unlock(&q->mu);
+        free(t);
+    }
+    return NULL;
+}
+
+/* Wait until the work queued so far on every device is done before fork(): the child
+ * has none of the workers, so it must start with empty queues (and fresh locks). */
+static void
+before_fork(void)
+{
+    for (int d = 0; d < GA_MAX_DEVICES; d++) {
+        sim_queue *q = &queues[d];
+        if (!q->started) {
+            continue;
+        }
+        pthread_mutex_lock(&q->mu);
+        while (q->pending > 0) {
+            pthread_cond_wait(&q->idle, &q->mu);
+        }
+        pthread_mutex_unlock(&q->mu);
+    }
+}
+
+static void
+after_fork_child(void)
+{
+    for (int d = 0; d < GA_MAX_DEVICES; d++) {
+        sim_queue *q = &queues[d];
+        if (!q->started) {
+            continue;
+        }
+        pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+        pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+        q->mu = mu;
+        q->work = cv;
+        q->idle = cv;
+        q->head = q->tail = NULL;
+        q->pending = 0;
+        q->started = 0;
+    }
+}
+
+/* The queue of `dev`, its worker started on first use. */
+static int
+queue_of(int dev, sim_queue **out)
+{
+    sim_queue *q = &queues[dev];
+    *out = q;
+    if (q->started) {
+        return GA_OK;
+    }
+    pthread_mutex_lock(&start_mu);
+    static int atfork_done;
+    if (!atfork_done) {
+        pthread_atfork(before_fork, NULL, after_fork_child);
+        atfork_done = 1;
+    }
+    if (!q->started) {
+        pthread_mutex_init(&q->mu, NULL);
+        pthread_cond_init(&q->work, NULL);
+        pthread_cond_init(&q->idle, NULL);
+        q->head = q->tail = NULL;
+        q->pending = 0;
+        q->err_status = GA_OK;
+        int ngpus = ga_num_gpus();
+        int share = ga_cpu_num_threads() / (ngpus > 0 ? ngpus : 1);
+        worker_arg *a = malloc(sizeof(*a));
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 8 << 20);
+        int ok = a != NULL;
+        if (ok) {
+            a->dev = dev;
+            a->share = share < 1 ? 1 : share;
+            ok = pthread_create(&th, &attr, worker_main, a) == 0;
+            if (ok) {
+                pthread_detach(th);
+            }
+            else {
+                free(a);
+            }
+        }
+        pthread_attr_destroy(&attr);
+        if (!ok) {
+            pthread_mutex_unlock(&start_mu);
+            return ga_error(GA_ERR_RUNTIME,
+                            "could not start the worker thread of simulated gpu(%d)", dev);
+        }
+        q->started = 1;
+    }
+    pthread_mutex_unlock(&start_mu);
+    return GA_OK;
+}
+
+static int
+enqueue(int dev, task *t)
+{
+    sim_queue *q;
+    int st = queue_of(dev, &q);
+    if (st != GA_OK) {
+        free(t);
+        return st;
+    }
+    t->next = NULL;
+    pthread_mutex_lock(&q->mu);
+    if (q->tail != NULL) {
+        q->tail->next = t;
+    }
+    else {
+        q->head = t;
+    }
+    q->tail = t;
+    q->pending++;
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    return GA_OK;
+}
+
+static task *
+new_task(task_kind kind)
+{
+    task *t = malloc(sizeof(*t));
+    if (t != NULL) {
+        t->kind = kind;
+        t->op = 0;
+    }
+    return t;
+}
+
+#define NEW_TASK(t, kind)                                                              \
+    task *t = new_task(kind);                                                          \
+    if (t == NULL) {                                                                   \
+        return ga_error(GA_ERR_NOMEM, "out of host memory queuing work on gpu(%d)", dev); \
+    }
+
+/* Wait until everything queued on `dev` is done. With `report`, hand back (and forget)
+ * the first failure of that work. */
+static int
+wait_idle(int dev, int report)
+{
+    sim_queue *q = &queues[dev];
+    if (!q->started) {
+        return GA_OK;
+    }
+    pthread_mutex_lock(&q->mu);
+    while (q->pending > 0) {
+        pthread_cond_wait(&q->idle, &q->mu);
+    }
+    int st = GA_OK;
+    char msg[sizeof(q->err_msg)];
+    if (report && q->err_status != GA_OK) {
+        st = q->err_status;
+        snprintf(msg, sizeof(msg), "%s", q->err_msg);
+        q->err_status = GA_OK;
+    }
+    pthread_mutex_unlock(&q->mu);
+    if (st != GA_OK) {
+        return ga_error(st, "%s (raised by work queued earlier on gpu(%d), reported at "
+                            "the next synchronizing call)",
+                        msg, dev);
+    }
+    return GA_OK;
+}
+
+int
+ga_sim_hold(int dev, int hold)
+{
+    sim_queue *q;
+    GA_TRY(queue_of(dev, &q));
+    if (hold) {
+        NEW_TASK(t, TASK_GATE);
+        pthread_mutex_lock(&q->mu);
+        q->held = 1;
+        pthread_mutex_unlock(&q->mu);
+        return enqueue(dev, t);
+    }
+    pthread_mutex_lock(&q->mu);
+    q->held = 0;
+    pthread_cond_broadcast(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    return GA_OK;
+}
+
+int64_t
+ga_sim_pending(int dev)
+{
+    if (dev < 0 || dev >= GA_MAX_DEVICES || !queues[dev].started) {
+        return 0;
+    }
+    sim_queue *q = &queues[dev];
+    pthread_mutex_lock(&q->mu);
+    int64_t n = q->pending;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+/* --- the backend table ------------------------------------------------------- */
+
+static int
+sim_count(int *count)
+{
+    *count = 1; /* the core decides the count from the environment */
+    return GA_OK;
+}
+
+static int
+sim_props(int dev, ga_device_props *out)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->name, sizeof(out->name), "simulated GPU %d (host memory, CPU kernels)",
+             dev);
+    return GA_OK;
+}
+
+static int
+sim_synchronize(int dev)
+{
+    return wait_idle(dev, 1);
+}
+
+static int
+sim_alloc(int dev, size_t nbytes, void **ptr)
+{
+    if (ga_host_alloc(1 + dev, nbytes, ptr, 0) == GA_OK) {
+        return GA_OK;
+    }
+    /* out of memory: the cache may go back to the system once no queued work uses it */
+    wait_idle(dev, 0);
+    return ga_host_alloc(1 + dev, nbytes, ptr, 1);
+}
+
+static void
+sim_free(int dev, void *ptr, size_t nbytes)
+{
+    sim_queue *q = &queues[dev];
+    if (ga_host_free_to_cache(1 + dev, ptr, nbytes)) {
+        return;
+    }
+    if (q->started) {
+        task *t = new_task(TASK_FREE);
+        if (t != NULL) {
+            t->u.block.ptr = ptr;
+            t->u.block.nbytes = nbytes;
+            if (enqueue(dev, t) == GA_OK) {
+                return;
+            }
+        }
+        /* no memory for a task: free once the queue is done with the block */
+        wait_idle(dev, 0);
+    }
+    ga_host_free(1 + dev, ptr, nbytes);
+}
+
+static int
+sim_stats(int dev, ga_memory_stats *out)
+{
+    wait_idle(dev, 0); /* queued frees count */
+    ga_host_stats(1 + dev, out);
+    return GA_OK;
+}
+
+static int
+sim_empty_cache(int dev)
+{
+    wait_idle(dev, 0);
+    return ga_host_empty_cache(1 + dev);
+}
+
+static int
+sim_copy_h2d(int dev, void *dst, const void *src, size_t nbytes)
+{
+    /* the destination may be read or written by queued work; the source is the
+     * caller's, valid only during this call */
+    wait_idle(dev, 0);
+    memcpy(dst, src, nbytes);
+    return GA_OK;
+}
+
+static int
+sim_copy_d2h(int dev, void *dst, const void *src, size_t nbytes)
+{
+    GA_TRY(wait_idle(dev, 1));
+    memcpy(dst, src, nbytes);
+    return GA_OK;
+}
+
+static int
+sim_copy_d2d(int dev, void *dst, const void *src, size_t nbytes)
+{
+    NEW_TASK(t, TASK_COPY);
+    t->u.copy.dst = dst;
+    t->u.copy.src = src;
+    t->u.copy.nbytes = nbytes;
+    return enqueue(dev, t);
+}
+
+static int
+sim_copy_peer(int dst_dev, void *dst, int src_dev, const void *src, size_t nbytes)
+{
+    GA_TRY(wait_idle(src_dev, 1));
+    GA_TRY(wait_idle(dst_dev, 1));
+    memcpy(dst, src, nbytes);
+    return GA_OK;
+}
+
+static int
+sim_elementwise(int dev, int op, const ga_loop *loop)
+{
+    NEW_TASK(t, TASK_ELEMENTWISE);
+    t->op = op;
+    t->u.loop = *loop;
+    return enqueue(dev, t);
+}
+
+static int
+sim_reduce(int dev, const ga_reduce_desc *r)
+{
+    NEW_TASK(t, TASK_REDUCE);
+    t->u.reduce = *r;
+    return enqueue(dev, t);
+}
+
+static int
+sim_scan(int dev, const ga_scan_desc *s)
+{
+    NEW_TASK(t, TASK_SCAN);
+    t->u.scan = *s;
+    return enqueue(dev, t);
+}
+
+static int
+sim_gemm(int dev, const ga_gemm_desc *g)
+{
+    NEW_TASK(t, TASK_GEMM);
+    t->u.gemm = *g;
+    return enqueue(dev, t);
+}
+
+static int
+sim_random(int dev, const ga_random_desc *r)
+{
+    NEW_TASK(t, TASK_RANDOM);
+    t->u.random = *r;
+    return enqueue(dev, t);
+}
+
+static int
+sim_gather(int dev, const ga_index_desc *d)
+{
+    NEW_TASK(t, TASK_GATHER);
+    t->u.index = *d;
+    return enqueue(dev, t);
+}
+
+static int
+sim_scatter(int dev, const ga_index_desc *d)
+{
+    NEW_TASK(t, TASK_SCATTER);
+    t->u.index = *d;
+    return enqueue(dev, t);
+}
+
+static int
+sim_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out)
+{
+    NEW_TASK(t, TASK_NONZERO);
+    t->u.loop = *mask;
+    t->count = count;
+    t->nonzero_out = out;
+    return enqueue(dev, t);
+}
+
+static int
+sim_arange(int dev, const ga_arange_desc *d)
+{
+    NEW_TASK(t, TASK_ARANGE);
+    t->u.arange = *d;
+    return enqueue(dev, t);
+}
+
+const ga_backend ga_backend_simulated = {
+    .abi_version = GA_BACKEND_ABI_VERSION,
+    .name = "simulated",
+    .device_count = sim_count,
+    .device_props = sim_props,
+    .synchronize = sim_synchronize,
+    .alloc = sim_alloc,
+    .free = sim_free,
+    .memory_stats = sim_stats,
+    .empty_cache = sim_empty_cache,
+    .copy_h2d = sim_copy_h2d,
+    .copy_d2h = sim_copy_d2h,
+    .copy_d2d = sim_copy_d2d,
+    .copy_peer = sim_copy_peer,
+    .elementwise = sim_elementwise,
+    .reduce = sim_reduce,
+    .scan = sim_scan,
+    .gemm = sim_gemm,
+    .random = sim_random,
+    .gather = sim_gather,
+    .scatter = sim_scatter,
+    .nonzero = sim_nonzero,
+    .arange = sim_arange,
+};

@@ -1,0 +1,207 @@
+"""The ordering model (docs/DESIGN.md, "Ordering: one model for simulated and CUDA
+devices"): work on a device is queued in order and returns at once; host reads,
+synchronize() and copies to other devices wait; errors of queued work surface at the
+next synchronizing call. The rules hold on every device (the CPU is simply
+synchronous); the structural checks of the queue itself run on simulated GPUs, whose
+worker can be held still (_core._hold_queue) so nothing depends on timing."""
+import random
+
+import numpy as np
+import pytest
+
+import gpuarr
+from gpuarr import _core
+
+from conftest import to_numpy
+
+
+def _simulated():
+    return gpuarr.num_gpus() > 0 and gpuarr.device_kind(gpuarr.gpu(0)) == "simulated"
+
+
+needs_simulated = pytest.mark.skipif(
+    not _simulated(), reason="needs simulated GPUs (GPUARR_SIMULATE_GPUS=2)")
+
+
+class _held:
+    """Keep a simulated GPU's worker waiting for the duration of the block."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __enter__(self):
+        _core._hold_queue(self.device, True)
+        return self
+
+    def __exit__(self, *exc):
+        _core._hold_queue(self.device, False)
+        return False
+
+
+def test_device_kind_names_every_device(device):
+    kind = gpuarr.device_kind(device)
+    if device == gpuarr.cpu():
+        assert kind == "cpu"
+    else:
+        assert kind in ("cuda", "simulated", "emulated")
+
+
+def test_device_kind_of_a_missing_gpu_raises():
+    with pytest.raises(Exception, match="does not exist"):
+        gpuarr.device_kind(gpuarr.gpu(gpuarr.num_gpus() + 3))
+
+
+def test_the_cpu_has_no_queue():
+    x = gpuarr.ones(1 << 20)
+    (x * 2).exp()
+    assert _core._pending_work(gpuarr.cpu()) == 0
+
+
+@needs_simulated
+def test_work_is_queued_and_synchronize_waits_for_it():
+    d = gpuarr.gpu(0)
+    x = gpuarr.ones(1 << 20, device=d)
+    with _held(d):
+        y = ((x * 2 + 1).exp() * x).sqrt()
+        assert _core._pending_work(d) >= 4  # every operation returned before running
+    gpuarr.synchronize(d)
+    assert _core._pending_work(d) == 0
+    np.testing.assert_allclose(y.numpy(), np.full(1 << 20, np.sqrt(np.exp(3.0))),
+                               rtol=1e-6)
+
+
+@needs_simulated
+def test_a_host_read_waits_for_the_work_before_it():
+    d = gpuarr.gpu(0)
+    x = gpuarr.zeros(1000, device=d)
+    with _held(d):
+        for _ in range(10):
+            x += 1
+        assert _core._pending_work(d) >= 10
+    assert x.numpy().tolist() == [10.0] * 1000
+    assert _core._pending_work(d) == 0
+
+
+@needs_simulated
+def test_two_devices_queue_independently(two_gpus):
+    d0, d1 = two_gpus
+    a0, a1 = gpuarr.ones(1000, device=d0), gpuarr.ones(1000, device=d1)
+    with _held(d0):
+        b1 = a1 + 1
+        assert float(b1.sum()) == 2000.0  # d1 runs while d0 is held
+        b0 = a0 + 2
+        assert _core._pending_work(d0) >= 1
+    assert float(b0.sum()) == 3000.0
+
+
+@needs_simulated
+def test_a_copy_to_another_device_waits_for_the_source_queue(two_gpus):
+    d0, d1 = two_gpus
+    x = gpuarr.zeros(1000, device=d0)
+    with _held(d0):
+        x += 5
+    y = x.to(d1)  # ordered after x += 5 on d0
+    assert y.numpy().tolist() == [5.0] * 1000
+
+
+@needs_simulated
+def test_memory_of_a_freed_array_is_not_reused_before_queued_readers():
+    d = gpuarr.gpu(0)
+    x = gpuarr.arange(1 << 16, dtype="float64", device=d)
+    with _held(d):
+        y = x * 2
+        del x  # the block is cached; only later work on d's queue can get it
+        z = gpuarr.full(1 << 16, -1.0, device=d)  # may reuse x's block, after y
+    np.testing.assert_array_equal(y.numpy(), np.arange(1 << 16) * 2.0)
+    assert (z.numpy() == -1.0).all()
+
+
+def test_an_error_in_queued_work_surfaces_at_the_next_synchronizing_call(device):
+    x = gpuarr.arange(10, device=device)
+    idx = gpuarr.asarray(np.array([1, 99]), device=device)
+    with pytest.raises(IndexError, match="out of bounds"):
+        y = x[idx]  # the CPU raises here; a queue at the next wait
+        gpuarr.synchronize()
+        y.numpy()
+    # reported once, then the device works again
+    gpuarr.synchronize()
+    assert (x + 1).numpy().tolist() == list(range(1, 11))
+
+
+@needs_simulated
+def test_an_error_in_queued_work_is_reported_by_a_host_read():
+    d = gpuarr.gpu(0)
+    x = gpuarr.arange(10, device=d)
+    idx = gpuarr.asarray(np.array([99]), device=d)
+    with _held(d):
+        x[idx]  # queued: cannot fail yet
+    with pytest.raises(IndexError, match="reported at the next synchronizing call"):
+        x.sum().item()
+    assert x.sum().item() == 45
+
+
+_OPS = [
+    lambda a, b: a + b,
+    lambda a, b: a * b / 10,
+    lambda a, b: a - b,
+    lambda a, b: a + b * 0.5,
+]
+
+
+def _random_program(rng, steps):
+    prog = []
+    for _ in range(steps):
+        kind = rng.choice(["binary", "scalar", "reduce", "inplace", "setitem", "move",
+                           "matmul", "view", "free"])
+        prog.append((kind, rng.randrange(4), rng.randrange(4), rng.random()))
+    return prog
+
+
+def _run(prog, xp, devices):
+    """Run the program with `xp` arrays on `devices` (NumPy: devices ignored)."""
+    base = np.arange(64.0).reshape(8, 8) / 10
+    regs = []
+    for i in range(4):
+        v = base + i
+        regs.append(gpuarr.asarray(v, device=devices[i % len(devices)]) if xp else v)
+    outs = []
+    for kind, i, j, r in prog:
+        a, b = regs[i], regs[j]
+        if xp and a.device != b.device:
+            b = b.to(a.device)  # a copy between devices, ordered on both queues
+        if kind == "binary":
+            regs[i] = _OPS[j](a, b)
+        elif kind == "scalar":
+            regs[i] = (a * a * 0.25 + r) ** 0.5
+        elif kind == "reduce":
+            s = a.sum(axis=0)
+            outs.append(to_numpy(s) if xp else s)
+        elif kind == "inplace":
+            a += 1.0
+            regs[i] = a
+        elif kind == "setitem":
+            a[j, :] = b[i, :]
+            regs[i] = a
+        elif kind == "move":
+            regs[i] = a.to(devices[j % len(devices)]) if xp else a
+        elif kind == "matmul":
+            regs[i] = (a @ b) / 10
+        elif kind == "view":
+            regs[i] = a.T[::-1] * 1.0
+        elif kind == "free":
+            regs[i] = b - 1.0
+            del a  # the last reference to the old register, maybe still read by queued work
+    return [to_numpy(x) if xp else x for x in regs], outs
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_programs_on_two_devices_match_numpy(seed):
+    """Random sequences of queued operations, moves and reads spread over every GPU
+    (or the CPU alone), compared with NumPy step by step."""
+    devices = [gpuarr.gpu(i) for i in range(gpuarr.num_gpus())] or [gpuarr.cpu()]
+    rng = random.Random(seed)
+    prog = _random_program(rng, 40)
+    want_regs, want_outs = _run(prog, False, devices)
+    got_regs, got_outs = _run(prog, True, devices)
+    for g, w in zip(got_regs + got_outs, want_regs + want_outs):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9)
