@@ -122,6 +122,21 @@ def test_misaligned_vector_load_is_a_misaligned_address_fault():
     assert "cudaErrorMisalignedAddress" in msg and "ga_ld_vec" in msg, msg
 
 
+@pytest.mark.parametrize("sms", [None, "7"])
+def test_emulated_device_has_h100_geometry_and_configurable_multiprocessors(sms):
+    env = {} if sms is None else {"GPUARR_CUDA_EMULATE_SMS": sms}
+    rc, msg = run_case("device_props", **env)
+    assert rc == 0, msg
+    props = dict(w.split("=") for w in msg.split())
+    assert props == {"sms": sms or "132", "threads": "1024", "shared": str(48 * 1024),
+                     "grid": "2147483647,65535,65535", "warp": "32", "regs": "65536",
+                     "occ256": "8", "occ1024": "2", "occ64_40k": "5"}, props
+
+
+def test_launch_beyond_a_limit_fails_with_the_gpus_error():
+    assert run_case("launch_limits") == (0, "")
+
+
 def test_host_device_device_host_copies_are_exact_and_counted():
     out = run_emulated("""
         for dt in DTYPES:

@@ -68,6 +68,7 @@ std::mutex state_lock; /* devices, the address map */
 std::mutex launch_lock;
 int ndevices;
 size_t memory_limit;
+int multiprocessors = 132; /* GPUARR_CUDA_EMULATE_SMS; an H100's count */
 ga_emu_device devices[64];
 std::map<uintptr_t, block_info> blocks; /* start address -> block */
 thread_local int current_device;
@@ -167,6 +168,21 @@ ga_emu_init(int n)
             memory_limit = (size_t)b;
         }
     }
+    multiprocessors = 132;
+    v = getenv("GPUARR_CUDA_EMULATE_SMS");
+    if (v != NULL && *v != '\0') {
+        char *end;
+        errno = 0;
+        long sms = strtol(v, &end, 10);
+        if (errno == 0 && *end == '\0' && sms >= 1 && sms <= 4096) {
+            multiprocessors = (int)sms;
+        } else {
+            fprintf(stderr,
+                    "gpuarr: GPUARR_CUDA_EMULATE_SMS=%s is not a count from 1 to 4096; "
+                    "using 132\n",
+                    v);
+        }
+    }
 }
 
 #define GA_EMU_FAIL_POINT(name)                                                        \
@@ -224,12 +240,15 @@ cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     prop->maxGridSize[0] = 0x7fffffff;
     prop->maxGridSize[1] = 65535;
     prop->maxGridSize[2] = 65535;
-    /* few multiprocessors: grid-stride kernels then launch few threads, which keeps
-     * the emulation fast */
+    /* an H100's geometry, so grids are sized as on one */
     prop->major = 8;
     prop->minor = 0;
-    prop->multiProcessorCount = 2;
+    prop->multiProcessorCount = multiprocessors;
     prop->maxThreadsPerMultiProcessor = 2048;
+    prop->regsPerBlock = 65536;
+    prop->regsPerMultiprocessor = 65536;
+    prop->sharedMemPerMultiprocessor = 228 * 1024;
+    prop->maxBlocksPerMultiProcessor = 32;
     prop->canMapHostMemory = 1;
     prop->unifiedAddressing = 1;
     return cudaSuccess;
@@ -616,6 +635,22 @@ cudaError_t
 cudaEventQuery(cudaEvent_t event)
 {
     (void)event;
+    return cudaSuccess;
+}
+
+cudaError_t
+ga_emu_occupancy(int *blocks, int block_size, size_t dynamic_shared)
+{
+    if (blocks == NULL || block_size <= 0 || block_size > 1024 ||
+        dynamic_shared > 48 * 1024) {
+        return fail(cudaErrorInvalidValue);
+    }
+    int warps = (block_size + 31) / 32;
+    int by_threads = 64 / warps; /* 2048 threads = 64 warps a multiprocessor */
+    /* 1 KiB of shared memory a block is reserved by the system, as on sm_90 */
+    int by_shared = (int)((228 * 1024) / (dynamic_shared + 1024));
+    int b = by_threads < 32 ? by_threads : 32;
+    *blocks = b < by_shared ? b : by_shared;
     return cudaSuccess;
 }
 

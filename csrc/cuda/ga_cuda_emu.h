@@ -20,6 +20,9 @@
  *     of its block reached none is reported as a launch failure;
  *   - one global lock serialises launches, so `__shared__` (mapped to `static`) is
  *     private to the block that runs;
+ *   - each device looks like an H100 (GPUARR_CUDA_EMULATE_SMS multiprocessors, default
+ *     132; 1024 threads a block, 48 KiB shared memory, grid up to (2^31-1, 65535,
+ *     65535)); a launch beyond a limit fails with the GPU's error;
  *   - device memory is host memory with a per-device limit
  *     (GPUARR_CUDA_EMULATE_MEMORY bytes, default 1 GiB), so out-of-memory is testable;
  *   - test only: GPUARR_CUDA_EMULATE_FAIL=<name> makes every call of the runtime
@@ -135,6 +138,10 @@ struct cudaDeviceProp {
     int minor;
     int multiProcessorCount;
     int maxThreadsPerMultiProcessor;
+    int regsPerBlock;
+    int regsPerMultiprocessor;
+    size_t sharedMemPerMultiprocessor;
+    int maxBlocksPerMultiProcessor;
     int canMapHostMemory;
     int unifiedAddressing;
 };
@@ -180,6 +187,10 @@ cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventQuery(cudaEvent_t event);
+
+/* An H100-like estimate from the block size and dynamic shared memory alone (the
+ * emulator knows no register counts): min(2048 / threads, 32, shared memory). */
+cudaError_t ga_emu_occupancy(int *blocks, int block_size, size_t dynamic_shared);
 
 cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer);
 cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags);
@@ -246,6 +257,15 @@ ga_emu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, cudaStr
     closure c{kernel, std::tuple<typename std::decay<P>::type...>(
                           static_cast<typename std::decay<P>::type>(args)...)};
     ga_emu_run(grid, block, shmem, stream, &closure::run, &c);
+}
+
+template <typename F>
+static inline cudaError_t
+cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, F kernel, int block_size,
+                                              size_t dynamic_shared)
+{
+    (void)kernel;
+    return ga_emu_occupancy(blocks, block_size, dynamic_shared);
 }
 
 /* Dynamic shared memory of a launch; see GA_DYNAMIC_SHARED in ga_cuda.h. */

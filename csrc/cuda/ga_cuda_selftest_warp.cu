@@ -7,7 +7,8 @@
  * must FAIL, returning 1 with the CUDA error in the message: "warp_missing_lane" (a
  * mask names a lane that exited: a launch failure, as synccheck reports it) and
  * "misaligned_vector" (a 16-byte load from an address 4 bytes off: a misaligned
- * address fault).
+ * address fault). "device_props" reports the geometry (and occupancy estimates) for
+ * the test to compare; "launch_limits" checks the error of each launch past a limit.
  */
 #include "k_common.cuh"
 
@@ -280,6 +281,77 @@ done:
     return rc;
 }
 
+__global__ void
+k_nothing(int *out)
+{
+    if (out != NULL && threadIdx.x == 0 && blockIdx.x == 0) {
+        out[0] = 1;
+    }
+}
+
+/* The device's geometry as "key=value" words in msg, for the test to compare. */
+int
+case_device_props(int dev, char *msg, size_t n)
+{
+    cudaDeviceProp p;
+    int occ256 = 0, occ1024 = 0, occ_shared = 0;
+    if (cudaGetDeviceProperties(&p, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ256, k_nothing, 256, 0) !=
+            cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ1024, k_nothing, 1024, 0) !=
+            cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_shared, k_nothing, 64,
+                                                      40 * 1024) != cudaSuccess) {
+        return say(msg, n, "cudaGetDeviceProperties or the occupancy query failed");
+    }
+    snprintf(msg, n,
+             "sms=%d threads=%d shared=%zu grid=%d,%d,%d warp=%d regs=%d occ256=%d "
+             "occ1024=%d occ64_40k=%d",
+             p.multiProcessorCount, p.maxThreadsPerBlock, p.sharedMemPerBlock,
+             p.maxGridSize[0], p.maxGridSize[1], p.maxGridSize[2], p.warpSize,
+             p.regsPerBlock, occ256, occ1024, occ_shared);
+    return 0;
+}
+
+/* Launches past each limit fail with the error a GPU gives; the limits themselves
+ * launch. */
+int
+case_launch_limits(int dev, char *msg, size_t n)
+{
+    cudaStream_t s;
+    if (ga_cuda_stream(dev, &s) != GA_OK) {
+        return say(msg, n, ga_error_message());
+    }
+    struct {
+        dim3 grid, block;
+        size_t shmem;
+        cudaError_t want;
+        const char *what;
+    } cases[] = {
+        {dim3(1), dim3(1025), 0, cudaErrorInvalidConfiguration, "1025 threads"},
+        {dim3(1), dim3(1, 1, 65), 0, cudaErrorInvalidConfiguration, "block z 65"},
+        {dim3(1, 65536), dim3(32), 0, cudaErrorInvalidConfiguration, "grid y 65536"},
+        {dim3(1, 1, 65536), dim3(32), 0, cudaErrorInvalidConfiguration, "grid z 65536"},
+        {dim3(0x80000000u), dim3(1), 0, cudaErrorInvalidConfiguration, "grid x 2^31"},
+        {dim3(1), dim3(32), 48 * 1024 + 1, cudaErrorInvalidValue, "48 KiB + 1 shared"},
+        {dim3(1), dim3(1024), 48 * 1024, cudaSuccess, "1024 threads, 48 KiB shared"},
+        {dim3(1, 65535, 1), dim3(1), 0, cudaSuccess, "grid y 65535"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        GA_LAUNCH(k_nothing, cases[i].grid, cases[i].block, cases[i].shmem, s, (int *)NULL);
+        cudaError_t got = cudaGetLastError();
+        if (got == cudaSuccess) {
+            got = cudaStreamSynchronize(s);
+        }
+        if (got != cases[i].want) {
+            snprintf(msg, n, "launch with %s: got %s, want %s", cases[i].what,
+                     cudaGetErrorName(got), cudaGetErrorName(cases[i].want));
+            return 1;
+        }
+    }
+    return 0;
+}
+
 }  // namespace
 
 /* Run the self-test case `name` on `dev`: 0 when it passes; otherwise 1 and a message
@@ -296,6 +368,8 @@ gpuarr_cuda_selftest_case(int dev, const char *name, char *msg, size_t n)
         {"warp_missing_lane", case_warp_missing_lane},
         {"vector", case_vector},
         {"misaligned_vector", case_misaligned_vector},
+        {"device_props", case_device_props},
+        {"launch_limits", case_launch_limits},
     };
     msg[0] = '\0';
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
