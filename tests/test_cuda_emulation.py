@@ -87,6 +87,56 @@ def test_self_test_kernels_agree_with_their_known_answers_on_each_device():
     assert out.split() == ["0", "0"], out
 
 
+def run_case(name, dev=0, **env):
+    """Run the plugin's self-test case `name` (ga_cuda_selftest_warp.cu): (rc, msg)."""
+    out = run_emulated(f"""
+        msg = ctypes.create_string_buffer(1024)
+        rc = lib.gpuarr_cuda_selftest_case({dev}, b"{name}", msg, 1024)
+        print(rc)
+        print(msg.value.decode())
+    """, **env)
+    rc, _, msg = out.partition("\n")
+    return int(rc), msg.strip()
+
+
+@pytest.mark.parametrize("dev", [0, 1])
+def test_warp_primitives_give_the_values_cuda_documents(dev):
+    # shuffles (idx/up/down/xor, with widths, 4- and 8-byte values), ballot/any/all,
+    # activemask, syncwarp with a partial mask, popc/ffs/clz
+    assert run_case("warp", dev) == (0, "")
+
+
+def test_warp_mask_naming_an_exited_lane_is_a_launch_failure():
+    rc, msg = run_case("warp_missing_lane")
+    assert rc == 1, msg
+    assert "cudaErrorLaunchFailure" in msg and "lane 5" in msg and "has exited" in msg, msg
+
+
+def test_vector_types_load_and_store_aligned_in_256_byte_aligned_blocks():
+    assert run_case("vector") == (0, "")
+
+
+def test_misaligned_vector_load_is_a_misaligned_address_fault():
+    rc, msg = run_case("misaligned_vector")
+    assert rc == 1, msg
+    assert "cudaErrorMisalignedAddress" in msg and "ga_ld_vec" in msg, msg
+
+
+@pytest.mark.parametrize("sms", [None, "7"])
+def test_emulated_device_has_h100_geometry_and_configurable_multiprocessors(sms):
+    env = {} if sms is None else {"GPUARR_CUDA_EMULATE_SMS": sms}
+    rc, msg = run_case("device_props", **env)
+    assert rc == 0, msg
+    props = dict(w.split("=") for w in msg.split())
+    assert props == {"sms": sms or "132", "threads": "1024", "shared": str(48 * 1024),
+                     "grid": "2147483647,65535,65535", "warp": "32", "regs": "65536",
+                     "occ256": "8", "occ1024": "2", "occ64_40k": "5"}, props
+
+
+def test_launch_beyond_a_limit_fails_with_the_gpus_error():
+    assert run_case("launch_limits") == (0, "")
+
+
 def test_host_device_device_host_copies_are_exact_and_counted():
     out = run_emulated("""
         for dt in DTYPES:

@@ -68,6 +68,7 @@ std::mutex state_lock; /* devices, the address map */
 std::mutex launch_lock;
 int ndevices;
 size_t memory_limit;
+int multiprocessors = 132; /* GPUARR_CUDA_EMULATE_SMS; an H100's count */
 ga_emu_device devices[64];
 std::map<uintptr_t, block_info> blocks; /* start address -> block */
 thread_local int current_device;
@@ -167,6 +168,21 @@ ga_emu_init(int n)
             memory_limit = (size_t)b;
         }
     }
+    multiprocessors = 132;
+    v = getenv("GPUARR_CUDA_EMULATE_SMS");
+    if (v != NULL && *v != '\0') {
+        char *end;
+        errno = 0;
+        long sms = strtol(v, &end, 10);
+        if (errno == 0 && *end == '\0' && sms >= 1 && sms <= 4096) {
+            multiprocessors = (int)sms;
+        } else {
+            fprintf(stderr,
+                    "gpuarr: GPUARR_CUDA_EMULATE_SMS=%s is not a count from 1 to 4096; "
+                    "using 132\n",
+                    v);
+        }
+    }
 }
 
 #define GA_EMU_FAIL_POINT(name)                                                        \
@@ -237,12 +253,15 @@ cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     prop->maxGridSize[0] = 0x7fffffff;
     prop->maxGridSize[1] = 65535;
     prop->maxGridSize[2] = 65535;
-    /* few multiprocessors: grid-stride kernels then launch few threads, which keeps
-     * the emulation fast */
+    /* an H100's geometry, so grids are sized as on one */
     prop->major = 8;
     prop->minor = 0;
-    prop->multiProcessorCount = 2;
+    prop->multiProcessorCount = multiprocessors;
     prop->maxThreadsPerMultiProcessor = 2048;
+    prop->regsPerBlock = 65536;
+    prop->regsPerMultiprocessor = 65536;
+    prop->sharedMemPerMultiprocessor = 228 * 1024;
+    prop->maxBlocksPerMultiProcessor = 32;
     prop->canMapHostMemory = 1;
     prop->unifiedAddressing = 1;
     return cudaSuccess;
@@ -314,6 +333,7 @@ cudaPeekAtLastError(void)
     X(cudaErrorNotReady, "device not ready")                                           \
     X(cudaErrorIllegalAddress, "an illegal memory access was encountered")             \
     X(cudaErrorLaunchOutOfResources, "too many resources requested for launch")        \
+    X(cudaErrorMisalignedAddress, "misaligned address")                                \
     X(cudaErrorPeerAccessAlreadyEnabled,                                               \
       "peer access is already enabled")                                                \
     X(cudaErrorPeerAccessNotEnabled, "peer access has not been enabled")               \
@@ -360,8 +380,13 @@ cudaMalloc(void **ptr, size_t size)
     if (size > memory_limit - d.used) {
         return fail(cudaErrorMemoryAllocation);
     }
-    /* exact size (not rounded), so AddressSanitizer sees the block's real end */
-    void *p = malloc(size ? size : 1);
+    /* 256-byte aligned as cudaMalloc's blocks are (so vector accesses that a GPU
+     * allows are aligned here too), and of the exact size (not rounded up), so
+     * AddressSanitizer's redzone starts at the block's real end */
+    void *p = NULL;
+    if (posix_memalign(&p, 256, size ? size : 1) != 0) {
+        p = NULL;
+    }
     if (p == NULL) {
         return fail(cudaErrorMemoryAllocation);
     }
@@ -627,6 +652,22 @@ cudaEventQuery(cudaEvent_t event)
 }
 
 cudaError_t
+ga_emu_occupancy(int *blocks, int block_size, size_t dynamic_shared)
+{
+    if (blocks == NULL || block_size <= 0 || block_size > 1024 ||
+        dynamic_shared > 48 * 1024) {
+        return fail(cudaErrorInvalidValue);
+    }
+    int warps = (block_size + 31) / 32;
+    int by_threads = 64 / warps; /* 2048 threads = 64 warps a multiprocessor */
+    /* 1 KiB of shared memory a block is reserved by the system, as on sm_90 */
+    int by_shared = (int)((228 * 1024) / (dynamic_shared + 1024));
+    int b = by_threads < 32 ? by_threads : 32;
+    *blocks = b < by_shared ? b : by_shared;
+    return cudaSuccess;
+}
+
+cudaError_t
 cudaDeviceCanAccessPeer(int *can, int device, int peer)
 {
     if (!valid_device(device) || !valid_device(peer)) {
@@ -661,13 +702,25 @@ namespace {
 
 const size_t fiber_stack_size = 512 * 1024;
 
-enum { F_IDLE, F_AT_BARRIER, F_DONE };
+enum { F_IDLE, F_AT_BARRIER, F_AT_WARP, F_READY, F_DONE };
+
+/* A lane's arrival at a warp primitive, and the result it leaves with. */
+struct warp_op {
+    int op;
+    unsigned mask;
+    unsigned long long value;
+    int arg;
+    int width;
+    unsigned long long result;
+};
 
 struct fiber {
     ucontext_t ctx;
     char *stack; /* usable part, above the guard page */
     int state;
     uint3 tid;
+    unsigned index; /* linear thread index in the block: lane = index % 32 */
+    warp_op w;
     void *fake_stack; /* AddressSanitizer's, while suspended */
 };
 
@@ -680,6 +733,8 @@ struct launch_state {
     int bar_acc;         /* sum of predicates at the barrier being formed */
     int bar_result;      /* the sum at the last completed barrier */
     int bar_count;       /* threads that reached it */
+    unsigned nthreads;   /* of the block that runs */
+    cudaError_t fault;   /* a fault in a thread of the running block (ga_emu_fault) */
     std::vector<unsigned char> dynamic_shared;
     const void *sched_bottom;
     size_t sched_size;
@@ -759,9 +814,10 @@ resume(fiber *f)
 }
 
 int
-start(fiber *f, uint3 tid)
+start(fiber *f, unsigned index)
 {
-    f->tid = tid;
+    f->index = index;
+    f->tid = thread_of(index);
     f->state = F_IDLE;
     getcontext(&f->ctx);
     f->ctx.uc_stack.ss_sp = f->stack;
@@ -772,7 +828,156 @@ start(fiber *f, uint3 tid)
     return f->state;
 }
 
-/* One block; returns 0, or -1 after a barrier thread 0 did not reach. */
+/* The lane `src` a shuffle of lane `lane` reads, by CUDA's rules for `width`
+ * segments; `lane` itself where CUDA returns the caller's own value. */
+unsigned
+shuffle_source(const warp_op &w, unsigned lane)
+{
+    unsigned width = (unsigned)w.width, seg = lane & ~(width - 1);
+    switch (w.op) {
+    case GA_EMU_SHFL_IDX:
+        return seg + ((unsigned)w.arg & (width - 1));
+    case GA_EMU_SHFL_UP:
+        return lane - seg >= (unsigned)w.arg ? lane - (unsigned)w.arg : lane;
+    case GA_EMU_SHFL_DOWN:
+        return lane - seg + (unsigned)w.arg < width ? lane + (unsigned)w.arg : lane;
+    case GA_EMU_SHFL_XOR: {
+        unsigned src = lane ^ (unsigned)w.arg;
+        /* earlier segments are readable, later ones are not */
+        return src < seg + width && src < 32 ? src : lane;
+    }
+    }
+    return lane;
+}
+
+int
+warp_error(const char *fmt, unsigned warp, unsigned a, unsigned b)
+{
+    snprintf(error_detail, sizeof(error_detail), fmt, warp, a, b, blockIdx.x, blockIdx.y,
+             blockIdx.z);
+    return -1;
+}
+
+/* Complete every warp primitive whose mask's lanes have all arrived at the same kind
+ * of primitive (a shuffle does not meet a ballot): compute each
+ * such lane's result from the values the lanes brought, and mark it F_READY. Returns
+ * the number of lanes released, or -1 (with error_detail) on a malformed call. */
+int
+resolve_warps(unsigned nthreads)
+{
+    int released = 0;
+    for (unsigned base = 0; base < nthreads; base += 32) {
+        unsigned waiting = 0;
+        unsigned n = nthreads - base < 32 ? nthreads - base : 32;
+        for (unsigned l = 0; l < n; l++) {
+            if (fiber_pool[base + l]->state == F_AT_WARP) {
+                waiting |= 1u << l;
+            }
+        }
+        if (waiting == 0) {
+            continue;
+        }
+        unsigned ready = 0;
+        for (unsigned l = 0; l < n; l++) {
+            const warp_op &w = fiber_pool[base + l]->w;
+            if (!(waiting >> l & 1)) {
+                continue;
+            }
+            if (!(w.mask >> l & 1)) {
+                return warp_error("lane %u of warp %u called a warp primitive with mask 0x%08x, "
+                                  "which does not name the calling lane, in block "
+                                  "(%u,%u,%u) (emulation check)",
+                                  l, base / 32, w.mask);
+            }
+            if (w.width < 1 || w.width > 32 || (w.width & (w.width - 1)) != 0) {
+                return warp_error("warp %u lane %u: shuffle width %d is not a power of two "
+                                  "from 1 to 32, in block (%u,%u,%u) (emulation check)",
+                                  base / 32, l, (unsigned)w.width);
+            }
+            /* every lane of the mask has arrived, at the same kind of primitive */
+            bool all_here = (w.mask & ~waiting) == 0;
+            for (unsigned k = 0; all_here && k < n; k++) {
+                all_here = !(w.mask >> k & 1) || fiber_pool[base + k]->w.op == w.op;
+            }
+            if (all_here) {
+                ready |= 1u << l;
+            }
+        }
+        for (unsigned l = 0; l < n; l++) {
+            if (!(ready >> l & 1)) {
+                continue;
+            }
+            warp_op &w = fiber_pool[base + l]->w;
+            if (w.op == GA_EMU_BALLOT) {
+                unsigned bits = 0;
+                for (unsigned k = 0; k < n; k++) {
+                    if ((w.mask >> k & 1) && fiber_pool[base + k]->w.value != 0) {
+                        bits |= 1u << k;
+                    }
+                }
+                w.result = bits;
+            } else if (w.op == GA_EMU_SYNCWARP) {
+                w.result = 0;
+            } else {
+                unsigned src = shuffle_source(w, l);
+                bool readable = src < n && (w.mask >> src & 1);
+                w.result = readable ? fiber_pool[base + src]->w.value : w.value;
+            }
+        }
+        for (unsigned l = 0; l < n; l++) {
+            if (ready >> l & 1) {
+                fiber_pool[base + l]->state = F_READY;
+                released++;
+            }
+        }
+    }
+    return released;
+}
+
+/* Every lane still at a warp primitive names a lane that will never come: say which. */
+int
+missing_lane_error(unsigned nthreads)
+{
+    for (unsigned i = 0; i < nthreads; i++) {
+        fiber *f = fiber_pool[i];
+        if (f->state != F_AT_WARP) {
+            continue;
+        }
+        unsigned base = i - i % 32;
+        for (unsigned l = 0; l < 32; l++) {
+            if (!(f->w.mask >> l & 1)) {
+                continue;
+            }
+            const char *why = base + l >= nthreads                          ? "does not exist"
+                              : fiber_pool[base + l]->state == F_DONE       ? "has exited"
+                              : fiber_pool[base + l]->state == F_AT_BARRIER ? "waits at __syncthreads"
+                                                                            : nullptr;
+            if (why != nullptr) {
+                snprintf(error_detail, sizeof(error_detail),
+                         "thread (%u,%u,%u) of block (%u,%u,%u) waits at a warp primitive "
+                         "with mask 0x%08x, but lane %u of its warp %s (compute-sanitizer "
+                         "synccheck: barrier error; emulation check)",
+                         f->tid.x, f->tid.y, f->tid.z, blockIdx.x, blockIdx.y, blockIdx.z,
+                         f->w.mask, l, why);
+                return -1;
+            }
+        }
+    }
+    snprintf(error_detail, sizeof(error_detail),
+             "the lanes of a warp in block (%u,%u,%u) wait at different warp primitives, "
+             "or with masks that never agree (emulation check)",
+             blockIdx.x, blockIdx.y, blockIdx.z);
+    return -1;
+}
+
+/* One block; returns 0, or -1 after a malformed barrier or warp primitive (with
+ * error_detail), or -2 when no fiber stack could be had.
+ *
+ * Warps. A lane reaching a warp primitive suspends (F_AT_WARP) like one at a barrier.
+ * When every live fiber is suspended, the warp primitives whose lanes have all
+ * arrived complete together (resolve_warps) and their lanes run on; only when no warp
+ * primitive can complete does a __syncthreads complete. A warp primitive that still
+ * cannot complete then names a lane that exited or waits at the barrier: an error. */
 int
 run_block(unsigned nthreads)
 {
@@ -782,7 +987,10 @@ run_block(unsigned nthreads)
     }
     L.bar_acc = 0;
     L.bar_count = 0;
-    if (start(f0, thread_of(0)) == F_DONE) {
+    L.nthreads = nthreads;
+    if (start(f0, 0) == F_DONE) {
+        /* Thread 0 met no barrier and no warp primitive: the block has no intra-block
+         * communication, so its threads may run one after another as plain calls. */
         for (unsigned i = 1; i < nthreads; i++) {
             set_thread_index(thread_of(i));
             L.fn(L.ctx);
@@ -797,23 +1005,43 @@ run_block(unsigned nthreads)
         if (f == nullptr) {
             return -2;
         }
-        start(f, thread_of(i));
+        start(f, i);
     }
     for (;;) {
+        int released = resolve_warps(nthreads);
+        if (released < 0) {
+            return -1;
+        }
+        if (released > 0) {
+            for (unsigned i = 0; i < nthreads; i++) {
+                fiber *f = fiber_pool[i];
+                if (f->state == F_READY) {
+                    f->state = F_IDLE;
+                    resume(f);
+                }
+            }
+            continue;
+        }
+        int live = 0;
+        for (unsigned i = 0; i < nthreads; i++) {
+            int st = fiber_pool[i]->state;
+            if (st == F_AT_WARP) {
+                return missing_lane_error(nthreads);
+            }
+            live |= st == F_AT_BARRIER;
+        }
+        if (!live) {
+            return 0;
+        }
         L.bar_result = L.bar_acc;
         L.bar_acc = 0;
         L.bar_count = 0;
-        int live = 0;
         for (unsigned i = 0; i < nthreads; i++) {
             fiber *f = fiber_pool[i];
             if (f->state == F_AT_BARRIER) {
                 f->state = F_IDLE;
                 resume(f);
-                live = 1;
             }
-        }
-        if (!live) {
-            return 0;
         }
     }
 }
@@ -828,26 +1056,11 @@ ga_emu_dynamic_shared(void)
     return L.dynamic_shared.empty() ? nullptr : L.dynamic_shared.data();
 }
 
+/* Suspend the running fiber in `state`; returns when the scheduler resumes it. */
 static void
-barrier(int pred)
+suspend(fiber *f, int state)
 {
-    fiber *f = L.current;
-    if (f == nullptr) {
-        /* outside a fiber: a barrier that thread 0 of this block never reached */
-        if (!L.direct_barrier) {
-            snprintf(error_detail, sizeof(error_detail),
-                     "kernel reached __syncthreads in thread (%u,%u,%u) of block (%u,%u,%u) "
-                     "but thread 0 of that block reached none: a divergent barrier "
-                     "(emulation check)",
-                     threadIdx.x, threadIdx.y, threadIdx.z, blockIdx.x, blockIdx.y,
-                     blockIdx.z);
-        }
-        L.direct_barrier = 1;
-        return;
-    }
-    L.bar_acc += pred != 0;
-    L.bar_count++;
-    f->state = F_AT_BARRIER;
+    f->state = state;
 #if GA_EMU_ASAN
     __sanitizer_start_switch_fiber(&f->fake_stack, L.sched_bottom, L.sched_size);
 #endif
@@ -855,6 +1068,83 @@ barrier(int pred)
 #if GA_EMU_ASAN
     __sanitizer_finish_switch_fiber(f->fake_stack, &L.sched_bottom, &L.sched_size);
 #endif
+}
+
+/* A synchronisation point reached outside a fiber: thread 0 of this block reached
+ * none, so the block runs as plain calls and cannot wait. */
+static void
+direct_sync(const char *what)
+{
+    if (!L.direct_barrier) {
+        snprintf(error_detail, sizeof(error_detail),
+                 "kernel reached %s in thread (%u,%u,%u) of block (%u,%u,%u) but thread 0 "
+                 "of that block reached no barrier or warp primitive: a divergent barrier, "
+                 "or a warp primitive only some warps run (the emulator runs blocks whose "
+                 "thread 0 meets no synchronisation as plain loops; emulation check)",
+                 what, threadIdx.x, threadIdx.y, threadIdx.z, blockIdx.x, blockIdx.y,
+                 blockIdx.z);
+    }
+    L.direct_barrier = 1;
+}
+
+static void
+barrier(int pred)
+{
+    fiber *f = L.current;
+    if (f == nullptr) {
+        direct_sync("__syncthreads");
+        return;
+    }
+    L.bar_acc += pred != 0;
+    L.bar_count++;
+    suspend(f, F_AT_BARRIER);
+}
+
+unsigned long long
+ga_emu_warp(int op, unsigned mask, unsigned long long value, int arg, int width)
+{
+    fiber *f = L.current;
+    if (f == nullptr) {
+        direct_sync("a warp primitive");
+        return value;
+    }
+    f->w.op = op;
+    f->w.mask = mask;
+    f->w.value = value;
+    f->w.arg = arg;
+    f->w.width = width;
+    suspend(f, F_AT_WARP);
+    return f->w.result;
+}
+
+unsigned
+__activemask(void)
+{
+    unsigned index = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned base = index - index % 32, bits = 0;
+    for (unsigned l = 0; l < 32 && base + l < L.nthreads; l++) {
+        bool exited = L.current != nullptr && base + l < fiber_pool.size() &&
+                      fiber_pool[base + l]->state == F_DONE;
+        if (!exited) {
+            bits |= 1u << l;
+        }
+    }
+    return bits;
+}
+
+void
+ga_emu_fault(cudaError_t err, const char *what, const void *p)
+{
+    if (L.fault == cudaSuccess) {
+        char where_[64];
+        snprintf(where_, sizeof(where_), "%p", p);
+        snprintf(error_detail, sizeof(error_detail),
+                 "%s at address %s in thread (%u,%u,%u) of block (%u,%u,%u): not aligned to "
+                 "the access size (emulation check)",
+                 what, where_, threadIdx.x, threadIdx.y, threadIdx.z, blockIdx.x, blockIdx.y,
+                 blockIdx.z);
+        L.fault = err;
+    }
 }
 
 void
@@ -920,6 +1210,7 @@ ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
     L.fn = thread_fn;
     L.ctx = ctx;
     L.direct_barrier = 0;
+    L.fault = cudaSuccess;
     L.current = nullptr;
     L.dynamic_shared.assign(shmem, 0xA5); /* not zero, like real shared memory */
     gridDim = grid;
@@ -937,6 +1228,10 @@ ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
                 }
                 if (r != 0) {
                     fail(cudaErrorLaunchFailure);
+                    return;
+                }
+                if (L.fault != cudaSuccess) {
+                    fail(L.fault);
                     return;
                 }
             }

@@ -4,19 +4,25 @@
  * defined; the emulated plugin (libgpuarr_cuda_emu.so) is the same sources compiled
  * by the host C++ compiler through two-line .cpp wrappers. It is a test harness: it
  * checks host logic, index math, launch geometry, shared-memory algorithms and the
- * cuBLAS argument convention, under AddressSanitizer if asked. It cannot check
- * warp-synchronous code, real cuBLAS or timing.
+ * cuBLAS argument convention, warp primitives in lockstep (each *_sync call is a
+ * meeting point of its mask's lanes), vector alignment, under AddressSanitizer if
+ * asked. It cannot check real cuBLAS or timing.
  *
  * Execution model (documented in ga_cuda_emu.cpp in more detail):
  *   - every call runs synchronously on the calling host thread, so a stream is just
  *     a device number and events are already complete when recorded;
  *   - a launch runs its blocks one after another. Thread 0 of each block runs on a
- *     ucontext fiber; if it reaches __syncthreads the whole block runs on fibers (one
- *     per CUDA thread, switched at each barrier), otherwise the remaining threads are
- *     plain function calls (fast: no fiber, no OS thread). A barrier reached by some
- *     thread when thread 0 of its block reached none is reported as a launch failure;
+ *     ucontext fiber; if it reaches __syncthreads or a warp primitive the whole block
+ *     runs on fibers (one per CUDA thread, switched at each barrier and warp
+ *     primitive), otherwise the remaining threads are plain function calls (fast: no
+ *     fiber, no OS thread; safe only because such a block has no intra-block
+ *     communication). A barrier or warp primitive reached by some thread when thread 0
+ *     of its block reached none is reported as a launch failure;
  *   - one global lock serialises launches, so `__shared__` (mapped to `static`) is
  *     private to the block that runs;
+ *   - each device looks like an H100 (GPUARR_CUDA_EMULATE_SMS multiprocessors, default
+ *     132; 1024 threads a block, 48 KiB shared memory, grid up to (2^31-1, 65535,
+ *     65535)); a launch beyond a limit fails with the GPU's error;
  *   - device memory is host memory with a per-device limit
  *     (GPUARR_CUDA_EMULATE_MEMORY bytes, default 1 GiB), so out-of-memory is testable;
  *   - test only: GPUARR_CUDA_EMULATE_FAIL=<name> makes every call of the runtime
@@ -92,6 +98,7 @@ typedef enum cudaError {
     cudaErrorNotReady = 600,
     cudaErrorIllegalAddress = 700,
     cudaErrorLaunchOutOfResources = 701,
+    cudaErrorMisalignedAddress = 716,
     cudaErrorPeerAccessAlreadyEnabled = 704,
     cudaErrorPeerAccessNotEnabled = 705,
     cudaErrorLaunchFailure = 719,
@@ -131,6 +138,10 @@ struct cudaDeviceProp {
     int minor;
     int multiProcessorCount;
     int maxThreadsPerMultiProcessor;
+    int regsPerBlock;
+    int regsPerMultiprocessor;
+    size_t sharedMemPerMultiprocessor;
+    int maxBlocksPerMultiProcessor;
     int canMapHostMemory;
     int unifiedAddressing;
 };
@@ -176,6 +187,10 @@ cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventQuery(cudaEvent_t event);
+
+/* An H100-like estimate from the block size and dynamic shared memory alone (the
+ * emulator knows no register counts): min(2048 / threads, 32, shared memory). */
+cudaError_t ga_emu_occupancy(int *blocks, int block_size, size_t dynamic_shared);
 
 cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer);
 cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags);
@@ -242,6 +257,15 @@ ga_emu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, cudaStr
     closure c{kernel, std::tuple<typename std::decay<P>::type...>(
                           static_cast<typename std::decay<P>::type>(args)...)};
     ga_emu_run(grid, block, shmem, stream, &closure::run, &c);
+}
+
+template <typename F>
+static inline cudaError_t
+cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, F kernel, int block_size,
+                                              size_t dynamic_shared)
+{
+    (void)kernel;
+    return ga_emu_occupancy(blocks, block_size, dynamic_shared);
 }
 
 /* Dynamic shared memory of a launch; see GA_DYNAMIC_SHARED in ga_cuda.h. */
@@ -323,6 +347,123 @@ atomicXor(T *p, T v)
     return old;
 }
 
+/* --- warp primitives -------------------------------------------------------------
+ * Lockstep semantics: each primitive is a meeting point of the lanes its mask names
+ * (ga_cuda_emu.cpp, "Warps"). The calling lane must be in its mask; a mask naming a
+ * lane that exited, waits at __syncthreads or does not exist fails the launch with
+ * cudaErrorLaunchFailure, as compute-sanitizer's synccheck reports it. A shuffle from
+ * a lane outside the mask returns the caller's own value (undefined on a GPU). */
+
+enum {
+    GA_EMU_SHFL_IDX,
+    GA_EMU_SHFL_UP,
+    GA_EMU_SHFL_DOWN,
+    GA_EMU_SHFL_XOR,
+    GA_EMU_BALLOT,
+    GA_EMU_SYNCWARP
+};
+
+extern "C" {
+/* One lane's arrival at a warp primitive: `value` is its operand (shuffled bits, or
+ * the predicate), `arg` the lane argument, `width` the shuffle's segment. */
+unsigned long long ga_emu_warp(int op, unsigned mask, unsigned long long value, int arg,
+                               int width);
+/* The lanes of the caller's warp that exist and have not exited. */
+unsigned __activemask(void);
+/* A fault in an emulated thread (a misaligned vector access): the launch fails with
+ * `err` when its block ends; the thread goes on with a zero value. */
+void ga_emu_fault(cudaError_t err, const char *what, const void *p);
+}
+
+template <typename T>
+static inline T
+ga_emu_shfl(int op, unsigned mask, T v, int arg, int width)
+{
+    static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value,
+                  "warp shuffles move at most 8 bytes of plain data");
+    unsigned long long bits = 0;
+    memcpy(&bits, &v, sizeof(T));
+    bits = ga_emu_warp(op, mask, bits, arg, width);
+    T r;
+    memcpy(&r, &bits, sizeof(T));
+    return r;
+}
+template <typename T>
+static inline T
+__shfl_sync(unsigned mask, T v, int src_lane, int width = warpSize)
+{
+    return ga_emu_shfl(GA_EMU_SHFL_IDX, mask, v, src_lane, width);
+}
+template <typename T>
+static inline T
+__shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize)
+{
+    return ga_emu_shfl(GA_EMU_SHFL_UP, mask, v, (int)delta, width);
+}
+template <typename T>
+static inline T
+__shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize)
+{
+    return ga_emu_shfl(GA_EMU_SHFL_DOWN, mask, v, (int)delta, width);
+}
+template <typename T>
+static inline T
+__shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = warpSize)
+{
+    return ga_emu_shfl(GA_EMU_SHFL_XOR, mask, v, lane_mask, width);
+}
+static inline unsigned
+__ballot_sync(unsigned mask, int pred)
+{
+    return (unsigned)ga_emu_warp(GA_EMU_BALLOT, mask, pred != 0, 0, warpSize);
+}
+static inline int
+__any_sync(unsigned mask, int pred)
+{
+    return __ballot_sync(mask, pred) != 0;
+}
+static inline int
+__all_sync(unsigned mask, int pred)
+{
+    return __ballot_sync(mask, pred) == mask;
+}
+static inline void
+__syncwarp(unsigned mask = 0xffffffffu)
+{
+    ga_emu_warp(GA_EMU_SYNCWARP, mask, 0, 0, warpSize);
+}
+
+/* --- vector types: CUDA's alignment (a 16-byte type is 16-byte aligned, which is
+ * what lets a GPU load it in one instruction). cuComplex is float2, as in CUDA. --- */
+
+#define GA_EMU_VEC2(T, name, a)                                                        \
+    struct __attribute__((aligned(a))) name {                                          \
+        T x, y;                                                                        \
+    };                                                                                 \
+    static inline name make_##name(T x, T y)                                           \
+    {                                                                                  \
+        return name{x, y};                                                             \
+    }
+#define GA_EMU_VEC4(T, name, a)                                                        \
+    struct __attribute__((aligned(a))) name {                                          \
+        T x, y, z, w;                                                                  \
+    };                                                                                 \
+    static inline name make_##name(T x, T y, T z, T w)                                 \
+    {                                                                                  \
+        return name{x, y, z, w};                                                       \
+    }
+GA_EMU_VEC2(float, float2, 8)
+GA_EMU_VEC4(float, float4, 16)
+GA_EMU_VEC2(int, int2, 8)
+GA_EMU_VEC4(int, int4, 16)
+GA_EMU_VEC2(unsigned, uint2, 8)
+GA_EMU_VEC4(unsigned, uint4, 16)
+GA_EMU_VEC2(double, double2, 16)
+GA_EMU_VEC2(long long, longlong2, 16)
+GA_EMU_VEC2(unsigned long long, ulonglong2, 16)
+#undef GA_EMU_VEC2
+#undef GA_EMU_VEC4
+
 /* --- device intrinsics with a host meaning ---------------------------------------- */
 
 /* CUDA's min/max overloads accept mixed argument types */
@@ -339,10 +480,15 @@ max(A a, B b)
     return a < b ? b : a;
 }
 
+/* Checked as a GPU would: an address not aligned to the type's size is a fault. */
 template <typename T>
 static inline T
 __ldg(const T *p)
 {
+    if ((uintptr_t)p % alignof(T) != 0) {
+        ga_emu_fault(cudaErrorMisalignedAddress, "__ldg", p);
+        return T{};
+    }
     return *p;
 }
 static inline int
@@ -455,12 +601,6 @@ typedef cudaDataType cudaDataType_t;
 typedef enum { CUBLAS_COMPUTE_32F = 68, CUBLAS_COMPUTE_64F = 70 } cublasComputeType_t;
 typedef enum { CUBLAS_GEMM_DEFAULT = -1 } cublasGemmAlgo_t;
 
-struct float2 {
-    float x, y;
-};
-struct double2 {
-    double x, y;
-};
 typedef float2 cuComplex;
 typedef double2 cuDoubleComplex;
 

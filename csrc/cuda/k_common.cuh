@@ -1,10 +1,24 @@
 /* k_common.cuh: helpers shared by the kernel files of the CUDA backend.
  *
  * Everything here compiles three ways: nvcc device code, nvcc host code, and the host
- * C++ compiler of the emulated build (GA_CUDA_EMULATION, ga_cuda_emu.h). So: no
- * warp intrinsics, no __forceinline__/__restrict__ (the shim need not know them),
- * element access through memcpy (device data need not be aligned for the host
- * compiler's strict-aliasing rules), NaN tests as `x != x`.
+ * C++ compiler of the emulated build (GA_CUDA_EMULATION, ga_cuda_emu.h). The emulator
+ * runs what a GPU runs:
+ *   - warp primitives (__shfl*_sync with width, __ballot_sync, __any_sync, __all_sync,
+ *     __activemask, __syncwarp, __popc/__popcll/__ffs/__clz/__clzll) in lockstep: each
+ *     *_sync call is a meeting point of the lanes its mask names, and a mask naming a
+ *     lane that exited or waits at __syncthreads fails the launch (cudaErrorLaunchFailure,
+ *     compute-sanitizer synccheck's barrier error). Emulation limit: a block whose
+ *     thread 0 reaches no __syncthreads and no warp primitive runs as a plain loop, so
+ *     a warp primitive that only some other warps reach fails the launch there; keep
+ *     warp primitives in code thread 0 runs too (e.g. every warp reduces, then one does);
+ *   - vector types (float2/float4, int2/int4, uint2/uint4, double2, longlong2 and their
+ *     make_* functions) with CUDA's alignment; cudaMalloc blocks are 256-byte aligned;
+ *   - vector (8- or 16-byte) loads and stores of device memory go through ga_ld_vec /
+ *     ga_st_vec below (or __ldg): a plain access under nvcc, and under emulation an
+ *     address not aligned to the type is a cudaErrorMisalignedAddress fault, as on a
+ *     GPU (a plain `*(float4 *)p` cannot be checked by the host compiler);
+ *   - NaN tests as `x != x`. The emulated build compiles with -fno-strict-aliasing, so
+ *     typed access to device data is fine.
  */
 #ifndef GA_K_COMMON_CUH
 #define GA_K_COMMON_CUH
@@ -58,6 +72,34 @@ static GA_DEV inline int64_t
 ga_gstride(void)
 {
     return (int64_t)gridDim.x * (int64_t)blockDim.x;
+}
+
+/* ---- checked vector access: see the contract at the top of this file ---- */
+
+template <typename T>
+static GA_DEV inline T
+ga_ld_vec(const T *p)
+{
+#ifdef GA_CUDA_EMULATION
+    if ((uintptr_t)p % alignof(T) != 0) {
+        ga_emu_fault(cudaErrorMisalignedAddress, "vector load (ga_ld_vec)", p);
+        return T{};
+    }
+#endif
+    return *p;
+}
+
+template <typename T>
+static GA_DEV inline void
+ga_st_vec(T *p, T v)
+{
+#ifdef GA_CUDA_EMULATION
+    if ((uintptr_t)p % alignof(T) != 0) {
+        ga_emu_fault(cudaErrorMisalignedAddress, "vector store (ga_st_vec)", p);
+        return;
+    }
+#endif
+    *p = v;
 }
 
 /* Queue geometry for a grid-stride loop over n > 0 items on `dev`'s stream. */
