@@ -26,7 +26,9 @@
 #include "ga_dtype.h"
 #include "ga_ops.h"
 
-#define GA_BACKEND_ABI_VERSION 2
+/* Bump on any change of this header's structs; entries are only ever added at the end
+ * of ga_backend (3: kernel_counters). */
+#define GA_BACKEND_ABI_VERSION 3
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -171,6 +173,19 @@ typedef struct {
     int multiprocessors;
 } ga_device_props;
 
+/* What a device's backend did since it was loaded, counted in the backend's own host
+ * code (the same on a GPU and in the emulation), for tests: kernels launched, host
+ * waits (a stream, event or device synchronize, or a copy that blocks the host; one
+ * per call however it is staged), host-to-device and device-to-host copies, and the
+ * largest grid (blocks) launched since the last read that asked to reset it. */
+typedef struct {
+    int64_t launches;
+    int64_t syncs;
+    int64_t h2d;
+    int64_t d2h;
+    int64_t max_grid_blocks;
+} ga_kernel_counters;
+
 typedef struct ga_backend {
     int abi_version;
     const char *name;
@@ -219,6 +234,9 @@ typedef struct ga_backend {
      * caller holding the GIL could be waiting for: call begin() before taking a lock
      * and end() after releasing it. May be NULL (a backend that never blocks). */
     void (*set_wait_hooks)(void *(*begin)(void), void (*end)(void *token));
+    /* The counters of `dev` (above); with reset_max, max_grid_blocks starts again
+     * from 0 after this read. NULL for backends that do not count (CPU, simulated). */
+    int (*kernel_counters)(int dev, int reset_max, ga_kernel_counters *out);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

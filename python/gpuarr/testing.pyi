@@ -3,9 +3,9 @@ import contextlib
 from typing import Any
 
 from . import _TransferCounter
-from ._core import Array, _DeviceLike
+from ._core import Array, Device, _DeviceLike
 
-__all__ = ["assert_allclose", "assert_array_equal", "assert_transfers"]
+__all__ = ["assert_allclose", "assert_array_equal", "assert_transfers", "count_kernels"]
 
 def assert_allclose(
     actual: Array | Any,
@@ -29,3 +29,15 @@ def assert_transfers(
     max_d2d: int | None = None,
     max_syncs: int | None = None,
 ) -> contextlib.AbstractContextManager[_TransferCounter]: ...
+
+class _KernelCounts:
+    device: Device
+    supported: bool
+    launches: int
+    syncs: int
+    h2d: int
+    d2h: int
+    max_grid_blocks: int
+    def __init__(self, device: Device, start: dict[str, int] | None) -> None: ...
+
+def count_kernels(device: _DeviceLike) -> contextlib.AbstractContextManager[_KernelCounts]: ...
