@@ -433,11 +433,12 @@ def test_peer_copy_source_is_not_reused_before_the_copy_has_read_it():
     out = run_emulated("""
         a = np.arange(1 << 21, dtype=np.float64)
         bad = 0
-        for i in range(4):
+        for i in range(3):
+            w = gpuarr.asarray(a, device=gpuarr.gpu(1)) * 3.0 + 1.0  # gpu(1) is busy
             x = gpuarr.asarray(a, device=gpuarr.gpu(0))
-            y = x.to(gpuarr.gpu(1))
+            y = x.to(gpuarr.gpu(1))  # queued behind w on gpu(1)'s stream
             del x
-            z = gpuarr.zeros(a.shape, dtype="float64", device=gpuarr.gpu(0)) - 1.0
+            z = gpuarr.asarray(-a, device=gpuarr.gpu(0))  # x's cached block, at once
             bad += not np.array_equal(y.numpy(), a)
         print(bad)
     """)
