@@ -463,3 +463,23 @@ def test_watchdog_fails_a_kernel_that_runs_too_long_and_the_fault_is_reported():
     """, GPUARR_CUDA_EMULATE_WATCHDOG="0.2")
     rc, msg = out.strip().splitlines()
     assert rc == "1" and "cudaErrorLaunchTimeout" in msg and "WATCHDOG" in msg, out
+
+
+def test_kernel_fault_is_reported_at_the_next_wait_and_is_sticky():
+    # the watchdog fails a long elementwise kernel; the launch itself returned at once
+    out = run_emulated("""
+        x = gpuarr.asarray(np.arange(1 << 20, dtype=np.float64), device=gpuarr.gpu(0))
+        for i in range(2):
+            try:
+                # the first launch is queued and faults on the worker; a later call
+                # (a launch or the wait of numpy()) reports it, and every one after
+                (gpuarr.sin(x) * 2.0).numpy()
+                print("no error")
+            except gpuarr.CudaError as e:
+                print(str(e).replace("\\n", " "))
+        print(gpuarr.asarray([1.0, 2.0], device=gpuarr.gpu(1)).numpy().tolist())
+    """, GPUARR_CUDA_EMULATE_WATCHDOG="0.0001")
+    first, second, other = out.strip().splitlines()
+    for msg in (first, second):
+        assert "cudaErrorLaunchTimeout" in msg and "restarted" in msg, out
+    assert other == "[1.0, 2.0]"  # the other device is unaffected

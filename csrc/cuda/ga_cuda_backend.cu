@@ -592,10 +592,17 @@ ga_cuda_error(cudaError_t err, const char *expr, const char *file, int line)
 #ifdef GA_CUDA_EMULATION
     extra = ga_emu_take_error_detail();
 #endif
+    /* these come from a kernel and are sticky on a GPU: the context is lost */
+    const char *sticky = err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure ||
+                                 err == cudaErrorLaunchTimeout
+                             ? "; a fault in a kernel is sticky: every later CUDA call on "
+                               "this GPU fails with it, and the process must be restarted "
+                               "to use that GPU again"
+                             : "";
     return ga_error(err == cudaErrorMemoryAllocation ? GA_ERR_OOM_DEVICE : GA_ERR_CUDA,
-                    "CUDA error %s (%s) in %s at %s:%d%s%s", cudaGetErrorName(err),
+                    "CUDA error %s (%s) in %s at %s:%d%s%s%s", cudaGetErrorName(err),
                     cudaGetErrorString(err), expr, base ? base + 1 : file, line,
-                    extra[0] ? "; " : "", extra);
+                    extra[0] ? "; " : "", extra, sticky);
 }
 
 extern "C" int

@@ -652,6 +652,10 @@ checked_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
     if (n == 0) {
         return cudaSuccess;
     }
+    ga_emu_stream *s = resolve(stream);
+    if (fault_of(s->device) != cudaSuccess) { /* sticky, as on a GPU */
+        return last_error;
+    }
     int ds = where(dst, n), ss = where(src, n);
     int want_dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
     int want_src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
@@ -667,7 +671,6 @@ checked_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                                                                           : "host");
         return fail(cudaErrorIllegalAddress);
     }
-    ga_emu_stream *s = resolve(stream);
     if (ss == -2) {
         /* pageable source: staged now, so the caller may reuse it at once */
         std::shared_ptr<std::vector<char>> staged =
@@ -1165,6 +1168,10 @@ ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
            void (*thread_fn)(void *), void *ctx, void (*free_ctx)(void *))
 {
     if (ga_emu_inject("launch")) {
+        free_ctx(ctx);
+        return;
+    }
+    if (fault_of(current_device) != cudaSuccess) { /* sticky, as on a GPU */
         free_ctx(ctx);
         return;
     }
