@@ -26,8 +26,9 @@
 #include "ga_dtype.h"
 #include "ga_ops.h"
 
-/* 3: sort and searchsorted entries (at the end of the table). */
-#define GA_BACKEND_ABI_VERSION 3
+/* 3: sort and searchsorted entries; 4: kernel_counters (entries only ever added at
+ * the end of ga_backend). */
+#define GA_BACKEND_ABI_VERSION 4
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -199,6 +200,19 @@ typedef struct {
     int64_t *out;
 } ga_search_desc;
 
+/* What a device's backend did since it was loaded, counted in the backend's own host
+ * code (the same on a GPU and in the emulation), for tests: kernels launched, host
+ * waits (a stream, event or device synchronize, or a copy that blocks the host; one
+ * per call however it is staged), host-to-device and device-to-host copies, and the
+ * largest grid (blocks) launched since the last read that asked to reset it. */
+typedef struct {
+    int64_t launches;
+    int64_t syncs;
+    int64_t h2d;
+    int64_t d2h;
+    int64_t max_grid_blocks;
+} ga_kernel_counters;
+
 typedef struct ga_backend {
     int abi_version;
     const char *name;
@@ -251,6 +265,11 @@ typedef struct ga_backend {
     /* ABI 3. May be NULL (the core then says sorting is unsupported there). */
     int (*sort)(int dev, const ga_sort_desc *d);
     int (*searchsorted)(int dev, const ga_search_desc *d);
+
+    /* ABI 4. */
+    /* The counters of `dev` (above); with reset_max, max_grid_blocks starts again
+     * from 0 after this read. NULL for backends that do not count (CPU, simulated). */
+    int (*kernel_counters)(int dev, int reset_max, ga_kernel_counters *out);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

@@ -57,6 +57,39 @@ fn_memory_stats(PyObject *m, PyObject *arg)
                          (Py_ssize_t)s.total_bytes, "alloc_calls", (long long)s.alloc_calls);
 }
 
+/* _kernel_counters(device, reset_max): the backend's ga_kernel_counters as a dict, or
+ * None where the backend does not count (CPU, simulated GPUs). */
+static PyObject *
+fn_kernel_counters(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *dev;
+    int reset_max = 0;
+    if (!PyArg_ParseTuple(args, "O|p:_kernel_counters", &dev, &reset_max)) {
+        return NULL;
+    }
+    ga_device d;
+    if (!pyga_device_converter(dev, &d)) {
+        return NULL;
+    }
+    const ga_backend *be;
+    int st = ga_device_backend(d, &be);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    if (be->kernel_counters == NULL) {
+        Py_RETURN_NONE;
+    }
+    ga_kernel_counters c = {0};
+    st = be->kernel_counters(ga_device_local(d), reset_max, &c);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L}", "launches", (long long)c.launches,
+                         "syncs", (long long)c.syncs, "h2d", (long long)c.h2d, "d2h",
+                         (long long)c.d2h, "max_grid_blocks", (long long)c.max_grid_blocks);
+}
+
 static PyObject *
 fn_empty_cache(PyObject *m, PyObject *arg)
 {
@@ -207,6 +240,9 @@ PyMethodDef pyga_stats_functions[] = {
      "reset_transfer_stats()\n--\n\nSet every counter of the transfer ledger to 0."},
     {"_memory_stats", fn_memory_stats, METH_O, "Memory statistics of one device."},
     {"_empty_cache", fn_empty_cache, METH_O, "Give a device's cached blocks back."},
+    {"_kernel_counters", fn_kernel_counters, METH_VARARGS,
+     "_kernel_counters(device, reset_max=False, /)\n--\n\nThe CUDA plugin's counters of "
+     "a device (launches, syncs, h2d, d2h, max_grid_blocks), or None where not counted."},
     {"synchronize", (PyCFunction)(void (*)(void))fn_synchronize,
      METH_VARARGS | METH_KEYWORDS,
      "synchronize(device=None)\n--\n\nWait until all work queued on `device` (or on "

@@ -459,3 +459,77 @@ def test_a_child_forked_after_cuda_started_gets_a_clear_error():
         print(os.waitstatus_to_exitcode(status), float(x.sum()))
     """)
     assert out.split()[-2:] == ["0", "2.0"]
+
+
+# --- ordering: each wait the backend relies on fails a test when removed -------------
+
+def test_peer_copy_waits_for_the_work_that_writes_its_source():
+    # the kernel on gpu(0)'s stream writes x; the copy runs on gpu(1)'s stream and must
+    # wait for it (copy_peer's first event)
+    out = run_emulated("""
+        a = np.arange(1 << 21, dtype=np.float64)
+        for i in range(3):
+            x = gpuarr.asarray(a, device=gpuarr.gpu(0))
+            y = (x * 2.0 + 1.0).to(gpuarr.gpu(1))
+            assert np.array_equal(y.numpy(), a * 2.0 + 1.0), i
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
+def test_peer_copy_source_is_not_reused_before_the_copy_has_read_it():
+    # after the copy is queued, x's block goes back to gpu(0)'s cache and the next
+    # kernel on gpu(0) overwrites it: copy_peer's second event makes that kernel wait
+    out = run_emulated("""
+        a = np.arange(1 << 21, dtype=np.float64)
+        bad = 0
+        for i in range(3):
+            w = gpuarr.asarray(a, device=gpuarr.gpu(1)) * 3.0 + 1.0  # gpu(1) is busy
+            x = gpuarr.asarray(a, device=gpuarr.gpu(0))
+            y = x.to(gpuarr.gpu(1))  # queued behind w on gpu(1)'s stream
+            del x
+            z = gpuarr.asarray(-a, device=gpuarr.gpu(0))  # x's cached block, at once
+            bad += not np.array_equal(y.numpy(), a)
+        print(bad)
+    """)
+    assert out.strip() == "0"
+
+
+def test_asynchronous_copy_from_pinned_memory_reads_the_buffer_when_it_runs():
+    # as on a GPU: a pinned source is read when the queued copy runs, so a buffer
+    # rewritten too early gives the new data; a pageable source is staged at once
+    out = run_emulated("""
+        lib.gpuarr_cuda_selftest_pinned.restype = ctypes.c_int
+        print(lib.gpuarr_cuda_selftest_pinned(0, 0), lib.gpuarr_cuda_selftest_pinned(0, 1))
+    """)
+    assert out.split() == ["2", "1"], out
+
+
+def test_watchdog_fails_a_kernel_that_runs_too_long_and_the_fault_is_reported():
+    out = run_emulated("""
+        msg = ctypes.create_string_buffer(512)
+        print(lib.gpuarr_cuda_selftest_long_kernel(0, msg, 512))
+        print(msg.value.decode())
+    """, GPUARR_CUDA_EMULATE_WATCHDOG="0.2")
+    rc, msg = out.strip().splitlines()
+    assert rc == "1" and "cudaErrorLaunchTimeout" in msg and "WATCHDOG" in msg, out
+
+
+def test_kernel_fault_is_reported_at_the_next_wait_and_is_sticky():
+    # the watchdog fails a long elementwise kernel; the launch itself returned at once
+    out = run_emulated("""
+        x = gpuarr.asarray(np.arange(1 << 20, dtype=np.float64), device=gpuarr.gpu(0))
+        for i in range(2):
+            try:
+                # the first launch is queued and faults on the worker; a later call
+                # (a launch or the wait of numpy()) reports it, and every one after
+                (gpuarr.sin(x) * 2.0).numpy()
+                print("no error")
+            except gpuarr.CudaError as e:
+                print(str(e).replace("\\n", " "))
+        print(gpuarr.asarray([1.0, 2.0], device=gpuarr.gpu(1)).numpy().tolist())
+    """, GPUARR_CUDA_EMULATE_WATCHDOG="0.0001")
+    first, second, other = out.strip().splitlines()
+    for msg in (first, second):
+        assert "cudaErrorLaunchTimeout" in msg and "restarted" in msg, out
+    assert other == "[1.0, 2.0]"  # the other device is unaffected

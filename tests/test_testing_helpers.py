@@ -224,3 +224,46 @@ def test_plugin_rejects_a_negative_count(child):
     r = child.runpytest_subprocess(*_plugin_args(), "--gpuarr-simulate-gpus=-1")
     assert r.ret != 0
     r.stderr.fnmatch_lines(["*--gpuarr-simulate-gpus needs a number >= 0*"])
+
+
+def _counts_kernels(device):
+    return device.type != "cpu" and gpuarr._core._gpu_mode()[0] in ("cuda", "emulated")
+
+
+def test_count_kernels_counts_launches_copies_and_waits(device):
+    x = gpuarr.asarray(np.arange(1000, dtype=np.float32), device=device)
+    y = gpuarr.asarray(np.ones(1000, np.float32), device=device)
+    with gpuarr.testing.count_kernels(device) as k:
+        z = x + y
+        total = float(z.sum())
+    assert total == float((np.arange(1000, dtype=np.float32) + 1).sum())
+    if not _counts_kernels(device):
+        assert not k.supported
+        assert (k.launches, k.syncs, k.h2d, k.d2h, k.max_grid_blocks) == (0, 0, 0, 0, 0)
+        assert "not counted" in repr(k)
+        return
+    assert k.supported
+    assert k.launches >= 2  # the add and the reduction
+    assert k.syncs >= 1  # float() waits for the sum
+    assert k.d2h >= 1 and k.h2d == 0
+    assert 1 <= k.max_grid_blocks
+    assert "launches=" in repr(k)
+
+
+def test_count_kernels_counts_only_inside_the_block_and_per_device(device):
+    x = gpuarr.asarray(np.arange(10.0), device=device)
+    with gpuarr.testing.count_kernels(device) as k:
+        pass
+    assert (k.launches, k.syncs, k.h2d, k.d2h) == (0, 0, 0, 0)
+    with gpuarr.testing.count_kernels(device) as k:
+        gpuarr.asarray(np.arange(10.0), device=device)
+        x.numpy()
+    if _counts_kernels(device):
+        assert (k.h2d, k.d2h) == (1, 1)
+        assert k.launches == 0
+        assert k.syncs == 1
+    if gpuarr.num_gpus() >= 2 and _counts_kernels(device):
+        other = gpuarr.gpu(1 - device.index)
+        with gpuarr.testing.count_kernels(other) as k:
+            x + 1
+        assert k.launches == 0

@@ -418,6 +418,8 @@ ga_cuda_gemm(int dev, const ga_gemm_desc *g)
         if (st != CUBLAS_STATUS_SUCCESS) {
             return cublas_error(st, what);
         }
+        /* counted as one launch of an unknown grid (cuBLAS picks its kernels) */
+        ga_cuda_count_launch(s, 0);
         done += nb;
     }
     return GA_OK;

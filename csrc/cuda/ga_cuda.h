@@ -47,11 +47,25 @@
  * launch, check it with GA_CUDA_TRY(cudaGetLastError()). */
 #ifdef GA_CUDA_EMULATION
 #define GA_LAUNCH(kernel, grid, block, shmem, stream, ...)                             \
-    ga_emu_launch(kernel, dim3(grid), dim3(block), (size_t)(shmem), stream, __VA_ARGS__)
+    do {                                                                               \
+        ga_cuda_count_launch(stream, ga_cuda_grid_blocks(dim3(grid)));                 \
+        ga_emu_launch(kernel, dim3(grid), dim3(block), (size_t)(shmem), stream,        \
+                      __VA_ARGS__);                                                    \
+    } while (0)
 #else
 #define GA_LAUNCH(kernel, grid, block, shmem, stream, ...)                             \
-    kernel<<<grid, block, shmem, stream>>>(__VA_ARGS__)
+    do {                                                                               \
+        ga_cuda_count_launch(stream, ga_cuda_grid_blocks(dim3(grid)));                 \
+        kernel<<<grid, block, shmem, stream>>>(__VA_ARGS__);                           \
+    } while (0)
 #endif
+
+/* Blocks in a grid, for the counters. */
+static inline unsigned long long
+ga_cuda_grid_blocks(dim3 g)
+{
+    return (unsigned long long)g.x * g.y * g.z;
+}
 
 /* Kernels that use __syncthreads need no marking: the emulation finds out at run time
  * (thread 0 of each block runs on a fiber; if it reaches a barrier the whole block
@@ -78,6 +92,12 @@ int ga_cuda_error(cudaError_t err, const char *expr, const char *file, int line)
 /* Make `dev` current and return its stream (every operation on a device is queued on
  * this one stream, which is what makes the caching allocator's reuse safe). */
 int ga_cuda_stream(int dev, cudaStream_t *stream);
+
+/* Counters for tests (ga_kernel_counters in ../ga_backend.h), on the device whose
+ * stream is `stream`: GA_LAUNCH counts each launch and its grid; a launcher that
+ * waits for its stream on the host calls ga_cuda_count_sync first. */
+void ga_cuda_count_launch(cudaStream_t stream, unsigned long long blocks);
+void ga_cuda_count_sync(cudaStream_t stream);
 
 /* Grid and block for a grid-stride loop over n elements on `dev` (from the device's
  * multiprocessor count, not constants). n > 0. */

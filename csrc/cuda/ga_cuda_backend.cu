@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <atomic>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -86,6 +87,8 @@ struct device_state {
     cudaEvent_t pinned_ready[2];
     int pinned_state; /* 0 not tried, 1 ready, -1 unavailable */
     signed char peer[GA_MAX_DEVICES]; /* 0 unknown, 1 enabled, -1 not possible */
+    /* ga_kernel_counters, bumped without the lock (launchers do not take it) */
+    std::atomic<int64_t> launches, syncs, h2d, d2h, max_grid_blocks;
 };
 
 struct {
@@ -240,6 +243,7 @@ release_cache(int dev, device_state *d)
     /* cudaFree waits for the device anyway; waiting here first makes it explicit that
      * no queued work still uses a cached block */
     GA_CUDA_TRY(cudaSetDevice(dev));
+    d->syncs++;
     GA_CUDA_TRY(cudaStreamSynchronize(d->stream));
     cudaError_t first = cudaSuccess;
     for (auto &bin : d->cache) {
@@ -297,6 +301,7 @@ cuda_synchronize(int dev)
     GA_TRY(state(dev, &d));
     waiting_host w;
     GA_CUDA_TRY(cudaSetDevice(dev));
+    d->syncs++;
     GA_CUDA_TRY(cudaStreamSynchronize(d->stream));
     return GA_OK;
 }
@@ -399,6 +404,7 @@ cuda_copy_h2d(int dev, void *dst, const void *src, size_t nbytes)
 {
     cudaStream_t s = NULL;
     GA_TRY(ga_cuda_stream(dev, &s));
+    G.devs[dev]->h2d++;
     /* from pageable memory the runtime stages the source before returning, so the
      * caller may free `src` at once */
     GA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, s));
@@ -432,6 +438,8 @@ cuda_copy_d2h(int dev, void *dst, const void *src, size_t nbytes)
     GA_TRY(state(dev, &d));
     waiting_host w; /* before the lock: see waiting_host */
     std::lock_guard<std::mutex> g(d->lock);
+    d->d2h++;
+    d->syncs++; /* one host wait, however many chunks it takes */
     if (nbytes < stage_min || !pinned_buffers(dev, d)) {
         GA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, s));
         GA_CUDA_TRY(cudaStreamSynchronize(s));
@@ -516,6 +524,20 @@ cuda_copy_peer(int dst_dev, void *dst, int src_dev, const void *src, size_t nbyt
     return GA_OK;
 }
 
+int
+cuda_kernel_counters(int dev, int reset_max, ga_kernel_counters *out)
+{
+    device_state *d;
+    GA_TRY(state(dev, &d));
+    out->launches = d->launches.load();
+    out->syncs = d->syncs.load();
+    out->h2d = d->h2d.load();
+    out->d2h = d->d2h.load();
+    out->max_grid_blocks = reset_max ? d->max_grid_blocks.exchange(0)
+                                     : d->max_grid_blocks.load();
+    return GA_OK;
+}
+
 const char *
 cuda_last_error(void)
 {
@@ -561,6 +583,7 @@ const ga_backend table = {
     cuda_set_wait_hooks,
     NULL, /* sort: no device sort yet; the core says to sort on the CPU */
     NULL, /* searchsorted */
+    cuda_kernel_counters,
 };
 
 }  // namespace
@@ -576,10 +599,17 @@ ga_cuda_error(cudaError_t err, const char *expr, const char *file, int line)
 #ifdef GA_CUDA_EMULATION
     extra = ga_emu_take_error_detail();
 #endif
+    /* these come from a kernel and are sticky on a GPU: the context is lost */
+    const char *sticky = err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure ||
+                                 err == cudaErrorLaunchTimeout
+                             ? "; a fault in a kernel is sticky: every later CUDA call on "
+                               "this GPU fails with it, and the process must be restarted "
+                               "to use that GPU again"
+                             : "";
     return ga_error(err == cudaErrorMemoryAllocation ? GA_ERR_OOM_DEVICE : GA_ERR_CUDA,
-                    "CUDA error %s (%s) in %s at %s:%d%s%s", cudaGetErrorName(err),
+                    "CUDA error %s (%s) in %s at %s:%d%s%s%s", cudaGetErrorName(err),
                     cudaGetErrorString(err), expr, base ? base + 1 : file, line,
-                    extra[0] ? "; " : "", extra);
+                    extra[0] ? "; " : "", extra, sticky);
 }
 
 extern "C" int
@@ -590,6 +620,34 @@ ga_cuda_stream(int dev, cudaStream_t *stream)
     GA_CUDA_TRY(cudaSetDevice(dev));
     *stream = d->stream;
     return GA_OK;
+}
+
+extern "C" void
+ga_cuda_count_launch(cudaStream_t stream, unsigned long long blocks)
+{
+    for (int i = 0; i < GA_MAX_DEVICES; i++) {
+        device_state *d = __atomic_load_n(&G.devs[i], __ATOMIC_ACQUIRE);
+        if (d != NULL && d->stream == stream) {
+            d->launches++;
+            int64_t prev = d->max_grid_blocks.load();
+            while ((int64_t)blocks > prev &&
+                   !d->max_grid_blocks.compare_exchange_weak(prev, (int64_t)blocks)) {
+            }
+            return;
+        }
+    }
+}
+
+extern "C" void
+ga_cuda_count_sync(cudaStream_t stream)
+{
+    for (int i = 0; i < GA_MAX_DEVICES; i++) {
+        device_state *d = __atomic_load_n(&G.devs[i], __ATOMIC_ACQUIRE);
+        if (d != NULL && d->stream == stream) {
+            d->syncs++;
+            return;
+        }
+    }
 }
 
 extern "C" void

@@ -18,13 +18,27 @@
  * the process. Under AddressSanitizer every switch is announced with
  * __sanitizer_start/finish_switch_fiber.
  *
+ * Streams. Each stream, and each device's legacy default stream (stream 0), is a
+ * queue of tasks run in order by its own worker thread, so work really is
+ * asynchronous to the host as on a GPU: launches, cudaMemcpyAsync, cudaMemsetAsync,
+ * cudaMemcpyPeerAsync, cuBLAS calls, event records and cudaStreamWaitEvent enqueue
+ * and return. cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize,
+ * cudaMemcpy, cudaMemset and cudaFree wait, as the CUDA documentation says they do.
+ * cudaMemcpyAsync from pageable host memory copies the source into a staging buffer
+ * before returning; to pageable host memory it returns when the copy is done; with
+ * pinned memory (cudaHostAlloc, recorded in the address map) it stays asynchronous,
+ * so reusing the buffer too early gives wrong data, as on a GPU. The legacy stream
+ * waits for every blocking stream of its device and they wait for it; non-blocking
+ * streams (what the backend uses) are ordered only by events. Launches from all
+ * workers are still serialised by one lock (`__shared__` is static storage). A fault
+ * inside a task (a failed launch, a timeout) is recorded on the device and returned
+ * by the next call that waits on it.
+ *
  * Memory. Device blocks are host blocks recorded in an address map with their device,
  * so copies check that device pointers really are device memory (a swapped argument
  * fails like an illegal address, instead of silently copying host memory), and
  * cuBLAS checks that the whole extent of each strided operand lies in one block.
  */
-#include "ga_cuda_emu.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +46,18 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
+
+/* after the standard headers: it defines __noinline__, which they use */
+#include "ga_cuda_emu.h"
 
 #include "../ga_half.h"
 
@@ -70,6 +93,10 @@ int ndevices;
 size_t memory_limit;
 int multiprocessors = 132; /* GPUARR_CUDA_EMULATE_SMS; an H100's count */
 ga_emu_device devices[64];
+double watchdog_seconds; /* GPUARR_CUDA_EMULATE_WATCHDOG; 0: none */
+/* A fault found by a worker (state_lock): reported by the next wait on the device. */
+cudaError_t device_fault[64];
+char device_fault_detail[64][512];
 std::map<uintptr_t, block_info> blocks; /* start address -> block */
 thread_local int current_device;
 thread_local cudaError_t last_error = cudaSuccess;
@@ -119,6 +146,194 @@ where(const void *p, size_t n)
 
 }  // namespace
 
+/* --- streams ------------------------------------------------------------------------ */
+
+struct ga_emu_stream {
+    int device;
+    unsigned flags;
+    std::mutex m;
+    std::condition_variable cv;
+    std::deque<std::function<void()>> q;
+    uint64_t enqueued = 0, done = 0; /* tasks; guarded by m */
+    std::thread worker;
+};
+struct ga_emu_event {
+    int device;
+    ga_emu_stream *stream; /* where it was last recorded; NULL: never */
+    uint64_t seq;          /* complete when stream->done >= seq */
+};
+
+namespace {
+
+/* Every stream ever made (never destroyed while the process runs: the backend's
+ * streams live as long as the plugin), and each device's legacy stream. */
+std::vector<ga_emu_stream *> &all_streams = *new std::vector<ga_emu_stream *>();
+ga_emu_stream *legacy[64];
+
+void
+record_fault(int dev)
+{
+    if (last_error == cudaSuccess) {
+        return;
+    }
+    std::lock_guard<std::mutex> g(state_lock);
+    if (device_fault[dev] == cudaSuccess) {
+        device_fault[dev] = last_error;
+        snprintf(device_fault_detail[dev], sizeof(device_fault_detail[dev]), "%s",
+                 error_detail);
+    }
+    last_error = cudaSuccess;
+    error_detail[0] = '\0';
+}
+
+void
+worker_main(ga_emu_stream *s)
+{
+    current_device = s->device;
+    for (;;) {
+        std::function<void()> task;
+        {
+            std::unique_lock<std::mutex> g(s->m);
+            s->cv.wait(g, [s] { return !s->q.empty(); });
+            task = std::move(s->q.front());
+            s->q.pop_front();
+        }
+        task();
+        record_fault(s->device);
+        {
+            std::lock_guard<std::mutex> g(s->m);
+            s->done++;
+        }
+        s->cv.notify_all();
+    }
+}
+
+ga_emu_stream *
+new_stream(int dev, unsigned flags)
+{
+    ga_emu_stream *s = new ga_emu_stream();
+    s->device = dev;
+    s->flags = flags;
+    s->worker = std::thread(worker_main, s);
+    s->worker.detach();
+    std::lock_guard<std::mutex> g(state_lock);
+    all_streams.push_back(s);
+    return s;
+}
+
+/* Stream 0 means the current device's legacy default stream. */
+ga_emu_stream *
+resolve(cudaStream_t s)
+{
+    if (s != nullptr) {
+        return s;
+    }
+    int dev = current_device;
+    {
+        std::lock_guard<std::mutex> g(state_lock);
+        if (legacy[dev] != nullptr) {
+            return legacy[dev];
+        }
+    }
+    ga_emu_stream *l = new_stream(dev, 0);
+    std::lock_guard<std::mutex> g(state_lock);
+    if (legacy[dev] == nullptr) {
+        legacy[dev] = l;
+    }
+    return legacy[dev];
+}
+
+uint64_t
+tail(ga_emu_stream *s)
+{
+    std::lock_guard<std::mutex> g(s->m);
+    return s->enqueued;
+}
+
+void
+wait_for(ga_emu_stream *s, uint64_t seq)
+{
+    std::unique_lock<std::mutex> g(s->m);
+    s->cv.wait(g, [s, seq] { return s->done >= seq; });
+}
+
+void
+push(ga_emu_stream *s, std::function<void()> task)
+{
+    {
+        std::lock_guard<std::mutex> g(s->m);
+        s->q.push_back(std::move(task));
+        s->enqueued++;
+    }
+    s->cv.notify_all();
+}
+
+/* Legacy default stream semantics: work on stream 0 waits for every blocking stream
+ * of the device, and work on a blocking stream waits for stream 0. */
+void
+enqueue(ga_emu_stream *s, std::function<void()> task)
+{
+    if (s->flags == 0) {
+        std::vector<std::pair<ga_emu_stream *, uint64_t>> deps;
+        {
+            std::lock_guard<std::mutex> g(state_lock);
+            for (ga_emu_stream *o : all_streams) {
+                if (o != s && o->device == s->device && o->flags == 0 &&
+                    (s == legacy[s->device] || o == legacy[s->device])) {
+                    deps.emplace_back(o, 0);
+                }
+            }
+        }
+        for (auto &d : deps) {
+            uint64_t seq = tail(d.first);
+            ga_emu_stream *o = d.first;
+            push(s, [o, seq] { wait_for(o, seq); });
+        }
+    }
+    push(s, std::move(task));
+}
+
+/* The device's fault, if a worker recorded one, as the result of a wait. */
+cudaError_t
+fault_of(int dev)
+{
+    std::lock_guard<std::mutex> g(state_lock);
+    if (device_fault[dev] != cudaSuccess) {
+        snprintf(error_detail, sizeof(error_detail), "%s", device_fault_detail[dev]);
+        last_error = device_fault[dev];
+    }
+    return device_fault[dev];
+}
+
+/* Wait on the host for everything queued so far on `s`. */
+cudaError_t
+host_wait(ga_emu_stream *s)
+{
+    wait_for(s, tail(s));
+    return fault_of(s->device);
+}
+
+/* Wait for every stream of `dev` (cudaDeviceSynchronize, cudaFree). */
+cudaError_t
+device_wait(int dev)
+{
+    std::vector<ga_emu_stream *> mine;
+    {
+        std::lock_guard<std::mutex> g(state_lock);
+        for (ga_emu_stream *o : all_streams) {
+            if (o->device == dev) {
+                mine.push_back(o);
+            }
+        }
+    }
+    for (ga_emu_stream *o : mine) {
+        wait_for(o, tail(o));
+    }
+    return fault_of(dev);
+}
+
+}  // namespace
+
 /* --- devices -------------------------------------------------------------------- */
 
 extern "C" {
@@ -159,6 +374,8 @@ ga_emu_init(int n)
     std::lock_guard<std::mutex> g(state_lock);
     ndevices = n < 0 ? 0 : n > 64 ? 64 : n;
     memory_limit = (size_t)1 << 30;
+    const char *w = getenv("GPUARR_CUDA_EMULATE_WATCHDOG");
+    watchdog_seconds = w != NULL && *w != '\0' ? atof(w) : 0.0;
     const char *v = getenv("GPUARR_CUDA_EMULATE_MEMORY");
     if (v != NULL && *v != '\0') {
         char *end;
@@ -288,7 +505,7 @@ cudaError_t
 cudaDeviceSynchronize(void)
 {
     GA_EMU_FAIL_POINT("cudaDeviceSynchronize");
-    return cudaSuccess;
+    return device_wait(current_device);
 }
 
 cudaError_t
@@ -333,6 +550,7 @@ cudaPeekAtLastError(void)
     X(cudaErrorNotReady, "device not ready")                                           \
     X(cudaErrorIllegalAddress, "an illegal memory access was encountered")             \
     X(cudaErrorLaunchOutOfResources, "too many resources requested for launch")        \
+    X(cudaErrorLaunchTimeout, "the launch timed out and was terminated")               \
     X(cudaErrorMisalignedAddress, "misaligned address")                                \
     X(cudaErrorPeerAccessAlreadyEnabled,                                               \
       "peer access is already enabled")                                                \
@@ -404,6 +622,15 @@ cudaFree(void *ptr)
     if (ptr == NULL) {
         return cudaSuccess;
     }
+    int dev = where(ptr, 0);
+    if (dev < 0) {
+        return fail(cudaErrorInvalidDevicePointer);
+    }
+    /* as on a GPU, cudaFree waits for the device: queued work may still use the block */
+    cudaError_t fault = device_wait(dev);
+    if (fault != cudaSuccess) {
+        return fault;
+    }
     std::lock_guard<std::mutex> g(state_lock);
     auto it = blocks.find((uintptr_t)ptr);
     if (it == blocks.end() || it->second.device < 0) {
@@ -452,12 +679,20 @@ cudaFreeHost(void *ptr)
     return cudaSuccess;
 }
 
-/* A copy is legal when each side is where `kind` says (host = pageable or pinned). */
+/* A copy is legal when each side is where `kind` says (host = pageable or pinned).
+ * It is queued on `stream`; a pageable source is staged first, and with `wait` (or a
+ * pageable destination) the host waits for it, as the CUDA documentation describes
+ * for cudaMemcpy and cudaMemcpyAsync. */
 static cudaError_t
-checked_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, const char *what)
+checked_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+             cudaStream_t stream, int wait, const char *what)
 {
     if (n == 0) {
         return cudaSuccess;
+    }
+    ga_emu_stream *s = resolve(stream);
+    if (fault_of(s->device) != cudaSuccess) { /* sticky, as on a GPU */
+        return last_error;
     }
     int ds = where(dst, n), ss = where(src, n);
     int want_dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
@@ -474,7 +709,18 @@ checked_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, con
                                                                           : "host");
         return fail(cudaErrorIllegalAddress);
     }
-    memmove(dst, src, n);
+    if (ss == -2) {
+        /* pageable source: staged now, so the caller may reuse it at once */
+        std::shared_ptr<std::vector<char>> staged =
+            std::make_shared<std::vector<char>>((const char *)src, (const char *)src + n);
+        enqueue(s, [dst, staged, n] { memmove(dst, staged->data(), n); });
+    }
+    else {
+        enqueue(s, [dst, src, n] { memmove(dst, src, n); });
+    }
+    if (wait || ds == -2) {
+        return host_wait(s);
+    }
     return cudaSuccess;
 }
 
@@ -482,23 +728,21 @@ cudaError_t
 cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
 {
     GA_EMU_FAIL_POINT("cudaMemcpy");
-    return checked_copy(dst, src, n, kind, "cudaMemcpy");
+    return checked_copy(dst, src, n, kind, nullptr, 1, "cudaMemcpy");
 }
 
 cudaError_t
 cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                 cudaStream_t stream)
 {
-    (void)stream;
     GA_EMU_FAIL_POINT("cudaMemcpyAsync");
-    return checked_copy(dst, src, n, kind, "cudaMemcpyAsync");
+    return checked_copy(dst, src, n, kind, stream, 0, "cudaMemcpyAsync");
 }
 
 cudaError_t
 cudaMemcpyPeerAsync(void *dst, int dst_dev, const void *src, int src_dev, size_t n,
                     cudaStream_t stream)
 {
-    (void)stream;
     GA_EMU_FAIL_POINT("cudaMemcpyPeerAsync");
     if (!valid_device(dst_dev) || !valid_device(src_dev)) {
         return fail(cudaErrorInvalidDevice);
@@ -512,7 +756,7 @@ cudaMemcpyPeerAsync(void *dst, int dst_dev, const void *src, int src_dev, size_t
                  "(emulation check)");
         return fail(cudaErrorIllegalAddress);
     }
-    memmove(dst, src, n);
+    enqueue(resolve(stream), [dst, src, n] { memmove(dst, src, n); });
     return cudaSuccess;
 }
 
@@ -520,44 +764,28 @@ cudaError_t
 cudaMemset(void *ptr, int value, size_t n)
 {
     GA_EMU_FAIL_POINT("cudaMemset");
-    if (n != 0 && where(ptr, n) < 0) {
-        return fail(cudaErrorInvalidValue);
-    }
-    memset(ptr, value, n);
-    return cudaSuccess;
+    cudaError_t e = cudaMemsetAsync(ptr, value, n, nullptr);
+    return e != cudaSuccess ? e : host_wait(resolve(nullptr));
 }
 
 cudaError_t
 cudaMemsetAsync(void *ptr, int value, size_t n, cudaStream_t stream)
 {
-    (void)stream;
     GA_EMU_FAIL_POINT("cudaMemsetAsync");
     if (n != 0 && where(ptr, n) < 0) {
         return fail(cudaErrorInvalidValue);
     }
-    memset(ptr, value, n);
+    enqueue(resolve(stream), [ptr, value, n] { memset(ptr, value, n); });
     return cudaSuccess;
 }
 
-/* --- streams and events: work is done when queued, so these only check handles ----- */
-
-}  // extern "C"
-
-struct ga_emu_stream {
-    int device;
-};
-struct ga_emu_event {
-    int device;
-};
-
-extern "C" {
+/* --- streams and events (the queues are above) --------------------------------------- */
 
 cudaError_t
 cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
 {
-    (void)flags;
     GA_EMU_FAIL_POINT("cudaStreamCreateWithFlags");
-    *stream = new ga_emu_stream{current_device};
+    *stream = new_stream(current_device, flags);
     return cudaSuccess;
 }
 
@@ -570,32 +798,41 @@ cudaStreamCreate(cudaStream_t *stream)
 cudaError_t
 cudaStreamDestroy(cudaStream_t stream)
 {
-    delete stream;
+    /* as in CUDA, queued work still runs; the worker and queue stay (never reused) */
+    (void)stream;
     return cudaSuccess;
 }
 
 cudaError_t
 cudaStreamSynchronize(cudaStream_t stream)
 {
-    (void)stream;
     GA_EMU_FAIL_POINT("cudaStreamSynchronize");
-    /* Emulated work is done by the time it is queued, so a wait is instant. A test can
-     * make it last (GPUARR_CUDA_EMULATE_WAIT_MS, test only) to check that the host lets
-     * other threads run while it waits. */
+    /* A test can make a wait last (GPUARR_CUDA_EMULATE_WAIT_MS, test only) to check
+     * that the host lets other threads run while it waits. */
     const char *ms = getenv("GPUARR_CUDA_EMULATE_WAIT_MS");
     if (ms != NULL && atoi(ms) > 0) {
         usleep((useconds_t)atoi(ms) * 1000u);
     }
-    return cudaSuccess;
+    return host_wait(resolve(stream));
 }
 
 cudaError_t
 cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
 {
-    (void)stream;
     (void)flags;
     if (event == NULL) {
         return fail(cudaErrorInvalidResourceHandle);
+    }
+    ga_emu_stream *s = resolve(stream);
+    ga_emu_stream *on;
+    uint64_t seq;
+    {
+        std::lock_guard<std::mutex> g(state_lock);
+        on = event->stream;
+        seq = event->seq;
+    }
+    if (on != nullptr && on != s) {
+        enqueue(s, [on, seq] { wait_for(on, seq); });
     }
     return cudaSuccess;
 }
@@ -605,7 +842,7 @@ cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
 {
     (void)flags;
     GA_EMU_FAIL_POINT("cudaEventCreateWithFlags");
-    *event = new ga_emu_event{current_device};
+    *event = new ga_emu_event{current_device, nullptr, 0};
     return cudaSuccess;
 }
 
@@ -629,26 +866,65 @@ cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
     if (event == NULL) {
         return fail(cudaErrorInvalidResourceHandle);
     }
+    ga_emu_stream *s = resolve(stream);
     /* the real runtime requires the event and the stream to be of one device */
-    if (stream != NULL && stream->device != event->device) {
+    if (s->device != event->device) {
         return fail(cudaErrorInvalidResourceHandle);
     }
+    /* the event completes when the stream has done everything queued so far; the
+     * record itself is a (no-op) task so that the position is a real queue entry */
+    enqueue(s, [] {});
+    uint64_t seq = tail(s);
+    std::lock_guard<std::mutex> g(state_lock);
+    event->stream = s;
+    event->seq = seq;
     return cudaSuccess;
 }
 
 cudaError_t
 cudaEventSynchronize(cudaEvent_t event)
 {
-    (void)event;
     GA_EMU_FAIL_POINT("cudaEventSynchronize");
-    return cudaSuccess;
+    if (event == NULL) {
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    ga_emu_stream *on;
+    uint64_t seq;
+    {
+        std::lock_guard<std::mutex> g(state_lock);
+        on = event->stream;
+        seq = event->seq;
+    }
+    if (on == nullptr) {
+        return cudaSuccess;
+    }
+    wait_for(on, seq);
+    return fault_of(on->device);
 }
 
 cudaError_t
 cudaEventQuery(cudaEvent_t event)
 {
-    (void)event;
-    return cudaSuccess;
+    if (event == NULL) {
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    ga_emu_stream *on;
+    uint64_t seq;
+    {
+        std::lock_guard<std::mutex> g(state_lock);
+        on = event->stream;
+        seq = event->seq;
+    }
+    if (on == nullptr) {
+        return cudaSuccess;
+    }
+    {
+        std::lock_guard<std::mutex> g(on->m);
+        if (on->done < seq) {
+            return cudaErrorNotReady; /* not an error: not recorded as the last one */
+        }
+    }
+    return fault_of(on->device);
 }
 
 cudaError_t
@@ -1185,12 +1461,21 @@ __threadfence_block(void)
 {
 }
 
+}  // extern "C"
+static void run_grid(dim3 grid, dim3 block, size_t shmem, void (*thread_fn)(void *),
+                     void *ctx);
+extern "C" {
+
 void
 ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
-           void (*thread_fn)(void *), void *ctx)
+           void (*thread_fn)(void *), void *ctx, void (*free_ctx)(void *))
 {
-    (void)stream;
     if (ga_emu_inject("launch")) {
+        free_ctx(ctx);
+        return;
+    }
+    if (fault_of(current_device) != cudaSuccess) { /* sticky, as on a GPU */
+        free_ctx(ctx);
         return;
     }
     unsigned long long nthreads = (unsigned long long)block.x * block.y * block.z;
@@ -1200,12 +1485,30 @@ ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
                  "launch with grid (%u,%u,%u) and block (%u,%u,%u) (emulation check)",
                  grid.x, grid.y, grid.z, block.x, block.y, block.z);
         fail(cudaErrorInvalidConfiguration);
+        free_ctx(ctx);
         return;
     }
     if (shmem > 48 * 1024) {
         fail(cudaErrorInvalidValue);
+        free_ctx(ctx);
         return;
     }
+    /* checked now (cudaGetLastError reports a bad launch at once); run on the worker,
+     * whose faults the next wait reports */
+    enqueue(resolve(stream), [grid, block, shmem, thread_fn, ctx, free_ctx] {
+        run_grid(grid, block, shmem, thread_fn, ctx);
+        free_ctx(ctx);
+    });
+}
+
+}  // extern "C"
+
+/* The grid's blocks, on a stream's worker. */
+static void
+run_grid(dim3 grid, dim3 block, size_t shmem, void (*thread_fn)(void *), void *ctx)
+{
+    unsigned long long nthreads = (unsigned long long)block.x * block.y * block.z;
+    auto started = std::chrono::steady_clock::now();
     std::lock_guard<std::mutex> g(launch_lock);
     L.fn = thread_fn;
     L.ctx = ctx;
@@ -1221,6 +1524,18 @@ ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
                 blockIdx.x = x;
                 blockIdx.y = y;
                 blockIdx.z = z;
+                if (watchdog_seconds > 0 &&
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                  started)
+                            .count() > watchdog_seconds) {
+                    snprintf(error_detail, sizeof(error_detail),
+                             "a kernel ran for more than %g s "
+                             "(GPUARR_CUDA_EMULATE_WATCHDOG, the emulated display "
+                             "watchdog)",
+                             watchdog_seconds);
+                    fail(cudaErrorLaunchTimeout);
+                    return;
+                }
                 int r = run_block((unsigned)nthreads);
                 if (r == -2) {
                     fail(cudaErrorLaunchOutOfResources);
@@ -1238,6 +1553,8 @@ ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
         }
     }
 }
+
+extern "C" {
 
 }  // extern "C"
 
@@ -1364,6 +1681,8 @@ gemm_ref(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, in
         return CUBLAS_STATUS_EXECUTION_FAILED;
     }
     bool ca = ta == CUBLAS_OP_C, cb = tb == CUBLAS_OP_C;
+    /* checked now, computed in order on the handle's stream, like cuBLAS's kernels */
+    enqueue(resolve(h->stream), [=] {
     for (int b = 0; b < batch; b++) {
         const S *a = A + b * sa;
         const S *bb = B + b * sb;
@@ -1387,6 +1706,7 @@ gemm_ref(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, in
             }
         }
     }
+    });
     return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -9,8 +9,9 @@
  * asked. It cannot check real cuBLAS or timing.
  *
  * Execution model (documented in ga_cuda_emu.cpp in more detail):
- *   - every call runs synchronously on the calling host thread, so a stream is just
- *     a device number and events are already complete when recorded;
+ *   - each stream (and each device's legacy default stream) is a queue run by its own
+ *     worker thread: launches, async copies, memsets and event records enqueue and
+ *     return; the calls that wait on a GPU wait here (see ga_cuda_emu.cpp, "streams");
  *   - a launch runs its blocks one after another. Thread 0 of each block runs on a
  *     ucontext fiber; if it reaches __syncthreads or a warp primitive the whole block
  *     runs on fibers (one per CUDA thread, switched at each barrier and warp
@@ -98,6 +99,7 @@ typedef enum cudaError {
     cudaErrorNotReady = 600,
     cudaErrorIllegalAddress = 700,
     cudaErrorLaunchOutOfResources = 701,
+    cudaErrorLaunchTimeout = 702,
     cudaErrorMisalignedAddress = 716,
     cudaErrorPeerAccessAlreadyEnabled = 704,
     cudaErrorPeerAccessNotEnabled = 705,
@@ -204,7 +206,7 @@ void ga_emu_init(int ndevices);
  * threadIdx/blockIdx set. Records errors for cudaGetLastError (bad geometry, a
  * divergent barrier, an injected failure). */
 void ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
-                void (*thread_fn)(void *), void *ctx);
+                void (*thread_fn)(void *), void *ctx, void (*free_ctx)(void *));
 
 /* Start of the launch's dynamic shared memory (`extern __shared__`). */
 void *ga_emu_dynamic_shared(void);
@@ -246,6 +248,7 @@ ga_emu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, cudaStr
     struct closure {
         void (*k)(P...);
         std::tuple<typename std::decay<P>::type...> params;
+        static void release(void *c) { delete static_cast<closure *>(c); }
         static void run(void *c)
         {
             closure *self = static_cast<closure *>(c);
@@ -254,9 +257,10 @@ ga_emu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shmem, cudaStr
             ga_emu_apply(self->k, mine, std::index_sequence_for<P...>{});
         }
     };
-    closure c{kernel, std::tuple<typename std::decay<P>::type...>(
-                          static_cast<typename std::decay<P>::type>(args)...)};
-    ga_emu_run(grid, block, shmem, stream, &closure::run, &c);
+    /* on the heap: the launch runs on the stream's worker after this returns */
+    closure *c = new closure{kernel, std::tuple<typename std::decay<P>::type...>(
+                                         static_cast<typename std::decay<P>::type>(args)...)};
+    ga_emu_run(grid, block, shmem, stream, &closure::run, c, &closure::release);
 }
 
 template <typename F>

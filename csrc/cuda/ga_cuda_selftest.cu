@@ -177,3 +177,82 @@ done:
     ga_cuda_free(dev, odd, sizeof(int));
     return rc;
 }
+
+/* --- ordering and watchdog checks (tests/test_cuda_emulation.py) ------------------- */
+
+namespace {
+
+/* Serial work per element (on purpose): long enough for the host to run ahead. */
+__global__ void
+k_slow_fill(int64_t n, int64_t spin, int32_t *out)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        volatile int64_t acc = 0;
+        for (int64_t k = 0; k < spin; k++) {
+            acc = acc + k;
+        }
+        out[i] = (int32_t)(acc & 1) + 7;
+    }
+}
+
+}  // namespace
+
+/* Queue a slow kernel, then an asynchronous copy of 1 from a host buffer to the
+ * device, then set the buffer to 2 and wait. Returns the value the device got: 2 when
+ * the source is pinned (the copy read it when it ran, after the host wrote 2), 1 when
+ * it is pageable (staged at the call). -1 on a CUDA failure. */
+extern "C" __attribute__((visibility("default"))) int
+gpuarr_cuda_selftest_pinned(int dev, int pageable)
+{
+    cudaStream_t s;
+    int32_t *d = NULL, *h = NULL, local = 0, got = -1;
+    if (ga_cuda_stream(dev, &s) != GA_OK || ga_cuda_alloc(dev, 1024 * sizeof(int32_t),
+                                                          (void **)&d) != GA_OK) {
+        return -1;
+    }
+    if (pageable) {
+        h = &local;
+    }
+    else if (cudaMallocHost((void **)&h, sizeof(int32_t)) != cudaSuccess) {
+        goto done;
+    }
+    GA_LAUNCH(k_slow_fill, 1, 32, 0, s, (int64_t)1024, (int64_t)2000, d);
+    *h = 1;
+    if (cudaMemcpyAsync(d, h, sizeof(int32_t), cudaMemcpyHostToDevice, s) != cudaSuccess) {
+        goto done;
+    }
+    *h = 2; /* too early for a pinned buffer: the copy has not run yet */
+    if (cudaMemcpyAsync(&local, d, sizeof(int32_t), cudaMemcpyDeviceToHost, s) ==
+            cudaSuccess &&
+        cudaStreamSynchronize(s) == cudaSuccess) {
+        got = local;
+    }
+done:
+    if (!pageable && h != NULL) {
+        cudaFreeHost(h);
+    }
+    ga_cuda_free(dev, d, 1024 * sizeof(int32_t));
+    return got;
+}
+
+/* A kernel that runs for seconds (serial spin in every thread): with
+ * GPUARR_CUDA_EMULATE_WATCHDOG set below that, the wait reports cudaErrorLaunchTimeout.
+ * 0 when the kernel finished; 1 and the message otherwise. */
+extern "C" __attribute__((visibility("default"))) int
+gpuarr_cuda_selftest_long_kernel(int dev, char *msg, size_t n)
+{
+    cudaStream_t s;
+    int32_t *d = NULL;
+    int rc = 1;
+    msg[0] = '\0';
+    ST_TRY(ga_cuda_stream(dev, &s));
+    ST_TRY(ga_cuda_alloc(dev, 4096 * sizeof(int32_t), (void **)&d));
+    GA_LAUNCH(k_slow_fill, 64, 64, 0, s, (int64_t)4096, (int64_t)2000000, d);
+    ST_TRY(CU(cudaGetLastError()));
+    ST_TRY(CU(cudaStreamSynchronize(s)));
+    rc = 0;
+done:
+    ga_cuda_free(dev, d, 4096 * sizeof(int32_t));
+    return rc;
+}

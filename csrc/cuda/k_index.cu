@@ -116,6 +116,7 @@ ga_index_read_error(const ga_k_errrec *err, cudaStream_t stream)
     ga_k_errrec h;
     memset(&h, 0, sizeof(h));
     GA_CUDA_TRY(cudaMemcpyAsync(&h, err, sizeof(h), cudaMemcpyDeviceToHost, stream));
+    ga_cuda_count_sync(stream);
     GA_CUDA_TRY(cudaStreamSynchronize(stream));
     if (h.count != 0) {
         return ga_error(GA_ERR_INDEX, "index %lld is out of bounds for axis with size %lld",

@@ -4,18 +4,21 @@
 with NumPy's own assertions. Their copies to the host are the test's business, not
 the code's: they are left out of ``gpuarr.transfer_stats()``, so a test can check
 the ledger after comparing values. ``assert_transfers`` fails when a block of code
-moves more data between devices than it should.
+moves more data between devices than it should. ``count_kernels`` counts what the
+CUDA plugin launched and waited for.
 """
+import contextlib
 import linecache
 import os
 import sys
 
 import numpy as _np
 
+from . import _core
 from ._core import Array, Device
 from ._devices import TransferStats, _astuple, _uncounted, count_transfers, transfer_stats
 
-__all__ = ["assert_allclose", "assert_array_equal", "assert_transfers"]
+__all__ = ["assert_allclose", "assert_array_equal", "assert_transfers", "count_kernels"]
 
 _DEFAULT_RTOL = {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}
 
@@ -228,3 +231,65 @@ class assert_transfers:
             "too many transfers: " + "; ".join(words)
             + ("\nwhere they were made:\n" + "\n".join(where) if where else "")
             + f"\nwhat crossed in the block: {s}")
+
+
+_KERNEL_FIELDS = ("launches", "syncs", "h2d", "d2h")
+
+
+class _KernelCounts:
+    """What ``count_kernels()`` yields; read its fields after the block."""
+
+    def __init__(self, device, start):
+        self.device = device
+        self.supported = start is not None
+        self._start = start
+        self._end = None
+
+    def _now(self):
+        if not self.supported:
+            return None
+        return self._end or _core._kernel_counters(self.device)
+
+    def __getattr__(self, name):
+        if name not in _KERNEL_FIELDS and name != "max_grid_blocks":
+            raise AttributeError(name)
+        now = self._now()
+        if now is None:
+            return 0
+        if name == "max_grid_blocks":
+            return now[name]
+        return now[name] - self._start[name]
+
+    def __repr__(self):
+        if not self.supported:
+            return f"<kernel counts on {self.device!r}: not counted on this device>"
+        fields = ", ".join(f"{k}={getattr(self, k)}"
+                           for k in _KERNEL_FIELDS + ("max_grid_blocks",))
+        return f"<kernel counts on {self.device!r}: {fields}>"
+
+
+@contextlib.contextmanager
+def count_kernels(device):
+    """count_kernels(device)
+
+    A context manager that counts what the CUDA plugin did on ``device`` inside the
+    block: ``launches`` (kernels, a cuBLAS call counting one), ``syncs`` (host waits:
+    synchronize, a copy to the host, a check that reads a result back),
+    ``h2d`` and ``d2h`` (copies to and from the device) and ``max_grid_blocks`` (the
+    largest grid launched, in blocks). The counting is in the plugin's host code, so it
+    is the same on a GPU and in the emulation. On the CPU and simulated GPUs nothing is
+    counted: ``supported`` is False and every count is 0::
+
+        with gpuarr.testing.count_kernels(x.device) as k:
+            y = x + 1
+        assert not k.supported or k.launches >= 1
+
+    Blocks may not nest on one device (each resets ``max_grid_blocks``)."""
+    device = Device(device)
+    start = _core._kernel_counters(device, True)
+    c = _KernelCounts(device, start)
+    try:
+        yield c
+    finally:
+        if c.supported:
+            c._end = _core._kernel_counters(device)

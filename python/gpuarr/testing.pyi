@@ -3,9 +3,9 @@ import contextlib
 from typing import Any
 
 from . import _TransferCounter
-from ._core import Array, _DeviceLike
+from ._core import Array, Device, _DeviceLike
 
-__all__ = ["assert_allclose", "assert_array_equal", "assert_transfers"]
+__all__ = ["assert_allclose", "assert_array_equal", "assert_transfers", "count_kernels"]
 
 def assert_allclose(
     actual: Array | Any,
@@ -35,3 +35,15 @@ class assert_transfers(contextlib.AbstractContextManager[_TransferCounter]):
     ) -> None: ...
     def __enter__(self) -> _TransferCounter: ...
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool: ...
+
+class _KernelCounts:
+    device: Device
+    supported: bool
+    launches: int
+    syncs: int
+    h2d: int
+    d2h: int
+    max_grid_blocks: int
+    def __init__(self, device: Device, start: dict[str, int] | None) -> None: ...
+
+def count_kernels(device: _DeviceLike) -> contextlib.AbstractContextManager[_KernelCounts]: ...
