@@ -102,6 +102,8 @@ void ga_cuda_count_sync(cudaStream_t stream);
 /* Grid and block for a grid-stride loop over n elements on `dev` (from the device's
  * multiprocessor count, not constants). n > 0. */
 void ga_cuda_launch_dims(int dev, int64_t n, unsigned *grid, unsigned *block);
+/* The device's multiprocessor count (1 if unknown). */
+int ga_cuda_sm_count(int dev);
 
 /* Scratch memory from the device's caching allocator (stream-ordered: a block freed
  * here may be reused by later work on the same stream). */

@@ -667,6 +667,16 @@ ga_cuda_launch_dims(int dev, int64_t n, unsigned *grid, unsigned *block)
 }
 
 extern "C" int
+ga_cuda_sm_count(int dev)
+{
+    if (dev >= 0 && dev < GA_MAX_DEVICES && G.devs[dev] != NULL &&
+        G.devs[dev]->props.multiprocessors > 0) {
+        return G.devs[dev]->props.multiprocessors;
+    }
+    return 1;
+}
+
+extern "C" int
 ga_cuda_alloc(int dev, size_t nbytes, void **ptr)
 {
     return cuda_alloc(dev, nbytes, ptr);

@@ -54,6 +54,18 @@
 #define GA_BARRIER_KERNEL __global__
 #endif
 
+/* Register budget of a kernel: at most `threads` per block and at least `blocks` of
+ * them resident per multiprocessor (the compiler caps registers to fit). The emulator
+ * has no registers to budget. */
+#ifdef GA_CUDA_EMULATION
+#define GA_LAUNCH_BOUNDS(threads, blocks)
+#define GA_GRID_CONSTANT
+#else
+#define GA_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
+/* a by-value kernel parameter whose address is taken, read in place (no local copy) */
+#define GA_GRID_CONSTANT __grid_constant__
+#endif
+
 /* ---- grid-stride loops, in 64-bit (arrays may hold more than 2^31 elements) ---- */
 
 #ifdef GA_CUDA_EMULATION

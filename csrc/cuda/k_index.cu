@@ -71,14 +71,6 @@ k_index(ga_index_desc d, int mode, ga_k_errrec *err)
     }
 }
 
-__global__ void
-k_errrec_clear(ga_k_errrec *err)
-{
-    if (ga_gtid() == 0) {
-        memset(err, 0, sizeof(*err));
-    }
-}
-
 static int
 ga_index_launch(int dev, const ga_index_desc *d, int mode, ga_k_errrec *err,
                 cudaStream_t stream)
@@ -146,10 +138,10 @@ ga_index_run(int dev, const ga_index_desc *d, bool scatter)
         return st;
     }
     ga_k_errrec *err = (ga_k_errrec *)mem;
-    GA_LAUNCH(k_errrec_clear, 1, 1, 0, stream, err);
-    cudaError_t ce = cudaGetLastError();
+    /* cleared in stream order: no kernel launch, no host wait */
+    cudaError_t ce = cudaMemsetAsync(err, 0, sizeof(*err), stream);
     if (ce != cudaSuccess) {
-        st = ga_cuda_error(ce, "k_errrec_clear", __FILE__, __LINE__);
+        st = ga_cuda_error(ce, "cudaMemsetAsync(err)", __FILE__, __LINE__);
         goto done;
     }
     if (l->nargs == 2) {

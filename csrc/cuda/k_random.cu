@@ -13,7 +13,7 @@
 
 /* The descriptor travels by value (no host pointer is dereferenced on the device). */
 __global__ void
-k_random(ga_random_desc r, int itemsize)
+k_random(const GA_GRID_CONSTANT ga_random_desc r, int itemsize)
 {
     for (int64_t i = ga_gtid(); i < r.n; i += ga_gstride()) {
         ga_random_element(&r, i, r.out + i * itemsize);

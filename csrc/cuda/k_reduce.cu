@@ -432,8 +432,9 @@ ga_red_offset(const ga_reduce_desc &d, int64_t r)
                            : ga_offset(d.red_ndim, d.red_shape, d.in_red_strides, r);
 }
 
+/* 4 blocks of 256 per multiprocessor (50% occupancy) caps registers at 64 */
 template <class P>
-GA_BARRIER_KERNEL void
+GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
 k_reduce_block(ga_reduce_desc d)
 {
     __shared__ typename P::acc_t part[GA_RED_BLOCK];

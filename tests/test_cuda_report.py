@@ -1,0 +1,106 @@
+"""The static report of the real CUDA plugin's sm_90 code (tools/cuda_report.py).
+
+No GPU is needed: cuobjdump reads the machine code nvcc produced. The rules checked
+here are the ones a GPU engineer would check before running anything: no kernel uses
+local memory (register spills), every kernel keeps at least half of the
+multiprocessor's warps resident at the block size it is launched with, and the
+contiguous elementwise kernels whose operands are all 2, 4 or 8 bytes wide never load
+or store a single byte (typed and 16-byte vector accesses).
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
+
+import cuda_report  # noqa: E402
+
+DEVICE_MODES = ("GPUARR_SIMULATE_GPUS", "GPUARR_CUDA_EMULATE")
+
+# Elementwise operations whose output is bool (one byte whatever the inputs).
+BOOL_OUTPUT = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+               "logical_and", "logical_or", "logical_xor", "logical_not", "isfinite",
+               "isinf", "isnan", "signbit", "where"}
+WIDE = {"int16", "uint16", "float16", "int32", "uint32", "float32", "int64", "uint64",
+        "float64", "complex64"}
+
+
+def _plugin() -> str:
+    import gpuarr
+
+    path = os.path.join(os.path.dirname(gpuarr._core.__file__), "libgpuarr_cuda.so")
+    if not os.path.exists(path):
+        pytest.skip("the real CUDA plugin (libgpuarr_cuda.so) is not built: build with "
+                    "-DGPUARR_CUDA=ON")
+    return path
+
+
+@pytest.fixture(scope="module")
+def report():
+    if any(os.environ.get(v) for v in DEVICE_MODES):
+        pytest.skip("the static report reads the built binary only: it runs once, in the "
+                    "no-GPU mode of the suite")
+    plugin = _plugin()
+    if cuda_report.find_tool("cuobjdump") is None or cuda_report.find_tool("nvdisasm") is None:
+        pytest.skip("cuobjdump/nvdisasm not found: pip install nvidia-cuda-cuobjdump "
+                    "nvidia-cuda-nvdisasm")
+    kernels = cuda_report.analyse(plugin, "sm_90")
+    if not kernels:
+        pytest.skip("the plugin holds no sm_90 code (built for other architectures)")
+    return kernels
+
+
+def _all_wide(name: str) -> bool:
+    """A contiguous elementwise kernel whose operands are all 2, 4 or 8 bytes."""
+    m = re.search(r"k_elementwise<ga_f_(\w+)_(\w+?)>", name)
+    if m and m.group(1) not in BOOL_OUTPUT and m.group(2) in WIDE:
+        return True
+    m = re.search(r"k_elementwise<ga_fc_(\w+?)_(\w+)>", name)
+    if m and m.group(1) in WIDE and m.group(2) in WIDE:
+        return True
+    m = re.search(r"k_elementwise<ga_f_bytes<(\d+)> >", name)
+    return bool(m and m.group(1) in ("2", "4", "8"))
+
+
+# Rules the plugin does not meet yet (strict: they fail once met, so the mark goes):
+# the float32/complex trig kernels keep libdevice's large-argument reduction table in
+# local memory and k_random copies its descriptor; k_elementwise<atan_float64> needs
+# 68 registers (38%); reductions, scans and indexing still load bytes (78% of all
+# accesses, from 95%).
+@pytest.mark.xfail(strict=True, reason="32 kernels use local memory (trig slow path, "
+                   "k_random)")
+def test_no_kernel_uses_local_memory(report):
+    bad = [f"{k.name}: {k.local} B local, {k.spill_ops} LDL/STL" for k in report if k.spills]
+    assert not bad, "kernels spilling to local memory:\n" + "\n".join(bad[:20])
+
+
+@pytest.mark.xfail(strict=True, reason="k_elementwise<atan_float64>: 68 registers, 38%")
+def test_occupancy_at_launch_block_is_at_least_half(report):
+    bad = [f"{k.name}: {k.occupancy:.0%} ({k.regs} registers, {k.shared} B shared, "
+           f"{k.block} threads)" for k in report if k.occupancy < 0.5]
+    assert not bad, "kernels under 50% occupancy on sm_90:\n" + "\n".join(bad[:20])
+
+
+def test_wide_elementwise_kernels_have_no_byte_accesses(report):
+    wide = [k for k in report if _all_wide(k.name)]
+    assert len(wide) > 100, "the elementwise kernels were not found by name"
+    bad = [f"{k.name}: {k.widths}" for k in wide
+           if any(key.endswith(".8") for key in k.widths)]
+    assert not bad, "byte-wide global accesses in wide elementwise kernels:\n" + \
+        "\n".join(bad[:20])
+
+
+def test_wide_elementwise_kernels_use_vector_accesses(report):
+    add = [k for k in report if "k_elementwise<ga_f_add_float32>" in k.name]
+    assert add and add[0].widths.get("LDG.128", 0) >= 2, add[0].widths if add else report[:1]
+
+
+@pytest.mark.xfail(strict=True, reason="reductions, scans and indexing still load bytes")
+def test_summary_byte_wide_fraction_is_small(report):
+    s = cuda_report.summary(report)
+    assert s["byte_wide_fraction"] < 0.15, s
