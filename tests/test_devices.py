@@ -430,10 +430,12 @@ def test_cuda_visible_devices_is_documented_as_cudas_business():
 def test_info_gives_plain_reasons_for_no_cuda():
     from gpuarr._info import _plain_reason
 
-    assert _plain_reason("anything", plugin_built=False).startswith(
-        "built without CUDA: nvcc was not found when gpuarr was installed")
     loader = ("the CUDA backend (libgpuarr_cuda.so) could not be loaded: libcudart.so.13: "
               "cannot open shared object file")
+    assert _plain_reason(loader, plugin_built=False).startswith(
+        "built without CUDA: nvcc was not found when gpuarr was installed")
+    # a reason the emulated plugin gave stays, even when the real plugin was not built
+    assert _plain_reason("the NVIDIA driver is too old: ...", plugin_built=False) is None
     assert "no NVIDIA driver" in _plain_reason(loader, plugin_built=True)
     # the plugin's own reasons are plain already: kept as they are
     assert _plain_reason("driver too old: driver 12.2, runtime 13.0; ...", True) is None

@@ -97,10 +97,14 @@ def _plain_reason(reason, plugin_built):
     """Why there is no CUDA GPU in a student's words when the recorded reason is a
     loader's message; None when the reason is already plain (the CUDA plugin's own:
     no driver, driver too old, no GPU) or a choice (simulated, emulated)."""
+    loader = (reason or "").startswith(
+        "the CUDA backend (libgpuarr_cuda.so) could not be loaded")
+    if not (loader or not reason):
+        return None  # a plugin's own reason (an emulated one too): already plain
     if not plugin_built:
         return ("built without CUDA: nvcc was not found when gpuarr was installed "
                 "(or GPUARR_CUDA=OFF); reinstall with nvcc on PATH to use a GPU")
-    if (reason or "").startswith("the CUDA backend (libgpuarr_cuda.so) could not be loaded"):
+    if loader:
         return ("the CUDA plugin is built but a library it needs is missing: no NVIDIA "
                 "driver (libcuda.so.1), or the CUDA runtime was not installed with it")
     return None
