@@ -61,9 +61,16 @@ constexpr int cuda_major = CUDART_VERSION / 1000;
 void *
 open_from(const char *dir, char *tried, size_t n)
 {
-    char lt[1100], path[1100];
-    snprintf(lt, sizeof(lt), "%s%slibcublasLt.so.%d", dir, dir[0] ? "/" : "", cuda_major);
-    snprintf(path, sizeof(path), "%s%slibcublas.so.%d", dir, dir[0] ? "/" : "", cuda_major);
+    /* Folders come from ga_cublas_paths.h (at most PATH_MAX-ish); a longer one is
+     * skipped rather than truncated into another file's name. */
+    char lt[8192], path[8192];
+    int nl = snprintf(lt, sizeof(lt), "%s%slibcublasLt.so.%d", dir, dir[0] ? "/" : "",
+                      cuda_major);
+    int np = snprintf(path, sizeof(path), "%s%slibcublas.so.%d", dir, dir[0] ? "/" : "",
+                      cuda_major);
+    if (nl < 0 || np < 0 || (size_t)nl >= sizeof(lt) || (size_t)np >= sizeof(path)) {
+        return NULL;
+    }
     if (dir[0] != '\0') {
         dlopen(lt, RTLD_NOW | RTLD_LOCAL);
     }
