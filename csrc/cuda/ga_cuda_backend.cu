@@ -23,8 +23,9 @@
 
 #define GA_EXPORT extern "C" __attribute__((visibility("default")))
 
-/* Under AddressSanitizer (emulated plugin) the unused tail of each bin is poisoned, so
- * a kernel that runs past the bytes it asked for is reported, not hidden by rounding. */
+/* Under AddressSanitizer (emulated plugin) the unused tail of each fresh bin is
+ * poisoned, so a kernel that runs past the bytes it asked for is reported, not hidden
+ * by rounding. */
 #if defined(GA_CUDA_EMULATION) && defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #define GA_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
@@ -347,8 +348,11 @@ cuda_alloc(int dev, size_t nbytes, void **ptr)
         GA_CUDA_TRY(err);
         d->stats.reserved_bytes += bin;
         d->stats.alloc_calls++;
+        /* Only a fresh block's tail is poisoned: a cached one may still be read by
+         * work queued before it was freed (stream order makes that safe on a GPU), and
+         * the host poisoning it now would race with the emulator's stream workers. */
+        GA_POISON((char *)p + nbytes, bin - nbytes);
     }
-    GA_POISON((char *)p + nbytes, bin - nbytes);
     d->stats.allocated_bytes += nbytes;
     if (d->stats.allocated_bytes > d->stats.peak_allocated_bytes) {
         d->stats.peak_allocated_bytes = d->stats.allocated_bytes;
