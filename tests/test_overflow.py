@@ -43,8 +43,8 @@ def test_out_of_range_index_arrays_are_reported_when_the_result_is_empty(device)
         x[:, gpuarr.asarray([5], device=device)]
     with pytest.raises(IndexError, match="out of bounds"):
         x[:, gpuarr.asarray([-4], device=device)]
-    with pytest.raises(IndexError):
-        np.zeros((0, 3))[:, np.asarray([5])]
+    # newer NumPy raises here too (2.2, the floor CI tests, only warns): gpuarr
+    # follows the newer rule on every NumPy
     # in range: an empty result, as NumPy
     assert x[:, gpuarr.asarray([2, -3], device=device)].shape == (0, 2)
     # an empty broadcast of the index arrays is not checked (NumPy neither)
