@@ -354,10 +354,14 @@ array_item_impl(PyObject *self, const char *what)
 {
     ga_array *a = pyga_arr(self);
     if (ga_array_size(a) != 1) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s needs an array with exactly one element; this one has %lld "
-                     "(shape %S). Reduce it first (e.g. x.sum()) or index one element",
-                     what, (long long)ga_array_size(a), get_shape(self, NULL));
+        PyObject *shape = get_shape(self, NULL); /* a new reference: released below */
+        if (shape != NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s needs an array with exactly one element; this one has %lld "
+                         "(shape %S). Reduce it first (e.g. x.sum()) or index one element",
+                         what, (long long)ga_array_size(a), shape);
+            Py_DECREF(shape);
+        }
         return NULL;
     }
     if (pyga_warn_transfer(what, a) < 0) {

@@ -287,16 +287,17 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
                             own.kind == GA_DEV_GPU ? "GPU" : "CPU");
     }
     /* stream: CPU (and non-CUDA) data have none; CUDA: 0 is ambiguous by the spec. */
+    long stream_v = 0; /* the consumer's stream, parsed once (-1: no synchronisation) */
     if (stream != Py_None) {
         if (target.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_CUDA) {
             return buffer_error("stream must be None for data exported to the host or "
                                 "to a non-CUDA device");
         }
-        long sv = PyLong_AsLong(stream);
-        if (sv == -1 && PyErr_Occurred()) {
+        stream_v = PyLong_AsLong(stream);
+        if (stream_v == -1 && PyErr_Occurred()) {
             return NULL;
         }
-        if (sv == 0) {
+        if (stream_v == 0) {
             PyErr_SetString(PyExc_ValueError, "stream=0 is ambiguous in DLPack; use 1 "
                                               "(legacy default) or 2 (per-thread)");
             return NULL;
@@ -320,8 +321,7 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
         ga_array_view(&ctx->arr, a);
         st = GA_OK;
     }
-    if (st == GA_OK && own.kind == GA_DEV_GPU && !cross && (stream == Py_None ||
-        PyLong_AsLong(stream) != -1)) {
+    if (st == GA_OK && own.kind == GA_DEV_GPU && !cross && stream_v != -1) {
         /* the consumer reads on its own stream: make our queued work visible first */
         st = ga_synchronize(own);
     }

@@ -55,15 +55,25 @@ lookup_helpers(void)
     np_empty = PyObject_GetAttrString(np, "empty");
     Py_DECREF(np);
     if (np_ndarray == NULL || np_generic == NULL || np_bool == NULL || np_empty == NULL) {
-        return -1;
+        goto error;
     }
     PyObject *ga = PyImport_ImportModule("gpuarr");
     if (ga == NULL) {
-        return -1;
+        goto error;
     }
     ga_asarray = PyObject_GetAttrString(ga, "asarray");
     Py_DECREF(ga);
-    return ga_asarray == NULL ? -1 : 0;
+    if (ga_asarray == NULL) {
+        goto error;
+    }
+    return 0;
+error:
+    /* all or nothing: a later call starts again from a clean slate */
+    Py_CLEAR(np_ndarray);
+    Py_CLEAR(np_generic);
+    Py_CLEAR(np_bool);
+    Py_CLEAR(np_empty);
+    return -1;
 }
 
 static int

@@ -137,3 +137,12 @@ def test_complex_of_a_one_element_array(device, dtype):
     assert complex(gpuarr.asarray(np.array(1 - 2j), device=device)) == 1 - 2j
     with pytest.raises(ValueError, match="exactly one element"):
         complex(gpuarr.ones(2, device=device))
+
+
+def test_constants_are_the_standards_python_floats():
+    import math
+
+    assert type(gpuarr.e) is float and gpuarr.e == math.e
+    assert type(gpuarr.pi) is float and gpuarr.pi == math.pi
+    assert gpuarr.inf == math.inf and math.isnan(gpuarr.nan)
+    assert gpuarr.newaxis is None

@@ -67,4 +67,10 @@ __version__ = "0.1.0"
 
 newaxis = None
 
+# The array API standard's constants (Python floats, as the standard specifies).
+e = 2.718281828459045
+inf = float("inf")
+nan = float("nan")
+pi = 3.141592653589793
+
 __array_api_version__ = "2024.12"

@@ -51,6 +51,10 @@ from .random import randn as randn
 
 __version__: Final[str]
 newaxis: Final[None]
+e: Final[float]
+inf: Final[float]
+nan: Final[float]
+pi: Final[float]
 __array_api_version__: Final[str]
 
 # --- devices, the transfer ledger, memory (gpuarr/_devices.py) -------------------------
