@@ -6,13 +6,15 @@
  * block by block into a working type (float for float16/32, double, complex double,
  * uint64 for integers: wrapping arithmetic mod 2^64 truncates to the same result as
  * NumPy's wrapping in the narrow type), multiplied with an inner loop over contiguous
- * rows of the packed A block (it vectorises), and written back with a cast. OpenMP
- * threads split the (batch, column block, row block) tasks; each C element is computed
- * by one thread in a fixed order, so results do not depend on the thread count.
- * BLAS is never called from inside an OpenMP region (it has threads of its own).
+ * rows of the packed A block (it vectorises), and written back with a cast. The
+ * thread pool (ga_cpu_loop.h) splits the (batch, column block, row block) tasks; each
+ * C element is computed by one task in a fixed order, so results do not depend on the
+ * thread count.
+ * BLAS is never called from inside a pool job (it has threads of its own).
  */
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,8 +78,7 @@ rd_c(int dt, const char *p)
         memcpy(f, p, sizeof(f));
         c.re = f[0];
         c.im = f[1];
-    }
-    else {
+    } else {
         memcpy(&c, p, sizeof(c));
     }
     return c;
@@ -138,12 +139,10 @@ wr_f(int dt, char *p, double v)
     if (dt == GA_FLOAT16) {
         uint16_t h = ga_float_to_half((float)v);
         memcpy(p, &h, 2);
-    }
-    else if (dt == GA_FLOAT32) {
+    } else if (dt == GA_FLOAT32) {
         float f = (float)v;
         memcpy(p, &f, 4);
-    }
-    else {
+    } else {
         memcpy(p, &v, 8);
     }
 }
@@ -163,7 +162,8 @@ elem_b(const ga_gemm_desc *g, const char *b, int64_t p, int64_t j, int64_t item)
 /* One block task: C[ic:ic+mc, jc:jc+nc] of batch member `bi`. `ws` is scratch space
  * for the packed panels and the accumulator. */
 static void
-block_task(const ga_gemm_desc *g, wkind wk, int64_t bi, int64_t ic, int64_t jc, void *ws)
+block_task(const ga_gemm_desc *g, wkind wk, int64_t bi, int64_t ic, int64_t jc,
+           void *ws)
 {
     int dt = g->dtype;
     int64_t item = ga_dtype_itemsize((ga_dtype)dt);
@@ -283,8 +283,7 @@ block_task(const ga_gemm_desc *g, wkind wk, int64_t bi, int64_t ic, int64_t jc, 
                 if (dt == GA_COMPLEX64) {
                     float f[2] = {(float)v.re, (float)v.im};
                     memcpy(dst, f, sizeof(f));
-                }
-                else {
+                } else {
                     memcpy(dst, &v, sizeof(v));
                 }
                 break;
@@ -305,42 +304,56 @@ block_task(const ga_gemm_desc *g, wkind wk, int64_t bi, int64_t ic, int64_t jc, 
     }
 }
 
+/* One portable GEMM: tasks are (batch, row block, column block) tiles; each C element
+ * is computed by exactly one task, so the split cannot change the result. */
+typedef struct {
+    const ga_gemm_desc *g;
+    wkind wk;
+    size_t ws_bytes;
+    int64_t mb, nb;
+    _Atomic int failed;
+} gemm_job;
+
+static void
+gemm_task(void *ctx, int64_t t)
+{
+    gemm_job *J = ctx;
+    /* a work space per task: malloc is cheap next to a tile of MC x NC x k
+     * multiply-adds, and no task then depends on which thread runs it */
+    void *ws = malloc(J->ws_bytes);
+    if (ws == NULL) {
+        atomic_store(&J->failed, 1);
+        return;
+    }
+    int64_t bi = t / (J->mb * J->nb);
+    int64_t r = t % (J->mb * J->nb);
+    block_task(J->g, J->wk, bi, (r % J->mb) * MC, (r / J->mb) * NC, ws);
+    free(ws);
+}
+
 static int
 portable_gemm(const ga_gemm_desc *g)
 {
     wkind wk = wkind_of(g->dtype);
     size_t wsz = wk == W_F32 ? sizeof(float) : wk == W_C128 ? sizeof(cplx) : 8;
-    size_t ws_bytes = ((size_t)KC * MC + (size_t)KC * NC + (size_t)MC * NC) * wsz;
-    int64_t mb = (g->m + MC - 1) / MC, nb = (g->n + NC - 1) / NC;
-    int64_t ntasks = g->batch * mb * nb;
-    int failed = 0;
+    gemm_job job = {
+        .g = g,
+        .wk = wk,
+        .ws_bytes = ((size_t)KC * MC + (size_t)KC * NC + (size_t)MC * NC) * wsz,
+        .mb = (g->m + MC - 1) / MC,
+        .nb = (g->n + NC - 1) / NC,
+    };
+    atomic_init(&job.failed, 0);
+    int64_t ntasks = g->batch * job.mb * job.nb;
     double work = (double)g->m * (double)g->n * (double)g->k * (double)g->batch;
-    (void)work;
-#ifdef GA_HAVE_OPENMP
-#pragma omp parallel if (work >= 1e6 && ntasks > 1) num_threads(ga_cpu_thread_share())
-#endif
-    {
-        void *ws = malloc(ws_bytes);
-        if (ws == NULL) {
-#ifdef GA_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-            failed = 1;
-        }
-#ifdef GA_HAVE_OPENMP
-#pragma omp for schedule(static)
-#endif
+    if (work >= 1e6 && ntasks > 1) {
+        ga_cpu_parallel_for(ntasks, gemm_task, &job);
+    } else {
         for (int64_t t = 0; t < ntasks; t++) {
-            if (ws == NULL) {
-                continue;
-            }
-            int64_t bi = t / (mb * nb);
-            int64_t r = t % (mb * nb);
-            block_task(g, wk, bi, (r % mb) * MC, (r / mb) * NC, ws);
+            gemm_task(&job, t);
         }
-        free(ws);
     }
-    if (failed) {
+    if (atomic_load(&job.failed)) {
         return ga_error(GA_ERR_NOMEM, "matmul: out of memory for the GEMM work space");
     }
     return GA_OK;
@@ -421,17 +434,20 @@ ga_cpu_gemm(int dev, const ga_gemm_desc *g)
                         (float *)c, ldc);
             break;
         case GA_FLOAT64:
-            blas->dgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, g->alpha, (const double *)a,
-                        lda, (const double *)b, ldb, g->beta, (double *)c, ldc);
+            blas->dgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, g->alpha,
+                        (const double *)a, lda, (const double *)b, ldb, g->beta,
+                        (double *)c, ldc);
             break;
         case GA_COMPLEX64: {
             float al[2] = {(float)g->alpha, 0.0f}, be[2] = {(float)g->beta, 0.0f};
-            blas->cgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
+            blas->cgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, al, a, lda, b, ldb, be, c,
+                        ldc);
             break;
         }
         default: {
             double al[2] = {g->alpha, 0.0}, be[2] = {g->beta, 0.0};
-            blas->zgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
+            blas->zgemm(GA_CBLAS_COL_MAJOR, ta, tb, m, n, k, al, a, lda, b, ldb, be, c,
+                        ldc);
             break;
         }
         }

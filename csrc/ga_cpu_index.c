@@ -6,15 +6,12 @@
  * every dtype). Gather splits the loop between threads; scatter stays sequential so
  * that repeated indices keep NumPy's "last assignment wins".
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ga_cpu.h"
 #include "ga_cpu_loop.h"
 #include "ga_error.h"
-
-#ifdef GA_HAVE_OPENMP
-#include <omp.h>
-#endif
 
 typedef struct {
     const ga_index_desc *d;
@@ -52,8 +49,7 @@ index_inner(char **p, const int64_t *s, int64_t n, void *vctx)
         }
         if (c->scatter) {
             memcpy(addr, p[0] + i * s[0], c->itemsize);
-        }
-        else {
+        } else {
             memcpy(p[0] + i * s[0], addr, c->itemsize);
         }
     }
@@ -76,39 +72,62 @@ check_desc(const ga_index_desc *d)
     return GA_OK;
 }
 
+/* elements per chunk of a parallel gather */
+#define GATHER_CHUNK (1 << 14)
+
+typedef struct {
+    const ga_index_desc *d;
+    index_ctx base;
+    int64_t size;
+    index_ctx *ctx; /* one per chunk */
+} gather_job;
+
+static void
+gather_chunk(void *arg, int64_t chunk)
+{
+    gather_job *J = arg;
+    index_ctx *c = &J->ctx[chunk];
+    *c = J->base;
+    int64_t start = chunk * GATHER_CHUNK;
+    int64_t stop = start + GATHER_CHUNK < J->size ? start + GATHER_CHUNK : J->size;
+    ga_cpu_run_loop_range(&J->d->loop, index_inner, c, start, stop);
+}
+
 int
 ga_cpu_gather(int dev, const ga_index_desc *d)
 {
     (void)dev;
     GA_TRY(check_desc(d));
-    index_ctx base = {d, d->loop.nargs - 2,
-                      (size_t)ga_dtype_itemsize((ga_dtype)d->loop.args[1].dtype), 0, 0, 0, 0};
+    index_ctx base = {d,
+                      d->loop.nargs - 2,
+                      (size_t)ga_dtype_itemsize((ga_dtype)d->loop.args[1].dtype),
+                      0,
+                      0,
+                      0,
+                      0};
     int64_t size = d->loop.size;
-#ifdef GA_HAVE_OPENMP
-    /* Memory bound: worth threads only when there is a lot to move. */
-    if (size >= (1 << 16)) {
-        int nt = omp_get_max_threads();
-        if (nt > ga_cpu_thread_share()) {
-            nt = ga_cpu_thread_share(); /* a simulated GPU's share of the cores */
+    /* Memory bound: worth threads only when there is a lot to move. Each chunk keeps
+     * its own context (the first failure it meets); the first failing chunk wins. */
+    if (size >= GATHER_CHUNK * 4) {
+        int64_t nchunks = (size + GATHER_CHUNK - 1) / GATHER_CHUNK;
+        gather_job job = {.d = d,
+                          .base = base,
+                          .size = size,
+                          .ctx = calloc((size_t)nchunks, sizeof(index_ctx))};
+        if (job.ctx == NULL) {
+            return ga_error(GA_ERR_NOMEM, "indexing: out of memory");
         }
-        index_ctx ctx[64];
-        if (nt > 64) {
-            nt = 64;
-        }
-#pragma omp parallel for num_threads(nt) schedule(static)
-        for (int t = 0; t < nt; t++) {
-            ctx[t] = base;
-            ga_cpu_run_loop_range(&d->loop, index_inner, &ctx[t], size * t / nt,
-                                  size * (t + 1) / nt);
-        }
-        for (int t = 0; t < nt; t++) {
-            if (ctx[t].failed) {
-                return index_error(&ctx[t]);
+        ga_cpu_parallel_for(nchunks, gather_chunk, &job);
+        int st = GA_OK;
+        for (int64_t c = 0; c < nchunks; c++) {
+            if (job.ctx[c].failed) {
+                st = index_error(&job.ctx[c]);
+                break;
             }
         }
-        return GA_OK;
+        free(job.ctx);
+        return st;
     }
-#endif
     ga_cpu_run_loop(&d->loop, index_inner, &base);
     return base.failed ? index_error(&base) : GA_OK;
 }
@@ -118,8 +137,13 @@ ga_cpu_scatter(int dev, const ga_index_desc *d)
 {
     (void)dev;
     GA_TRY(check_desc(d));
-    index_ctx c = {d, d->loop.nargs - 2,
-                   (size_t)ga_dtype_itemsize((ga_dtype)d->loop.args[1].dtype), 1, 0, 0, 0};
+    index_ctx c = {d,
+                   d->loop.nargs - 2,
+                   (size_t)ga_dtype_itemsize((ga_dtype)d->loop.args[1].dtype),
+                   1,
+                   0,
+                   0,
+                   0};
     /* Check every index before writing anything, so a bad index leaves x as it was. */
     ga_index_desc probe = *d;
     index_ctx pc = c;
@@ -152,8 +176,10 @@ ga_cpu_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out)
         }
         if (*(const uint8_t *)p) {
             if (found >= count) {
-                return ga_error(GA_ERR_RUNTIME, "internal: nonzero found more than the %lld "
-                                "true elements counted", (long long)count);
+                return ga_error(GA_ERR_RUNTIME,
+                                "internal: nonzero found more than the %lld "
+                                "true elements counted",
+                                (long long)count);
             }
             memcpy(out + found * nd, idx, sizeof(int64_t) * (size_t)nd);
             found++;
@@ -166,8 +192,10 @@ ga_cpu_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out)
         }
     }
     if (found != count) {
-        return ga_error(GA_ERR_RUNTIME, "internal: nonzero found %lld true elements, %lld "
-                        "were counted", (long long)found, (long long)count);
+        return ga_error(GA_ERR_RUNTIME,
+                        "internal: nonzero found %lld true elements, %lld "
+                        "were counted",
+                        (long long)found, (long long)count);
     }
     return GA_OK;
 }

@@ -13,7 +13,8 @@
 
 #include "ga_backend.h"
 
-typedef void (*ga_cpu_inner_fn)(char **ptrs, const int64_t *steps, int64_t n, void *ctx);
+typedef void (*ga_cpu_inner_fn)(char **ptrs, const int64_t *steps, int64_t n,
+                                void *ctx);
 
 /* One piece of a parallel job: `chunk` is in [0, nchunks). */
 typedef void (*ga_cpu_chunk_fn)(void *ctx, int64_t chunk);
@@ -50,7 +51,7 @@ void ga_cpu_parallel_for(int64_t nchunks, ga_cpu_chunk_fn fn, void *ctx);
 int ga_cpu_num_threads(void);
 /* The calling thread's share of those threads (a simulated GPU's worker gets about
  * ga_cpu_num_threads() / number of simulated GPUs; every other thread all of them).
- * Kernels that start threads of their own (OpenMP, BLAS) size them by this. */
+ * Libraries that start threads of their own (BLAS) size them by this. */
 int ga_cpu_thread_share(void);
 void ga_cpu_set_thread_share(int n);
 /* Run `fn` over the loop, split into chunks between threads when it is large.

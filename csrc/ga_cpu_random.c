@@ -1,6 +1,6 @@
 /* ga_cpu_random.c: random numbers (ga_philox.h) and ranges on the CPU.
  * Both kernels write element i from i alone, so splitting the index range between
- * OpenMP threads cannot change a single bit of the result. */
+ * threads cannot change a single bit of the result. */
 #include <string.h>
 
 #include "ga_cpu.h"
@@ -9,24 +9,40 @@
 #include "ga_half.h"
 #include "ga_philox.h"
 
-/* Below this many elements a thread team costs more than it saves. */
+/* Below this many elements waking the pool costs more than it saves; above, chunks of
+ * this many elements go to the pool. */
 #define GA_RANDOM_PARALLEL_MIN 32768
+
+typedef struct {
+    const ga_random_desc *r;
+    int64_t size; /* bytes per element */
+} random_job;
+
+static void
+random_chunk(void *ctx, int64_t chunk)
+{
+    const random_job *J = ctx;
+    int64_t first = chunk * GA_RANDOM_PARALLEL_MIN;
+    int64_t last = first + GA_RANDOM_PARALLEL_MIN < J->r->n
+                       ? first + GA_RANDOM_PARALLEL_MIN
+                       : J->r->n;
+    for (int64_t i = first; i < last; i++) {
+        ga_random_element(J->r, i, J->r->out + i * J->size);
+    }
+}
 
 int
 ga_cpu_random(int dev, const ga_random_desc *r)
 {
     (void)dev;
     if (!ga_random_dtype_ok(r->dist, r->dtype)) {
-        return ga_error(GA_ERR_TYPE, "random: unsupported dtype %s for this distribution",
+        return ga_error(GA_ERR_TYPE,
+                        "random: unsupported dtype %s for this distribution",
                         ga_dtype_infos[r->dtype].name);
     }
-    int64_t size = ga_dtype_itemsize((ga_dtype)r->dtype);
-#if defined(GA_HAVE_OPENMP)
-#pragma omp parallel for schedule(static) if (r->n >= GA_RANDOM_PARALLEL_MIN) num_threads(ga_cpu_thread_share())
-#endif
-    for (int64_t i = 0; i < r->n; i++) {
-        ga_random_element(r, i, r->out + i * size);
-    }
+    random_job job = {r, ga_dtype_itemsize((ga_dtype)r->dtype)};
+    ga_cpu_parallel_for((r->n + GA_RANDOM_PARALLEL_MIN - 1) / GA_RANDOM_PARALLEL_MIN,
+                        random_chunk, &job);
     return GA_OK;
 }
 

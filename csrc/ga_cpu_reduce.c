@@ -14,9 +14,9 @@
  *   - row accumulation: when the kept axis is the one with the small stride (x.sum(
  *     axis=0) of a C-contiguous matrix), whole rows of outputs are accumulated at once
  *     so the inner loop walks memory contiguously.
- * With OpenMP, work is split over outputs (or, for one output, over fixed-size blocks
- * combined in order), so results do not depend on the number of threads.
- * Built with -fno-trapping-math (CMakeLists.txt), so the max/min selects vectorise.
+ * On the thread pool, work is split over outputs (or, for one output, over fixed-size
+ * blocks combined in order), so results do not depend on the number of threads. Built
+ * with -fno-trapping-math (CMakeLists.txt), so the max/min selects vectorise.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -26,10 +26,6 @@
 #include "ga_cpu_loop.h"
 #include "ga_error.h"
 #include "ga_half.h"
-
-#ifdef GA_HAVE_OPENMP
-#include <omp.h>
-#endif
 
 #define CHUNK 1024
 /* Below this many input elements, threads cost more than they save. */
@@ -165,7 +161,8 @@ load_nz(int dt, const char *p, int64_t s, int64_t n, uint8_t *out)
     }
 }
 
-/* --- stores of working values into any dtype --------------------------------------- */
+/* --- stores of working values into any dtype ---------------------------------------
+ */
 
 #define STORE_LOOP(ctype, expr)                                                        \
     for (int64_t i = 0; i < n; i++) {                                                  \
@@ -229,7 +226,8 @@ store_i64(int dt, char *p, int64_t s, int64_t n, const int64_t *in, int is_unsig
     case GA_FLOAT64:
         STORE_LOOP(double, F(in[i]))
     case GA_COMPLEX64:
-        STORE_LOOP(ga_complex64_storage, ((ga_complex64_storage){(float)F(in[i]), 0.0f}))
+        STORE_LOOP(ga_complex64_storage,
+                   ((ga_complex64_storage){(float)F(in[i]), 0.0f}))
     case GA_COMPLEX128:
         STORE_LOOP(ga_complex128_storage, ((ga_complex128_storage){F(in[i]), 0.0}))
     }
@@ -416,7 +414,8 @@ c_mul(cplx a, cplx b)
 
 /* Fold n working values (flat indices base..base+n-1) into the state. */
 static void
-fold_chunk(red_state *st, int op, work_kind wk, const work_buf *b, int64_t n, int64_t base)
+fold_chunk(red_state *st, int op, work_kind wk, const work_buf *b, int64_t n,
+           int64_t base)
 {
     int is_max = op == GA_RED_MAX || op == GA_RED_ARGMAX;
     switch (op) {
@@ -424,12 +423,10 @@ fold_chunk(red_state *st, int op, work_kind wk, const work_buf *b, int64_t n, in
         if (wk == WK_F64) {
             cplx s = {pairwise_sum(b->f, n, 1), 0.0};
             push_sum(st, s);
-        }
-        else if (wk == WK_C128) {
+        } else if (wk == WK_C128) {
             cplx s = {pairwise_sum(&b->c[0].re, n, 2), pairwise_sum(&b->c[0].im, n, 2)};
             push_sum(st, s);
-        }
-        else {
+        } else {
             uint64_t acc = (uint64_t)st->i;
             for (int64_t k = 0; k < n; k++) {
                 acc += (uint64_t)b->i[k];
@@ -444,13 +441,11 @@ fold_chunk(red_state *st, int op, work_kind wk, const work_buf *b, int64_t n, in
                 acc *= b->f[k];
             }
             st->f = acc;
-        }
-        else if (wk == WK_C128) {
+        } else if (wk == WK_C128) {
             for (int64_t k = 0; k < n; k++) {
                 st->c = c_mul(st->c, b->c[k]);
             }
-        }
-        else {
+        } else {
             uint64_t acc = (uint64_t)st->i;
             for (int64_t k = 0; k < n; k++) {
                 acc *= (uint64_t)b->i[k];
@@ -479,8 +474,7 @@ fold_chunk(red_state *st, int op, work_kind wk, const work_buf *b, int64_t n, in
                     m = b->f[k] > m ? b->f[k] : m;
                     nan |= b->f[k] != b->f[k];
                 }
-            }
-            else {
+            } else {
                 for (int64_t k = 0; k < n; k++) {
                     m = b->f[k] < m ? b->f[k] : m;
                     nan |= b->f[k] != b->f[k];
@@ -488,31 +482,27 @@ fold_chunk(red_state *st, int op, work_kind wk, const work_buf *b, int64_t n, in
             }
             st->f = m;
             st->nan |= nan;
-        }
-        else if (wk == WK_C128) {
+        } else if (wk == WK_C128) {
             for (int64_t k = 0; k < n; k++) {
                 cplx v = b->c[k];
                 if (c_isnan(v)) {
                     st->nan = 1;
                     st->c = v;
-                }
-                else if (!st->has || (is_max ? c_gt(v, st->c) : c_gt(st->c, v))) {
+                } else if (!st->has || (is_max ? c_gt(v, st->c) : c_gt(st->c, v))) {
                     if (!st->nan) {
                         st->c = v;
                     }
                 }
                 st->has = 1;
             }
-        }
-        else if (wk == WK_U64) {
+        } else if (wk == WK_U64) {
             uint64_t m = st->has ? (uint64_t)st->i : (uint64_t)b->i[0];
             for (int64_t k = 0; k < n; k++) {
                 uint64_t v = (uint64_t)b->i[k];
                 m = is_max ? (v > m ? v : m) : (v < m ? v : m);
             }
             st->i = (int64_t)m;
-        }
-        else {
+        } else {
             int64_t m = st->has ? st->i : b->i[0];
             for (int64_t k = 0; k < n; k++) {
                 int64_t v = b->i[k];
@@ -534,35 +524,31 @@ fold_chunk(red_state *st, int op, work_kind wk, const work_buf *b, int64_t n, in
                 if (v != v) {
                     st->nan = 1;
                     better = 1;
-                }
-                else {
+                } else {
                     better = !st->has || (is_max ? v > st->f : v < st->f);
                 }
                 if (better) {
                     st->f = v;
                 }
-            }
-            else if (wk == WK_C128) {
+            } else if (wk == WK_C128) {
                 cplx v = b->c[k];
                 if (c_isnan(v)) {
                     st->nan = 1;
                     better = 1;
-                }
-                else {
+                } else {
                     better = !st->has || (is_max ? c_gt(v, st->c) : c_gt(st->c, v));
                 }
                 if (better) {
                     st->c = v;
                 }
-            }
-            else if (wk == WK_U64) {
+            } else if (wk == WK_U64) {
                 uint64_t v = (uint64_t)b->i[k];
-                better = !st->has || (is_max ? v > (uint64_t)st->i : v < (uint64_t)st->i);
+                better =
+                    !st->has || (is_max ? v > (uint64_t)st->i : v < (uint64_t)st->i);
                 if (better) {
                     st->i = (int64_t)v;
                 }
-            }
-            else {
+            } else {
                 int64_t v = b->i[k];
                 better = !st->has || (is_max ? v > st->i : v < st->i);
                 if (better) {
@@ -590,19 +576,16 @@ merge_state(red_state *a, const red_state *b, int op, work_kind wk)
     case GA_RED_SUM:
         if (wk == WK_F64 || wk == WK_C128) {
             push_sum(a, total_sum(b));
-        }
-        else {
+        } else {
             a->i = (int64_t)((uint64_t)a->i + (uint64_t)b->i);
         }
         return;
     case GA_RED_PROD:
         if (wk == WK_F64) {
             a->f *= b->f;
-        }
-        else if (wk == WK_C128) {
+        } else if (wk == WK_C128) {
             a->c = c_mul(a->c, b->c);
-        }
-        else {
+        } else {
             a->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i);
         }
         return;
@@ -621,18 +604,15 @@ merge_state(red_state *a, const red_state *b, int op, work_kind wk)
     /* max/min/arg*: feed b's best value through fold_chunk as a one-element chunk */
     if (wk == WK_F64) {
         one.f[0] = b->nan ? NAN : b->f;
-    }
-    else if (wk == WK_C128) {
+    } else if (wk == WK_C128) {
         one.c[0] = b->c;
-    }
-    else {
+    } else {
         one.i[0] = b->i;
     }
     if (op == GA_RED_MAX || op == GA_RED_MIN) {
         fold_chunk(a, op, wk, &one, 1, 0);
         a->nan |= b->nan;
-    }
-    else {
+    } else {
         fold_chunk(a, op, wk, &one, 1, b->idx);
     }
 }
@@ -700,8 +680,10 @@ store_state(const ga_reduce_desc *r, work_kind wk, red_state *st, char *p)
  * chunk sums in double, so it is exact to ~1e-13 relative before the pairwise counter
  * combines chunks; float64 keeps the general path's pairwise_sum. Compiled for
  * AVX-512, AVX2 and baseline x86-64, picked at run time. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define GA_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) &&                 \
+    defined(__linux__)
+#define GA_SIMD_CLONES                                                                 \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define GA_SIMD_CLONES
 #endif
@@ -739,8 +721,8 @@ sum_f32_run(const char *p, int64_t n)
  * vector types (64 bytes: one AVX-512 register, two AVX2 or four SSE ones). */
 #if defined(__GNUC__)
 #define GA_X_MINMAX(name, T, IT, NL)                                                   \
-    typedef T name##_vf __attribute__((vector_size(64)));                             \
-    typedef IT name##_vi __attribute__((vector_size(64)));                            \
+    typedef T name##_vf __attribute__((vector_size(64)));                              \
+    typedef IT name##_vi __attribute__((vector_size(64)));                             \
     GA_SIMD_CLONES static T name(const char *p, int64_t n, int is_max, int *nan)       \
     {                                                                                  \
         T first;                                                                       \
@@ -793,14 +775,15 @@ GA_X_MINMAX(minmax_f64_run, double, int64_t, 8)
  * accumulator (GCC scalarises the selects when given more), so it waits on the
  * compare-blend latency: 10 GB/s per core, below what memory gives. Chosen at run
  * time when the CPU has AVX-512F. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) &&                 \
+    defined(__linux__)
 #include <immintrin.h>
 #define GA_HAVE_AVX512_MINMAX 1
 #define GA_X_MM512(name, T, VT, NL, LOADU, SET1, CMPM, MOVM, STOREU, CMPOP)            \
     __attribute__((target("avx512f"))) static T name(const char *p, int64_t n,         \
                                                      int *nan)                         \
     {                                                                                  \
-        const T *x = (const T *)(const void *)p; /* vector loads need no alignment */ \
+        const T *x = (const T *)(const void *)p; /* vector loads need no alignment */  \
         T first;                                                                       \
         memcpy(&first, p, sizeof(T));                                                  \
         VT m0 = SET1(first), m1 = m0, m2 = m0, m3 = m0;                                \
@@ -870,7 +853,8 @@ fast_run(red_state *st, int op, int dt, const char *p, int64_t n)
         push_sum(st, s);
         return 1;
     }
-    if ((op == GA_RED_MAX || op == GA_RED_MIN) && (dt == GA_FLOAT32 || dt == GA_FLOAT64)) {
+    if ((op == GA_RED_MAX || op == GA_RED_MIN) &&
+        (dt == GA_FLOAT32 || dt == GA_FLOAT64)) {
         int is_max = op == GA_RED_MAX, nan = 0;
         double m;
 #ifdef GA_HAVE_AVX512_MINMAX
@@ -878,8 +862,7 @@ fast_run(red_state *st, int op, int dt, const char *p, int64_t n)
             m = dt == GA_FLOAT32
                     ? (double)(is_max ? max_f32_avx512 : min_f32_avx512)(p, n, &nan)
                     : (is_max ? max_f64_avx512 : min_f64_avx512)(p, n, &nan);
-        }
-        else
+        } else
 #endif
         {
             m = dt == GA_FLOAT32 ? (double)minmax_f32_run(p, n, is_max, &nan)
@@ -895,7 +878,8 @@ fast_run(red_state *st, int op, int dt, const char *p, int64_t n)
     return 0;
 }
 
-/* --- per-output traversal ---------------------------------------------------------- */
+/* --- per-output traversal ----------------------------------------------------------
+ */
 
 /* Reduced axes after dropping length-1 axes and merging contiguous ones; the flat
  * index order (C order over the original reduced axes) is preserved. */
@@ -1056,12 +1040,13 @@ reduce_per_output(const ga_reduce_desc *r, work_kind wk)
     ga_cpu_parallel_for((r->out_size + job.per - 1) / job.per, outputs_chunk, &job);
 }
 
-/* --- row accumulation (kept axis has the small stride) ----------------------------- */
+/* --- row accumulation (kept axis has the small stride) -----------------------------
+ */
 
 /* Combine one row of working values into the accumulators, elementwise. */
 static void
-combine_rows(int op, work_kind wk, work_buf *acc, const work_buf *row, int64_t n, int first,
-             uint8_t *nan)
+combine_rows(int op, work_kind wk, work_buf *acc, const work_buf *row, int64_t n,
+             int first, uint8_t *nan)
 {
     if (first) {
         memcpy(acc, row, sizeof(*acc));
@@ -1079,14 +1064,12 @@ combine_rows(int op, work_kind wk, work_buf *acc, const work_buf *row, int64_t n
             for (k = 0; k < n; k++) {
                 acc->f[k] += row->f[k];
             }
-        }
-        else if (wk == WK_C128) {
+        } else if (wk == WK_C128) {
             for (k = 0; k < n; k++) {
                 acc->c[k].re += row->c[k].re;
                 acc->c[k].im += row->c[k].im;
             }
-        }
-        else {
+        } else {
             for (k = 0; k < n; k++) {
                 acc->i[k] = (int64_t)((uint64_t)acc->i[k] + (uint64_t)row->i[k]);
             }
@@ -1097,13 +1080,11 @@ combine_rows(int op, work_kind wk, work_buf *acc, const work_buf *row, int64_t n
             for (k = 0; k < n; k++) {
                 acc->f[k] *= row->f[k];
             }
-        }
-        else if (wk == WK_C128) {
+        } else if (wk == WK_C128) {
             for (k = 0; k < n; k++) {
                 acc->c[k] = c_mul(acc->c[k], row->c[k]);
             }
-        }
-        else {
+        } else {
             for (k = 0; k < n; k++) {
                 acc->i[k] = (int64_t)((uint64_t)acc->i[k] * (uint64_t)row->i[k]);
             }
@@ -1128,14 +1109,12 @@ combine_rows(int op, work_kind wk, work_buf *acc, const work_buf *row, int64_t n
                 acc->f[k] = mx ? (v > a ? v : a) : (v < a ? v : a);
                 nan[k] |= v != v;
             }
-        }
-        else if (wk == WK_U64) {
+        } else if (wk == WK_U64) {
             for (k = 0; k < n; k++) {
                 uint64_t v = (uint64_t)row->i[k], a = (uint64_t)acc->i[k];
                 acc->i[k] = (int64_t)(mx ? (v > a ? v : a) : (v < a ? v : a));
             }
-        }
-        else {
+        } else {
             for (k = 0; k < n; k++) {
                 int64_t v = row->i[k], a = acc->i[k];
                 acc->i[k] = mx ? (v > a ? v : a) : (v < a ? v : a);
@@ -1184,16 +1163,14 @@ rows_supported(int op, work_kind wk)
                     memcpy(&v, q + sizeof(T) * k, sizeof(T));                          \
                     acc[k] += (double)v;                                               \
                 }                                                                      \
-            }                                                                          \
-            else if (op == GA_RED_MAX) {                                               \
+            } else if (op == GA_RED_MAX) {                                             \
                 for (int64_t k = 0; k < n; k++) {                                      \
                     T v;                                                               \
                     memcpy(&v, q + sizeof(T) * k, sizeof(T));                          \
                     double d = (double)v, a = acc[k];                                  \
                     acc[k] = (d > a) | (d != d) ? d : a;                               \
                 }                                                                      \
-            }                                                                          \
-            else {                                                                     \
+            } else {                                                                   \
                 for (int64_t k = 0; k < n; k++) {                                      \
                     T v;                                                               \
                     memcpy(&v, q + sizeof(T) * k, sizeof(T));                          \
@@ -1212,9 +1189,9 @@ typedef struct {
     work_kind wk;
     const geom *og;
     geom rg;
-    int64_t width;   /* kept elements per task along the innermost kept axis */
-    int64_t ntiles;  /* tasks per outer index */
-    int fast;        /* rows_f32 / rows_f64 apply */
+    int64_t width;  /* kept elements per task along the innermost kept axis */
+    int64_t ntiles; /* tasks per outer index */
+    int fast;       /* rows_f32 / rows_f64 apply */
 } rows_job;
 
 static void
@@ -1256,8 +1233,7 @@ rows_task(void *arg, int64_t t)
             if (rg->nd > 0) {
                 idx[last] = run - 1; /* the odometer below moves past the run */
             }
-        }
-        else {
+        } else {
             load_work(wk, r->in_dtype, p, og->strides[ond - 1], n, &row);
             combine_rows(r->op, wk, &acc, &row, n, pos == 0, nan);
         }
@@ -1370,29 +1346,32 @@ ga_cpu_reduce(int dev, const ga_reduce_desc *r)
     return GA_OK;
 }
 
-/* --- scans -------------------------------------------------------------------------- */
+/* --- scans --------------------------------------------------------------------------
+ */
 
-int
-ga_cpu_scan(int dev, const ga_scan_desc *s)
+/* One scan job: rows are independent, so each pool chunk scans a run of rows. */
+typedef struct {
+    const ga_scan_desc *s;
+    int64_t rows, len, rows_per_chunk, is, os;
+    work_kind wk;
+    ga_kind k;
+    int prod;
+} scan_job;
+
+static void
+scan_rows_chunk(void *ctx, int64_t chunk)
 {
-    (void)dev;
+    const scan_job *J = ctx;
+    const ga_scan_desc *s = J->s;
     int nd = s->ndim;
-    int64_t len = s->shape[nd - 1];
-    int64_t rows = 1;
-    for (int d = 0; d < nd - 1; d++) {
-        rows *= s->shape[d];
-    }
-    if (len == 0 || rows == 0) {
-        return GA_OK;
-    }
-    ga_kind k = ga_dtype_kind((ga_dtype)s->out_dtype);
-    work_kind wk = k == GA_KIND_FLOAT ? WK_F64 : k == GA_KIND_COMPLEX ? WK_C128 : WK_I64;
-    int prod = s->op == GA_SCAN_CUMPROD;
-    int64_t is = s->in_strides[nd - 1], os = s->out_strides[nd - 1];
-#ifdef GA_HAVE_OPENMP
-#pragma omp parallel for schedule(static) if (rows * len >= PAR_MIN_WORK && rows > 1) num_threads(ga_cpu_thread_share())
-#endif
-    for (int64_t row = 0; row < rows; row++) {
+    int64_t len = J->len, is = J->is, os = J->os;
+    work_kind wk = J->wk;
+    ga_kind k = J->k;
+    int prod = J->prod;
+    int64_t first = chunk * J->rows_per_chunk;
+    int64_t last =
+        first + J->rows_per_chunk < J->rows ? first + J->rows_per_chunk : J->rows;
+    for (int64_t row = first; row < last; row++) {
         const char *ip = s->in;
         char *op = s->out;
         int64_t rem = row;
@@ -1413,18 +1392,15 @@ ga_cpu_scan(int dev, const ga_scan_desc *s)
                 if (wk == WK_F64) {
                     f = prod ? f * b.f[t] : f + b.f[t];
                     b.f[t] = f;
-                }
-                else if (wk == WK_C128) {
+                } else if (wk == WK_C128) {
                     if (prod) {
                         c = c_mul(c, b.c[t]);
-                    }
-                    else {
+                    } else {
                         c.re += b.c[t].re;
                         c.im += b.c[t].im;
                     }
                     b.c[t] = c;
-                }
-                else {
+                } else {
                     u = prod ? u * (uint64_t)b.i[t] : u + (uint64_t)b.i[t];
                     b.i[t] = (int64_t)u;
                 }
@@ -1432,14 +1408,48 @@ ga_cpu_scan(int dev, const ga_scan_desc *s)
             char *dst = op + j * os;
             if (wk == WK_F64) {
                 store_f64(s->out_dtype, dst, os, n, b.f);
-            }
-            else if (wk == WK_C128) {
+            } else if (wk == WK_C128) {
                 store_c128(s->out_dtype, dst, os, n, b.c);
-            }
-            else {
+            } else {
                 store_i64(s->out_dtype, dst, os, n, b.i, k == GA_KIND_UINT);
             }
         }
     }
+}
+
+int
+ga_cpu_scan(int dev, const ga_scan_desc *s)
+{
+    (void)dev;
+    int nd = s->ndim;
+    int64_t len = s->shape[nd - 1];
+    int64_t rows = 1;
+    for (int d = 0; d < nd - 1; d++) {
+        rows *= s->shape[d];
+    }
+    if (len == 0 || rows == 0) {
+        return GA_OK;
+    }
+    ga_kind k = ga_dtype_kind((ga_dtype)s->out_dtype);
+    scan_job job = {
+        .s = s,
+        .rows = rows,
+        .len = len,
+        .is = s->in_strides[nd - 1],
+        .os = s->out_strides[nd - 1],
+        .k = k,
+        .prod = s->op == GA_SCAN_CUMPROD,
+        .wk = k == GA_KIND_FLOAT     ? WK_F64
+              : k == GA_KIND_COMPLEX ? WK_C128
+                                     : WK_I64,
+    };
+    /* rows of about PAR_MIN_WORK / 4 elements per chunk; small scans stay serial */
+    int64_t per = (PAR_MIN_WORK / 4) / len;
+    job.rows_per_chunk = per < 1 ? 1 : per;
+    if (rows * len < PAR_MIN_WORK || rows == 1) {
+        job.rows_per_chunk = rows;
+    }
+    ga_cpu_parallel_for((rows + job.rows_per_chunk - 1) / job.rows_per_chunk,
+                        scan_rows_chunk, &job);
     return GA_OK;
 }
