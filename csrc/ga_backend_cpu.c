@@ -13,6 +13,7 @@
 
 #include "ga_backend.h"
 #include "ga_cpu.h"
+#include "ga_device.h"
 #include "ga_error.h"
 
 /* Alignment of every host block: a cache line and enough for AVX-512 loads. */
@@ -75,7 +76,8 @@ size_class(size_t nbytes, size_t *block)
         *block = k * 64;
         return (int)k - 1; /* 0..7 */
     }
-    int e = 63 - __builtin_clzll((unsigned long long)(nbytes - 1)); /* 2^e < n <= 2^(e+1) */
+    int e =
+        63 - __builtin_clzll((unsigned long long)(nbytes - 1)); /* 2^e < n <= 2^(e+1) */
     size_t step = (size_t)1 << (e - 3);
     size_t k = (nbytes + step - 1) / step; /* 9..16 */
     *block = k * step;
@@ -118,8 +120,7 @@ host_alloc_locked(int slot, size_t nbytes, void **ptr, int may_release)
         p = b->block;
         b->next = spare_nodes;
         spare_nodes = b;
-    }
-    else {
+    } else {
         p = aligned_alloc(GA_HOST_ALIGN, block);
         if (p == NULL && may_release && c->cached_bytes > 0) { /* give the cache back */
             cache_release(c, st);
@@ -157,8 +158,7 @@ host_free_locked(int slot, void *ptr, size_t nbytes, int to_system)
         b = spare_nodes;
         if (b != NULL) {
             spare_nodes = b->next;
-        }
-        else {
+        } else {
             b = malloc(sizeof(*b));
         }
     }
@@ -293,11 +293,86 @@ host_copy_peer(int dst_dev, void *dst, int src_dev, const void *src, size_t nbyt
     return GA_OK;
 }
 
-#define GA_CPU_COMPUTE_ENTRIES                                                         \
-    .elementwise = ga_cpu_elementwise, .reduce = ga_cpu_reduce, .scan = ga_cpu_scan,   \
-    .gemm = ga_cpu_gemm, .random = ga_cpu_random, .gather = ga_cpu_gather,             \
-    .scatter = ga_cpu_scatter, .nonzero = ga_cpu_nonzero,             \
-    .arange = ga_cpu_arange, .sort = ga_cpu_sort, .searchsorted = ga_cpu_searchsorted
+/* --- the CPU device's kernels, with the GIL released -----------------------------
+ *
+ * A CPU kernel above a few tens of microseconds runs with the GIL released, so a
+ * notebook's UI thread or a data loader keeps running beside a large matmul. Safe
+ * because a kernel reads and writes only the buffers in its descriptor (kept alive by
+ * the caller's references) and the thread pool, the BLAS thread setting and the host
+ * block cache have locks of their own; the core's other state (the ledger, device
+ * tables) is touched before and after, with the GIL held. Below the threshold the
+ * release costs more than it gives (about a microsecond). */
+#define GA_RELEASE_MIN (1 << 15) /* elements (multiply-adds for a GEMM) */
+
+#define GA_UNLOCKED(work, call)                                                        \
+    do {                                                                               \
+        if ((work) < GA_RELEASE_MIN) {                                                 \
+            return call;                                                               \
+        }                                                                              \
+        void *token_ = ga_host_work_begin();                                           \
+        int st_ = call;                                                                \
+        ga_host_work_end(token_);                                                      \
+        return st_;                                                                    \
+    } while (0)
+
+static int
+cpu_elementwise(int dev, int op, const ga_loop *loop)
+{
+    GA_UNLOCKED(loop->size, ga_cpu_elementwise(dev, op, loop));
+}
+
+static int
+cpu_reduce(int dev, const ga_reduce_desc *r)
+{
+    GA_UNLOCKED((double)r->out_size * (double)r->red_size, ga_cpu_reduce(dev, r));
+}
+
+static int
+cpu_scan(int dev, const ga_scan_desc *s)
+{
+    double n = 1;
+    for (int d = 0; d < s->ndim; d++) {
+        n *= (double)s->shape[d];
+    }
+    GA_UNLOCKED(n, ga_cpu_scan(dev, s));
+}
+
+static int
+cpu_gemm(int dev, const ga_gemm_desc *g)
+{
+    GA_UNLOCKED((double)g->m * (double)g->n * (double)g->k * (double)g->batch,
+                ga_cpu_gemm(dev, g));
+}
+
+static int
+cpu_random(int dev, const ga_random_desc *r)
+{
+    GA_UNLOCKED(r->n, ga_cpu_random(dev, r));
+}
+
+static int
+cpu_gather(int dev, const ga_index_desc *d)
+{
+    GA_UNLOCKED(d->loop.size, ga_cpu_gather(dev, d));
+}
+
+static int
+cpu_scatter(int dev, const ga_index_desc *d)
+{
+    GA_UNLOCKED(d->loop.size, ga_cpu_scatter(dev, d));
+}
+
+static int
+cpu_sort(int dev, const ga_sort_desc *d)
+{
+    GA_UNLOCKED((double)d->rows * (double)d->n, ga_cpu_sort(dev, d));
+}
+
+static int
+cpu_copy(int dev, void *dst, const void *src, size_t nbytes)
+{
+    GA_UNLOCKED((double)nbytes / 8, host_copy(dev, dst, src, nbytes));
+}
 
 const ga_backend ga_backend_cpu = {
     .abi_version = GA_BACKEND_ABI_VERSION,
@@ -309,9 +384,19 @@ const ga_backend ga_backend_cpu = {
     .free = cpu_free,
     .memory_stats = cpu_stats,
     .empty_cache = cpu_empty_cache,
-    .copy_h2d = host_copy,
-    .copy_d2h = host_copy,
-    .copy_d2d = host_copy,
+    .copy_h2d = cpu_copy,
+    .copy_d2h = cpu_copy,
+    .copy_d2d = cpu_copy,
     .copy_peer = host_copy_peer,
-    GA_CPU_COMPUTE_ENTRIES,
+    .elementwise = cpu_elementwise,
+    .reduce = cpu_reduce,
+    .scan = cpu_scan,
+    .gemm = cpu_gemm,
+    .random = cpu_random,
+    .gather = cpu_gather,
+    .scatter = cpu_scatter,
+    .nonzero = ga_cpu_nonzero,
+    .arange = ga_cpu_arange,
+    .sort = cpu_sort,
+    .searchsorted = ga_cpu_searchsorted,
 };

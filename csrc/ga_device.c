@@ -35,6 +35,20 @@ ga_devices_set_wait_hooks(void *(*begin)(void), void (*end)(void *))
     devs.wait_end = end;
 }
 
+void *
+ga_host_work_begin(void)
+{
+    return devs.wait_begin != NULL ? devs.wait_begin() : NULL;
+}
+
+void
+ga_host_work_end(void *token)
+{
+    if (devs.wait_end != NULL) {
+        devs.wait_end(token);
+    }
+}
+
 void
 ga_devices_set_plugin_dir(const char *dir)
 {
@@ -77,8 +91,8 @@ static const ga_backend *
 load_plugin(const char *file, int emulate)
 {
     char path[4200];
-    snprintf(path, sizeof(path), "%s%s%s", devs.plugin_dir, devs.plugin_dir[0] ? "/" : "",
-             file);
+    snprintf(path, sizeof(path), "%s%s%s", devs.plugin_dir,
+             devs.plugin_dir[0] ? "/" : "", file);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
         const char *e = dlerror();
@@ -126,12 +140,12 @@ resolve(void)
             devs.count = cnt;
             /* the harness follows CUDA's rule for forked children too */
             pthread_atfork(NULL, NULL, mark_forked_child);
-            snprintf(devs.reason, sizeof(devs.reason),
-                     "GPUARR_CUDA_EMULATE=%d: the CUDA backend's sources run on the CPU "
-                     "(a test harness, slow)",
-                     n);
-        }
-        else if (be != NULL && be->unavailable_reason != NULL) {
+            snprintf(
+                devs.reason, sizeof(devs.reason),
+                "GPUARR_CUDA_EMULATE=%d: the CUDA backend's sources run on the CPU "
+                "(a test harness, slow)",
+                n);
+        } else if (be != NULL && be->unavailable_reason != NULL) {
             /* e.g. the old driver that GPUARR_CUDA_EMULATE_DRIVER plays */
             snprintf(devs.reason, sizeof(devs.reason), "%s", be->unavailable_reason());
         }
@@ -142,12 +156,12 @@ resolve(void)
             devs.mode = GA_GPU_SIMULATED;
             devs.gpu_backend = &ga_backend_simulated;
             devs.count = n;
-            snprintf(devs.reason, sizeof(devs.reason),
-                     "GPUARR_SIMULATE_GPUS=%d: simulated GPUs (host memory, CPU kernels, "
-                     "every device rule of a real GPU)",
-                     n);
-        }
-        else {
+            snprintf(
+                devs.reason, sizeof(devs.reason),
+                "GPUARR_SIMULATE_GPUS=%d: simulated GPUs (host memory, CPU kernels, "
+                "every device rule of a real GPU)",
+                n);
+        } else {
             snprintf(devs.reason, sizeof(devs.reason), "GPUARR_SIMULATE_GPUS=0");
         }
         return;
@@ -191,10 +205,11 @@ ga_simulate_gpus_if_none(int n)
     devs.mode = GA_GPU_SIMULATED;
     devs.gpu_backend = &ga_backend_simulated;
     devs.count = n;
-    snprintf(devs.reason, sizeof(devs.reason),
-             "no GPU found, so gpuarr simulates %d (host memory, CPU kernels, every device "
-             "rule of a real GPU)",
-             n);
+    snprintf(
+        devs.reason, sizeof(devs.reason),
+        "no GPU found, so gpuarr simulates %d (host memory, CPU kernels, every device "
+        "rule of a real GPU)",
+        n);
     return 1;
 }
 
@@ -223,13 +238,14 @@ no_such_device(ga_device d)
     char name[32];
     ga_device_str(d, name, sizeof(name));
     if (devs.count == 0) {
-        return ga_error(GA_ERR_DEVICE,
-                        "%s does not exist: this machine has no GPU (%s). The devices "
-                        "that exist are: %s. Use try_gpu() to fall back to the CPU, or call "
-                        "gpuarr.simulate_gpus_if_none(2) to simulate two GPUs (setting "
-                        "GPUARR_SIMULATE_GPUS=2 works only before the process's first "
-                        "device query: num_gpus(), gpu(i), try_gpu(), info(), ...)",
-                        name, devs.reason[0] ? devs.reason : "no CUDA device", list);
+        return ga_error(
+            GA_ERR_DEVICE,
+            "%s does not exist: this machine has no GPU (%s). The devices "
+            "that exist are: %s. Use try_gpu() to fall back to the CPU, or call "
+            "gpuarr.simulate_gpus_if_none(2) to simulate two GPUs (setting "
+            "GPUARR_SIMULATE_GPUS=2 works only before the process's first "
+            "device query: num_gpus(), gpu(i), try_gpu(), info(), ...)",
+            name, devs.reason[0] ? devs.reason : "no CUDA device", list);
     }
     return ga_error(GA_ERR_DEVICE,
                     "%s does not exist. The devices that exist are: %s. Use try_gpu(i) "
@@ -252,11 +268,13 @@ ga_device_backend(ga_device d, const ga_backend **out)
     if (d.index < 0 || d.index >= devs.count) {
         return no_such_device(d);
     }
-    if (devs.forked_child && (devs.mode == GA_GPU_CUDA || devs.mode == GA_GPU_EMULATED)) {
-        return ga_error(GA_ERR_CUDA,
-                        "this process was forked after CUDA was initialised in its parent; "
-                        "CUDA cannot be used in a forked child. Use the 'spawn' start "
-                        "method (multiprocessing.set_start_method('spawn'))");
+    if (devs.forked_child &&
+        (devs.mode == GA_GPU_CUDA || devs.mode == GA_GPU_EMULATED)) {
+        return ga_error(
+            GA_ERR_CUDA,
+            "this process was forked after CUDA was initialised in its parent; "
+            "CUDA cannot be used in a forked child. Use the 'spawn' start "
+            "method (multiprocessing.set_start_method('spawn'))");
     }
     *out = devs.gpu_backend;
     return GA_OK;
@@ -288,14 +306,11 @@ ga_device_describe(ga_device d, ga_device_desc *out)
     out->cc_minor = p.cc_minor;
     if (d.kind == GA_DEV_CPU) {
         out->kind_word = "CPU";
-    }
-    else if (devs.mode == GA_GPU_SIMULATED) {
+    } else if (devs.mode == GA_GPU_SIMULATED) {
         out->kind_word = "simulated";
-    }
-    else if (devs.mode == GA_GPU_EMULATED) {
+    } else if (devs.mode == GA_GPU_EMULATED) {
         out->kind_word = "emulated CUDA";
-    }
-    else {
+    } else {
         out->kind_word = "CUDA";
     }
     return GA_OK;

@@ -58,6 +58,12 @@ void ga_devices_set_plugin_dir(const char *dir);
 /* The binding's "release/retake the GIL" pair, passed on to a plugin that blocks
  * (ga_backend.set_wait_hooks). Set once, before the first GPU use. */
 void ga_devices_set_wait_hooks(void *(*begin)(void), void (*end)(void *));
+/* Around long host work that touches nothing but the buffers it was given (a CPU
+ * kernel): lets other Python threads run meanwhile through the same hooks. The token
+ * from begin goes to end; both are no-ops on threads that do not hold the GIL (a
+ * simulated GPU's worker) and before the binding set the hooks. */
+void *ga_host_work_begin(void);
+void ga_host_work_end(void *token);
 ga_gpu_mode ga_gpu_mode_get(void);
 int ga_num_gpus(void);
 /* When no GPU was found and the environment did not choose, switch to `n` simulated

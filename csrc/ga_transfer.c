@@ -1,28 +1,60 @@
 /* ga_transfer.c: copies between devices and the transfer ledger. */
 #include "ga_transfer.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "ga_backend.h"
 #include "ga_error.h"
 #include "ga_loop.h"
 
-/* Counters live here and are changed with the GIL held (every caller is a binding
- * function), so plain integers suffice. */
+/* The counters have a lock of their own: the core does not rely on the GIL (CPU
+ * kernels run without it, and a counter may be added to from any thread). */
 static ga_transfer_stats ledger;
+static pthread_mutex_t ledger_mu = PTHREAD_MUTEX_INITIALIZER;
+
+typedef enum { LEDGER_H2D, LEDGER_D2H, LEDGER_D2D, LEDGER_SYNC } ledger_kind;
+
+static void
+ledger_add(ledger_kind kind, size_t nbytes)
+{
+    pthread_mutex_lock(&ledger_mu);
+    switch (kind) {
+    case LEDGER_H2D:
+        ledger.h2d_bytes += (int64_t)nbytes;
+        ledger.h2d_count++;
+        break;
+    case LEDGER_D2H: /* a read by the host waits for the device */
+        ledger.d2h_bytes += (int64_t)nbytes;
+        ledger.d2h_count++;
+        ledger.syncs++;
+        break;
+    case LEDGER_D2D:
+        ledger.d2d_bytes += (int64_t)nbytes;
+        ledger.d2d_count++;
+        break;
+    case LEDGER_SYNC:
+        ledger.syncs++;
+        break;
+    }
+    pthread_mutex_unlock(&ledger_mu);
+}
 
 void
 ga_ledger_get(ga_transfer_stats *out)
 {
+    pthread_mutex_lock(&ledger_mu);
     *out = ledger;
+    pthread_mutex_unlock(&ledger_mu);
 }
 
 void
 ga_ledger_reset(void)
 {
+    pthread_mutex_lock(&ledger_mu);
     memset(&ledger, 0, sizeof(ledger));
+    pthread_mutex_unlock(&ledger_mu);
 }
-
 
 int
 ga_copy_same_device(ga_array *dst, const ga_array *src)
@@ -59,8 +91,8 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
         return ga_error(GA_ERR_UNSUPPORTED, "copy is not supported by the %s backend",
                         be->name);
     }
-    return ga_backend_status(be, be->elementwise(ga_device_local(ga_array_device(dst)),
-                                              GA_OP_COPY, &loop));
+    return ga_backend_status(
+        be, be->elementwise(ga_device_local(ga_array_device(dst)), GA_OP_COPY, &loop));
 }
 
 int
@@ -90,25 +122,24 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
         return GA_OK;
     }
     if (ga_device_eq(dd, sd)) {
-        return ga_backend_status(dbe, dbe->copy_d2d(ga_device_local(dd), dst, src, nbytes));
+        return ga_backend_status(dbe,
+                                 dbe->copy_d2d(ga_device_local(dd), dst, src, nbytes));
     }
     if (sd.kind == GA_DEV_CPU) {
-        GA_TRY(ga_backend_status(dbe, dbe->copy_h2d(ga_device_local(dd), dst, src, nbytes)));
-        ledger.h2d_bytes += (int64_t)nbytes;
-        ledger.h2d_count++;
+        GA_TRY(ga_backend_status(dbe,
+                                 dbe->copy_h2d(ga_device_local(dd), dst, src, nbytes)));
+        ledger_add(LEDGER_H2D, nbytes);
         return GA_OK;
     }
     if (dd.kind == GA_DEV_CPU) {
-        GA_TRY(ga_backend_status(sbe, sbe->copy_d2h(ga_device_local(sd), dst, src, nbytes)));
-        ledger.d2h_bytes += (int64_t)nbytes;
-        ledger.d2h_count++;
-        ledger.syncs++; /* a read by the host waits for the device */
+        GA_TRY(ga_backend_status(sbe,
+                                 sbe->copy_d2h(ga_device_local(sd), dst, src, nbytes)));
+        ledger_add(LEDGER_D2H, nbytes);
         return GA_OK;
     }
     GA_TRY(ga_backend_status(dbe, dbe->copy_peer(ga_device_local(dd), dst,
-                                              ga_device_local(sd), src, nbytes)));
-    ledger.d2d_bytes += (int64_t)nbytes;
-    ledger.d2d_count++;
+                                                 ga_device_local(sd), src, nbytes)));
+    ledger_add(LEDGER_D2D, nbytes);
     return GA_OK;
 }
 
@@ -119,9 +150,10 @@ ga_copy_to_device(const ga_array *src, ga_device device, ga_array *out)
     GA_TRY(ga_contiguous(src, &c));
     int st = ga_array_empty(out, device, (ga_dtype)src->dtype, src->ndim, src->shape);
     if (st == GA_OK) {
-        size_t nbytes = (size_t)ga_array_size(src) * (size_t)ga_dtype_itemsize(src->dtype);
-        st = raw_copy(device, ga_array_data(out), ga_array_device(&c), ga_array_data(&c),
-                      nbytes);
+        size_t nbytes =
+            (size_t)ga_array_size(src) * (size_t)ga_dtype_itemsize(src->dtype);
+        st = raw_copy(device, ga_array_data(out), ga_array_device(&c),
+                      ga_array_data(&c), nbytes);
         if (st != GA_OK) {
             ga_array_release(out);
         }
@@ -150,10 +182,13 @@ ga_copy_into(ga_array *dst, const ga_array *src_in)
     /* Check shapes before moving anything. */
     int nd;
     int64_t shape[GA_MAXDIMS];
-    GA_TRY(ga_broadcast_shapes(dst->ndim, dst->shape, src->ndim, src->shape, &nd, shape));
-    if (nd != dst->ndim || memcmp(shape, dst->shape, sizeof(int64_t) * (size_t)nd) != 0) {
+    GA_TRY(
+        ga_broadcast_shapes(dst->ndim, dst->shape, src->ndim, src->shape, &nd, shape));
+    if (nd != dst->ndim ||
+        memcmp(shape, dst->shape, sizeof(int64_t) * (size_t)nd) != 0) {
         char b1[256], b2[256];
-        return ga_error(GA_ERR_SHAPE, "cannot copy an array of shape %s into one of shape %s",
+        return ga_error(GA_ERR_SHAPE,
+                        "cannot copy an array of shape %s into one of shape %s",
                         ga_shape_str(src->ndim, src->shape, b1, sizeof(b1)),
                         ga_shape_str(dst->ndim, dst->shape, b2, sizeof(b2)));
     }
@@ -170,8 +205,8 @@ ga_read_to_host(const ga_array *src, void *dst, size_t nbytes)
 {
     size_t need = (size_t)ga_array_size(src) * (size_t)ga_dtype_itemsize(src->dtype);
     if (nbytes != need) {
-        return ga_error(GA_ERR_RUNTIME, "internal: host buffer of %zu bytes for %zu", nbytes,
-                        need);
+        return ga_error(GA_ERR_RUNTIME, "internal: host buffer of %zu bytes for %zu",
+                        nbytes, need);
     }
     ga_array c;
     GA_TRY(ga_contiguous(src, &c));
@@ -188,7 +223,7 @@ ga_synchronize(ga_device device)
     if (device.kind == GA_DEV_CPU) {
         return GA_OK;
     }
-    ledger.syncs++;
+    ledger_add(LEDGER_SYNC, 0);
     return ga_backend_status(be, be->synchronize(ga_device_local(device)));
 }
 
