@@ -776,9 +776,21 @@ ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
     GA_TRY(plan_build(x, nkeys, keys, &p));
     adv_layout L;
     int st = GA_OK;
+    /* An int64 index array that is a view of x's memory (x[x[:3]] = v) would be read
+     * while the scatter writes x: copy it first, as NumPy does. */
+    for (int j = 0; j < p.nidx && st == GA_OK; j++) {
+        if (ga_array_overlap(&p.idx[j], x)) {
+            ga_array c;
+            st = ga_astype(&p.idx[j], GA_INT64, &c);
+            if (st == GA_OK) {
+                ga_array_release(&p.idx[j]);
+                p.idx[j] = c;
+            }
+        }
+    }
     int nd;
     const int64_t *shape;
-    if (p.has_adv) {
+    if (st == GA_OK && p.has_adv) {
         st = plan_layout(&p, &L);
         nd = L.ndim;
         shape = L.shape;
