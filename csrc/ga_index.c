@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "ga_elementwise.h"
 #include "ga_error.h"
 #include "ga_loop.h"
 #include "ga_reduce.h"
@@ -156,7 +157,11 @@ ga_nonzero(const ga_array *x, ga_array *out)
     return st;
 }
 
-/* An integer index array as int64 (a view when it already is). */
+/* An integer index array as int64 (a view when it already is).
+ * A uint64 value above INT64_MAX would wrap to a negative index and silently read
+ * from the end (2**64 - 1 as x[-1]); it is clamped to INT64_MAX instead, which no
+ * axis reaches, so the kernels' bounds check reports it as out of bounds. The clamp
+ * is one elementwise pass on the device: no host read, no wait. */
 static int
 as_int64(const ga_array *a, ga_array *out)
 {
@@ -165,7 +170,24 @@ as_int64(const ga_array *a, ga_array *out)
         return GA_OK;
     }
     GA_TRY(ga_array_empty(out, ga_array_device(a), GA_INT64, a->ndim, a->shape));
-    int st = ga_copy_same_device(out, a);
+    int st;
+    if (a->dtype == GA_UINT64) {
+        ga_ew_arg in[2];
+        memset(in, 0, sizeof(in));
+        in[0].array = a;
+        in[0].dtype = -1;
+        in[1].dtype = -1; /* a Python int: minimum stays uint64 (NEP 50) */
+        in[1].kind = GA_PYSCALAR_INT;
+        in[1].i = INT64_MAX;
+        ga_array res;
+        st = ga_elementwise(GA_OP_MINIMUM, 2, in, out, &res);
+        if (st == GA_OK) {
+            ga_array_release(&res);
+        }
+    }
+    else {
+        st = ga_copy_same_device(out, a);
+    }
     if (st != GA_OK) {
         ga_array_release(out);
     }
@@ -754,9 +776,21 @@ ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
     GA_TRY(plan_build(x, nkeys, keys, &p));
     adv_layout L;
     int st = GA_OK;
+    /* An int64 index array that is a view of x's memory (x[x[:3]] = v) would be read
+     * while the scatter writes x: copy it first, as NumPy does. */
+    for (int j = 0; j < p.nidx && st == GA_OK; j++) {
+        if (ga_array_overlap(&p.idx[j], x)) {
+            ga_array c;
+            st = ga_astype(&p.idx[j], GA_INT64, &c);
+            if (st == GA_OK) {
+                ga_array_release(&p.idx[j]);
+                p.idx[j] = c;
+            }
+        }
+    }
     int nd;
     const int64_t *shape;
-    if (p.has_adv) {
+    if (st == GA_OK && p.has_adv) {
         st = plan_layout(&p, &L);
         nd = L.ndim;
         shape = L.shape;

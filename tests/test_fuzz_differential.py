@@ -88,10 +88,152 @@ def _view(rng, g, n):
     return g.reshape(-1), n.reshape(-1), "reshape(-1)"
 
 
+def _index_array(rng, pool, dev, d, unique):
+    """An integer index array for an axis of length d: random values (of a random
+    integer dtype), or a 1-D integer member of the pool, which may share memory with
+    the array it indexes. Mostly in range; with unique=True no element is written twice
+    (which of two writes wins is unspecified on a GPU)."""
+    def fits(v):
+        if not ((v >= -d) & (v < d)).all():
+            return False
+        return not unique or len(set((v % d).tolist())) == v.size if d else v.size == 0
+    cands = [(g, n) for g, n in pool if n.dtype.kind in "iu" and n.ndim == 1 and fits(n)]
+    if cands and rng.random() < 0.3:
+        g, n = rng.choice(cands)
+        return g, n.copy(), "a pool member"  # the oracle reads the indices first
+    if unique:
+        vals = [v - d if rng.random() < 0.3 else v
+                for v in rng.sample(range(d), rng.randint(0, min(d, 4)))]
+    else:
+        vals = [rng.randrange(-d, d) for _ in range(rng.randint(0, 4))] if d else []
+    if rng.random() < 0.05:
+        vals.append(rng.choice([d, -d - 1]))  # out of range: both must raise
+    dtype = rng.choice(["int64", "int64", "int32", "int8", "uint16"])
+    if dtype == "uint16":
+        vals = [v if v >= 0 else v + d if v >= -d else d for v in vals]
+    idx = np.array(vals, dtype=dtype)
+    return gpuarr.asarray(idx, device=dev), idx, f"{dtype}{vals}"
+
+
+def _refused(fn):
+    """gpuarr must refuse too (on a GPU a bad index is reported at the next wait)."""
+    with pytest.raises(Exception):
+        fn()
+        gpuarr.synchronize()
+
+
+def _array_index_step(rng, pool, dev, log, i, g, n, write):
+    if n.ndim == 0:
+        return
+    ax = rng.randrange(n.ndim)
+    gi, ni, what = _index_array(rng, pool, dev, n.shape[ax], unique=write)
+    pre = (slice(None),) * ax
+    gk, nk = pre + (gi,), pre + (ni,)
+    if not write:
+        log.append(f"#{i}[{ax} * ':', {what}]")
+        try:
+            want = n[nk]
+        except Exception:
+            _refused(lambda: g[gk])
+            return
+        got = g[gk]
+        _close(got, want, log[-1])
+        pool.append((got, want.copy()))
+        return
+    try:
+        shape = n[nk].shape
+    except Exception:
+        shape = ()
+    if rng.random() < 0.4:
+        gv = nv = rng.randint(-4, 8)
+    else:
+        nd = rng.randint(0, len(shape))
+        vals = np.array([rng.randint(-4, 8) for _ in range(int(np.prod(shape[nd:])))])
+        nv = vals.reshape(shape[nd:]).astype(rng.choice(DTYPES))
+        if n.dtype.kind in "iu" and nv.dtype.kind in "fc":
+            nv = nv.real.astype(n.dtype).astype(nv.dtype)  # in the integer range
+        gv = gpuarr.asarray(nv, device=dev)
+        nv = nv.copy()
+    log.append(f"#{i}[{ax} * ':', {what}] = {type(gv).__name__} {np.shape(nv)}")
+    with np.errstate(all="ignore"):
+        try:
+            n[nk] = nv
+        except Exception:
+            _refused(lambda: g.__setitem__(gk, gv))
+            _resync(pool)
+            return
+    g[gk] = gv
+    _resync_check(pool, log)
+
+
+def _mask_step(rng, pool, dev, log, i, g, n):
+    if n.ndim == 0:
+        return
+    if n.dtype.kind in "iuf" and rng.random() < 0.4:
+        gm, nm, what = gpuarr.greater(g, 1), n > 1, "#i > 1"  # a mask computed on the device
+    else:
+        k = rng.randint(1, n.ndim)
+        nm = np.array([rng.random() < 0.5 for _ in range(int(np.prod(n.shape[:k])))],
+                      dtype=bool).reshape(n.shape[:k])
+        gm, what = gpuarr.asarray(nm, device=dev), f"mask{nm.shape}"
+    log.append(f"#{i}[{what}]")
+    want = n[nm]
+    got = g[gm]
+    _close(got, want, log[-1])
+    pool.append((got, want.copy()))
+
+
+def _out_step(rng, pool, dev, log, i, g, n):
+    j = rng.randrange(len(pool))
+    g2, n2 = pool[j]
+    name = rng.choice(BINARY)
+    with np.errstate(all="ignore"):
+        try:
+            shape = np.asarray(getattr(np, name)(n, n2)).shape
+        except Exception:
+            return  # refused without out=: the binary step checks that
+    cands = [k for k, (_, m) in enumerate(pool) if m.shape == shape]
+    if cands and rng.random() < 0.7:
+        k = rng.choice(cands)  # may be #i or #j, or share memory with them
+        go, no = pool[k]
+    else:
+        dtype = rng.choice(DTYPES)
+        no = np.zeros(shape, dtype=dtype)
+        go = gpuarr.asarray(no, device=dev)
+        no = no.copy()
+        pool.append((go, no))
+        k = len(pool) - 1
+    log.append(f"{name}(#{i}, #{j}, out=#{k})")
+    with np.errstate(all="ignore"):
+        try:
+            getattr(np, name)(n, n2, out=no)
+        except Exception:
+            _refused(lambda: getattr(gpuarr, name)(g, g2, out=go))
+            _resync(pool)
+            return
+    got = getattr(gpuarr, name)(g, g2, out=go)
+    assert got is go or got.shape == go.shape, log[-1]
+    _resync_check(pool, log)
+
+
 def _one_step(rng, pool, dev, log):
     op = rng.random()
     i = rng.randrange(len(pool))
     g, n = pool[i]
+    if op < 0.08:
+        _array_index_step(rng, pool, dev, log, i, g, n, write=False)
+    elif op < 0.16:
+        _array_index_step(rng, pool, dev, log, i, g, n, write=True)
+    elif op < 0.22:
+        _mask_step(rng, pool, dev, log, i, g, n)
+    elif op < 0.30:
+        _out_step(rng, pool, dev, log, i, g, n)
+    else:
+        _old_step(rng, pool, dev, log, op, i, g, n)
+
+
+def _old_step(rng, pool, dev, log, op, i, g, n):
+    op = (op - 0.30) / 0.70  # the earlier operations, in their earlier proportions
     if op < 0.3:
         gv, nv, what = _view(rng, g, n)
         log.append(f"view #{i}{what}")

@@ -5,6 +5,7 @@ them (Jupyter started without the variable) and with it, and teach the same less
 the key outputs are checked, not only that cells run."""
 import os
 import pathlib
+import re
 
 import pytest
 
@@ -76,14 +77,47 @@ def test_notebook_01_teaches_the_same_without_setup(variable, tmp_path, monkeypa
         assert expected in texts[cell], (line, texts[cell])
 
 
+# Cell text -> a regular expression its output must match, on two simulated GPUs
+# (no timing is compared, except that a clock stopped before synchronize() reads
+# less than half the time until the work is done: in fact about a thousandth).
+LESSONS_02 = [
+    ("mode = ga.device_kind", r"devices: \[cpu\(0\), gpu\(0\), gpu\(1\)\]"),
+    ("mode = ga.device_kind", r"These GPUs are simulated"),
+    ("def time_matmul", r"n +cpu\(0\) +gpu\(0\) +gpu\(1\)\n(.*ms\n){5}"),
+    ("queued, done = [], []", r"gpu\(0\): without synchronize\(\) +[0-9.]+ ms \| "
+                              r"with synchronize\(\) +[0-9.]+ ms"),
+    ("ga.save(path", r"\Acpu\(0\) +bit-for-bit: True\ngpu\(0\) +bit-for-bit: True\n"
+                     r"gpu\(1\) +bit-for-bit: True\n\Z"),
+    ("log_host = []", r"\.item\(\) every step: +[0-9.]+ ms, 1000 device-to-host copies"),
+    ("log_host = []", r"log on the device: +[0-9.]+ ms, 1 device-to-host cop"),
+    ("def two_devices", r"two devices \(gpu\(0\), gpu\(1\)\): .* speed-up [0-9.]+"),
+]
+
+
 @pytest.mark.skipif(gpuarr._core._gpu_mode()[0] != "none",
-                    reason="checked once, in the suite run without GPUs")
-def test_notebook_02_simulates_without_setup(tmp_path, monkeypatch):
+                    reason="the lessons are checked once, in the suite run without "
+                           "GPUs (each test sets up the GPUs it needs)")
+@pytest.mark.parametrize("variable", [None, "2"],
+                         ids=["jupyter started plainly", "GPUARR_SIMULATE_GPUS=2"])
+def test_notebook_02_measures_the_same_without_setup(variable, tmp_path, monkeypatch):
     monkeypatch.delenv("GPUARR_CUDA_EMULATE", raising=False)
-    monkeypatch.delenv("GPUARR_SIMULATE_GPUS", raising=False)
-    texts = execute(NOTEBOOKS[1], tmp_path, monkeypatch)
-    assert "No GPU found: gpuarr simulates 2 GPUs" in texts[0]
-    assert "gpu(1)" in texts[0], texts[0]
+    if variable is None:
+        monkeypatch.delenv("GPUARR_SIMULATE_GPUS", raising=False)
+    else:
+        monkeypatch.setenv("GPUARR_SIMULATE_GPUS", variable)
+    path = NOTEBOOKS[1]
+    assert path.name == "02_exercises.ipynb"
+    texts = execute(path, tmp_path, monkeypatch)
+    sources = [c.source for c in nbformat.read(path, as_version=4).cells
+               if c.cell_type == "code"]
+    said = "No GPU found: gpuarr simulates 2 GPUs"
+    assert (said in texts[0]) == (variable is None), texts[0]
+    for line, expected in LESSONS_02:
+        cell = next(i for i, s in enumerate(sources) if line in s)
+        assert re.search(expected, texts[cell]), (line, expected, texts[cell])
+    cell = next(i for i, s in enumerate(sources) if "queued, done = [], []" in s)
+    queued, done = map(float, re.findall(r"([0-9.]+) ms", texts[cell]))
+    assert queued < done / 2, texts[cell]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])

@@ -51,3 +51,36 @@ def test_out_of_range_index_arrays_are_reported_when_the_result_is_empty(device)
     y = gpuarr.zeros((2, 3), device=device)
     r = y[gpuarr.asarray([7], device=device), gpuarr.asarray([], dtype="int64", device=device)]
     assert r.shape == np.zeros((2, 3))[np.asarray([7]), np.asarray([], dtype=np.int64)].shape
+
+
+@pytest.mark.parametrize("values", [[2**64 - 1], [0, 2**63], [2**63 + 5, 1]],
+                         ids=["max", "int64_min_bits", "first"])
+def test_uint64_index_arrays_beyond_int64_raise_index_error(device, values):
+    # The conversion to int64 must not wrap 2**64 - 1 to -1 (x[-1], silently).
+    # NumPy itself wraps uint64 index arrays (2.4: a[[2**64 - 1]] is a[-1], and
+    # 2**63 is reported as index -9223372036854775808); gpuarr reports every value
+    # above int64's range as out of bounds instead (docs/DESIGN.md, "Decisions").
+    a = np.arange(5.0)
+    idx = np.asarray(values, dtype=np.uint64)
+    x = gpuarr.asarray(a, device=device)
+    keys = [gpuarr.asarray(idx, device=device)]
+    if device == gpuarr.cpu():
+        keys.append(idx)  # a NumPy index wraps host memory: the CPU only
+    for key in keys:
+        # on a GPU the kernel's bounds check reports at the next synchronizing call
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[key]
+            gpuarr.synchronize()
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[key] = 7.0
+            gpuarr.synchronize()
+        with pytest.raises(IndexError, match="out of bounds"):
+            gpuarr.take(x, gpuarr.asarray(idx, device=device))
+            gpuarr.synchronize()
+        with pytest.raises(IndexError, match="out of bounds"):
+            x.reshape(1, 5)[0, key]  # next to a basic index
+            gpuarr.synchronize()
+    np.testing.assert_array_equal(x.numpy(), a)  # nothing written
+    # in range, uint64 indices still work
+    ok = np.asarray([4, 0], dtype=np.uint64)
+    np.testing.assert_array_equal(x[gpuarr.asarray(ok, device=device)].numpy(), a[ok])

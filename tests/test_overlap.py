@@ -137,3 +137,46 @@ def test_setitem_between_wrappers_of_one_numpy_buffer():
     a = gpuarr.asarray(n)
     a[...] = gpuarr.asarray(n[::-1])
     np.testing.assert_array_equal(n, np.arange(10.0)[::-1])
+
+
+def _scatter_cases():
+    """(start, key, value) for x[key(x)] = value(x), each key an int64 index array
+    that is a view of x's own memory."""
+    first = np.array([1, 2, 0, 3, 4, 5, 6, 7, 8, 9], dtype=np.int64)
+    perm = np.random.default_rng(7).permutation(50_000).astype(np.int64)
+    return [
+        ("scalar", first, lambda x: x[:3], lambda x: 9),
+        ("value_too", first, lambda x: x[:3], lambda x: x[3:6]),
+        ("reversed", first, lambda x: x[2::-1], lambda x: x[5:2:-1]),
+        ("column", first.reshape(5, 2) % 5, lambda x: (x[:, 0], 1), lambda x: 4),
+        ("two_keys", first.reshape(5, 2) % 2, lambda x: (x[:, 1], x[:, 0]), lambda x: 7),
+        # x[x] = arange: every write moves an index not yet read (the inverse
+        # permutation when the indices are read first)
+        ("permutation", perm, lambda x: x, _arange_like),
+    ]
+
+
+def _arange_like(x):
+    if isinstance(x, np.ndarray):
+        return np.arange(x.size)
+    return gpuarr.arange(x.size, device=x.device)
+
+
+@pytest.mark.parametrize("case", _scatter_cases(), ids=lambda c: c[0])
+def test_scatter_with_an_index_array_that_views_the_destination(device, case):
+    _, start, key, value = case
+    ref = start.copy()
+    ref[key(ref)] = value(ref)  # NumPy reads the index arrays before writing
+    x = gpuarr.asarray(start.copy(), device=device)  # the CPU wraps, not copies
+    gkey = key(x)
+    x[gkey] = value(x)
+    np.testing.assert_array_equal(x.numpy(), ref)
+
+
+def test_scatter_with_an_index_array_wrapping_the_destinations_numpy_memory():
+    mem = np.array([1, 2, 0, 3, 4, 5, 6, 7, 8, 9], dtype=np.int64)
+    ref = mem.copy()
+    ref[ref[:3]] = 9
+    x, idx = gpuarr.asarray(mem), gpuarr.asarray(mem[:3])  # separate storages
+    x[idx] = 9
+    np.testing.assert_array_equal(mem, ref)
