@@ -138,10 +138,7 @@ def test_reductions_of_strided_views_match_numpy(view):
         "transposed": lambda t: t.T if hasattr(t, "T") else np.transpose(t),
         "column": lambda t: t[:, 5],
     }[view]
-    try:
-        x = pick(xb)
-    except (TypeError, AttributeError) as e:
-        pytest.skip(f"this view is not built yet: {e}")
+    x = pick(xb)
     a = pick(base)
     for axis in [None, 0, -1]:
         np.testing.assert_allclose(x.sum(axis=axis).numpy(), a.sum(axis=axis), rtol=1e-12)
@@ -473,12 +470,7 @@ def test_nonzero_writes_positions_in_c_order(plugin, shape):
 
 def test_gather_through_the_public_api_raises_index_error():
     x = gpuarr.asarray(np.arange(5.0), device=_gpu())
-    try:
-        x[gpuarr.asarray(np.array([0, 1]), device=_gpu())]
-    except TypeError as e:
-        if "not implemented" in str(e):
-            pytest.skip(f"array indexing is not built in this checkout: {e}")
-        raise
+    x[gpuarr.asarray(np.array([0, 1]), device=_gpu())]
     with pytest.raises(IndexError, match="5"):
         x[gpuarr.asarray(np.array([0, 5]), device=_gpu())]
 

@@ -8,18 +8,6 @@ import gpuarr
 from conftest import to_numpy
 
 
-def _ew_available():
-    try:
-        gpuarr.linalg.vector_norm(gpuarr.asarray(np.ones(2, np.float32)))
-        return True
-    except TypeError:
-        return False
-
-
-needs_ew = pytest.mark.skipif(not _ew_available(),
-                                reason="needs the CPU elementwise kernels (branch ew)")
-
-
 def _close(got, want):
     got = to_numpy(got)
     want = np.asarray(want)
@@ -27,7 +15,6 @@ def _close(got, want):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-@needs_ew
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "complex64"])
 @pytest.mark.parametrize("ord", [None, 1, 2, math.inf, -math.inf, 0, 3, 0.5])
 def test_vector_norm_matches_numpy(device, dtype, ord):
@@ -37,7 +24,6 @@ def test_vector_norm_matches_numpy(device, dtype, ord):
     _close(gpuarr.linalg.norm(x, ord=ord), np.linalg.norm(a, ord=ord))
 
 
-@needs_ew
 @pytest.mark.parametrize("ord", [None, "fro", 1, -1, math.inf, -math.inf])
 def test_matrix_norm_matches_numpy(device, ord):
     a = np.random.default_rng(1).standard_normal((2, 4, 5)).astype(np.float32)
@@ -52,7 +38,6 @@ def test_matrix_norm_matches_numpy(device, ord):
                    np.linalg.matrix_norm(a, ord=ord, keepdims=kd))
 
 
-@needs_ew
 def test_norm_over_axes_and_keepdims(device):
     a = np.random.default_rng(2).standard_normal((3, 4, 5))
     x = gpuarr.asarray(a, device=device)
@@ -68,7 +53,6 @@ def test_matrix_norms_needing_svd_raise_not_implemented(ord):
         gpuarr.linalg.norm(x, ord=ord)
 
 
-@needs_ew
 def test_norm_on_a_gpu_makes_no_transfer(gpu_device):
     x = gpuarr.asarray(np.arange(12, dtype=np.float32).reshape(3, 4), device=gpu_device)
     gpuarr.reset_transfer_stats()

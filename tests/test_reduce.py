@@ -7,18 +7,6 @@ import gpuarr
 from conftest import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, NUMERIC_DTYPES, to_numpy
 
 
-def _ew_available():
-    try:
-        gpuarr.mean(gpuarr.asarray(np.ones(2, np.float32)))
-        return True
-    except TypeError:
-        return False
-
-
-needs_ew = pytest.mark.skipif(not _ew_available(),
-                              reason="needs the CPU elementwise kernels (branch ew)")
-
-
 def _data(dtype, shape, seed=0):
     r = np.random.default_rng(seed)
     if dtype == "bool":
@@ -233,7 +221,6 @@ def test_cumulative_sum_needs_axis_for_nd():
 
 # --- mean / var / std (composed with elementwise kernels) ------------------------------
 
-@needs_ew
 @pytest.mark.parametrize("dtype", ["int32", "float16", "float32", "float64", "complex64"])
 def test_mean_var_std_match_numpy(device, dtype):
     a = _data(dtype, (4, 5, 3), seed=9)
