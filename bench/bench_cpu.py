@@ -105,6 +105,9 @@ def rows(quick):
     out = [
         # (name, kind, gpuarr fn, numpy fn, bytes moved per call for bandwidth rows)
         ("tiny a + b", "overhead", lambda: tiny_g + tiny_g2, lambda: tiny_n + tiny_n2, None),
+        # in place: the write path's overlap and read-only checks are on this row
+        ("tiny a += b", "overhead", lambda: tiny_g.__iadd__(tiny_g2),
+         lambda: tiny_n.__iadd__(tiny_n2), None),
         ("tiny a + 1.0", "overhead", lambda: tiny_g + 1.0, lambda: tiny_n + 1.0, None),
         ("tiny a.sum()", "overhead", lambda: tiny_g.sum(), lambda: tiny_n.sum(), None),
         ("ones(3)", "overhead", lambda: ga.ones(3), lambda: np.ones(3, np.float32), None),
