@@ -43,13 +43,13 @@ typedef struct {
     char *data;                  /* element [0, ..., 0]; unused when is_scalar */
     int64_t strides[GA_MAXDIMS]; /* bytes; 0 along broadcast axes */
     int32_t dtype;               /* ga_dtype */
-    int32_t is_scalar;           /* the operand is `value`, the same for every element */
+    int32_t is_scalar; /* the operand is `value`, the same for every element */
     ga_scalar_bytes value;
 } ga_operand;
 
 /* An n-d loop after broadcasting and coalescing of contiguous axes. */
 typedef struct {
-    int32_t ndim; /* 0 means a single element */
+    int32_t ndim;  /* 0 means a single element */
     int32_t nargs; /* outputs first (always exactly one), then the inputs */
     int64_t size;  /* product of shape; > 0 (the core never launches empty loops) */
     int64_t shape[GA_MAXDIMS];
@@ -69,7 +69,8 @@ typedef struct {
     int32_t out_ndim;
     int32_t red_ndim;
     int64_t out_size; /* product of out_shape, >= 1 */
-    int64_t red_size; /* product of red_shape, >= 1 (the core handles empty reductions) */
+    int64_t
+        red_size; /* product of red_shape, >= 1 (the core handles empty reductions) */
     int64_t out_shape[GA_MAXDIMS];
     int64_t red_shape[GA_MAXDIMS];
     const char *in;
@@ -118,15 +119,23 @@ typedef struct {
 /* Random numbers from ga_philox.h: element i of the (contiguous) output uses the
  * Philox4x32-10 counter (counter + i) under key `seed`, so every backend produces the
  * same numbers for the same (seed, counter). */
-typedef enum { GA_RAND_UNIFORM = 0, GA_RAND_NORMAL = 1, GA_RAND_INTEGERS = 2 } ga_rand_dist;
+#define GA_RAND_DISTS(X)                                                               \
+    X(GA_RAND_UNIFORM, uniform)                                                        \
+    X(GA_RAND_NORMAL, normal)                                                          \
+    X(GA_RAND_INTEGERS, integers)
+typedef enum {
+#define GA_X_ENUM(e, name) e,
+    GA_RAND_DISTS(GA_X_ENUM)
+#undef GA_X_ENUM
+} ga_rand_dist;
 typedef struct {
     int32_t dist;  /* ga_rand_dist */
     int32_t dtype; /* float types for UNIFORM/NORMAL, integer types for INTEGERS */
     uint64_t seed;
     uint64_t counter;
     int64_t n;
-    char *out;   /* contiguous */
-    double a, b; /* UNIFORM: [low, high); NORMAL: mean, std */
+    char *out;      /* contiguous */
+    double a, b;    /* UNIFORM: [low, high); NORMAL: mean, std */
     int64_t lo, hi; /* INTEGERS: [lo, hi) */
 } ga_random_desc;
 
@@ -162,8 +171,8 @@ typedef struct {
     size_t allocated_bytes; /* in live arrays */
     size_t reserved_bytes;  /* held from the system (live + cached) */
     size_t peak_allocated_bytes;
-    size_t total_bytes;     /* device memory, 0 if unknown */
-    int64_t alloc_calls;    /* system allocations made (cudaMalloc / malloc) */
+    size_t total_bytes;  /* device memory, 0 if unknown */
+    int64_t alloc_calls; /* system allocations made (cudaMalloc / malloc) */
 } ga_memory_stats;
 
 typedef struct {
@@ -233,7 +242,8 @@ typedef struct ga_backend {
     int (*copy_d2h)(int dev, void *dst, const void *src, size_t nbytes);
     int (*copy_d2d)(int dev, void *dst, const void *src, size_t nbytes);
     /* between two devices of this backend, ordered after the work of both */
-    int (*copy_peer)(int dst_dev, void *dst, int src_dev, const void *src, size_t nbytes);
+    int (*copy_peer)(int dst_dev, void *dst, int src_dev, const void *src,
+                     size_t nbytes);
 
     /* compute */
     int (*elementwise)(int dev, int op, const ga_loop *loop);

@@ -19,13 +19,30 @@ ga_dtype_from_name(const char *name, ga_dtype *out)
         const char *alias;
         ga_dtype t;
     } aliases[] = {
-        {"bool_", GA_BOOL},   {"?", GA_BOOL},       {"b1", GA_BOOL},
-        {"i1", GA_INT8},      {"i2", GA_INT16},     {"i4", GA_INT32},
-        {"i8", GA_INT64},     {"int", GA_INT64},    {"u1", GA_UINT8},
-        {"u2", GA_UINT16},    {"u4", GA_UINT32},    {"u8", GA_UINT64},
-        {"f2", GA_FLOAT16},   {"half", GA_FLOAT16}, {"f4", GA_FLOAT32},
-        {"f8", GA_FLOAT64},   {"float", GA_FLOAT64}, {"double", GA_FLOAT64},
-        {"c8", GA_COMPLEX64}, {"c16", GA_COMPLEX128}, {"complex", GA_COMPLEX128},
+        {"bool_", GA_BOOL},
+        {"?", GA_BOOL},
+        {"b1", GA_BOOL},
+        {"i1", GA_INT8},
+        {"i2", GA_INT16},
+        {"i4", GA_INT32},
+        {"i8", GA_INT64},
+        {"u1", GA_UINT8},
+        {"u2", GA_UINT16},
+        {"u4", GA_UINT32},
+        {"u8", GA_UINT64},
+        {"f2", GA_FLOAT16},
+        {"half", GA_FLOAT16},
+        {"f4", GA_FLOAT32},
+        {"f8", GA_FLOAT64},
+        {"double", GA_FLOAT64},
+        {"c8", GA_COMPLEX64},
+        {"c16", GA_COMPLEX128},
+        /* The names of Python's types mean what the types mean as dtypes: gpuarr's
+         * defaults (float32 as in PyTorch, not NumPy's float64). This is the one
+         * place that says so: dtype=float and dtype="float" both come here. */
+        {"int", GA_DEFAULT_INT},
+        {"float", GA_DEFAULT_FLOAT},
+        {"complex", GA_DEFAULT_COMPLEX},
     };
     if (name[0] == '<' || name[0] == '=' || name[0] == '|') {
         name++; /* native byte order is the only one there is here */

@@ -18,27 +18,18 @@ dtype_from_object(PyObject *o, ga_dtype *out)
         *out = ((PyGaDType *)o)->dtype;
         return 0;
     }
-    if (o == (PyObject *)&PyBool_Type) {
-        *out = GA_BOOL;
-        return 0;
-    }
-    if (o == (PyObject *)&PyLong_Type) {
-        *out = GA_DEFAULT_INT;
-        return 0;
-    }
-    if (o == (PyObject *)&PyFloat_Type) {
-        *out = GA_DEFAULT_FLOAT; /* gpuarr's default float (float32), like torch */
-        return 0;
-    }
-    if (o == (PyObject *)&PyComplex_Type) {
-        *out = GA_DEFAULT_COMPLEX;
-        return 0;
-    }
     PyObject *name = NULL;
-    if (PyUnicode_Check(o)) {
+    /* bool, int, float, complex: by their names, which ga_dtype_from_name maps to
+     * gpuarr's defaults (one meaning for dtype=float and dtype="float") */
+    if (o == (PyObject *)&PyBool_Type || o == (PyObject *)&PyLong_Type ||
+        o == (PyObject *)&PyFloat_Type || o == (PyObject *)&PyComplex_Type) {
+        name = PyUnicode_FromString(((PyTypeObject *)o)->tp_name);
+        if (name == NULL) {
+            return -1;
+        }
+    } else if (PyUnicode_Check(o)) {
         name = Py_NewRef(o);
-    }
-    else {
+    } else {
         /* NumPy dtypes and scalar types: ask NumPy for the canonical name, without
          * importing NumPy ourselves (an object can only be a NumPy dtype if NumPy is
          * already imported). */
@@ -56,10 +47,11 @@ dtype_from_object(PyObject *o, ga_dtype *out)
         }
     }
     if (name == NULL) {
-        PyErr_Format(PyExc_TypeError,
-                     "dtype must be a gpuarr dtype (e.g. gpuarr.float32), a name such as "
-                     "'float32', or a NumPy dtype; got %R",
-                     o);
+        PyErr_Format(
+            PyExc_TypeError,
+            "dtype must be a gpuarr dtype (e.g. gpuarr.float32), a name such as "
+            "'float32', or a NumPy dtype; got %R",
+            o);
         return -1;
     }
     const char *s = PyUnicode_AsUTF8(name);
@@ -93,7 +85,8 @@ pyga_dtype_converter(PyObject *o, void *out)
 static PyObject *
 dtype_repr(PyObject *self)
 {
-    return PyUnicode_FromFormat("gpuarr.%s", ga_dtype_infos[((PyGaDType *)self)->dtype].name);
+    return PyUnicode_FromFormat("gpuarr.%s",
+                                ga_dtype_infos[((PyGaDType *)self)->dtype].name);
 }
 
 static PyObject *
@@ -199,9 +192,10 @@ static PyMethodDef dtype_methods[] = {
 };
 
 static PyType_Slot dtype_slots[] = {
-    {Py_tp_doc, "DType(name)\n--\n\nAn element type of gpuarr arrays. The instances are "
-                "gpuarr.bool, int8 ... complex128; they compare equal to their names and "
-                "to the matching NumPy dtypes."},
+    {Py_tp_doc,
+     "DType(name)\n--\n\nAn element type of gpuarr arrays. The instances are "
+     "gpuarr.bool, int8 ... complex128; they compare equal to their names and "
+     "to the matching NumPy dtypes."},
     {Py_tp_new, dtype_new},
     {Py_tp_repr, dtype_repr},
     {Py_tp_str, dtype_str},

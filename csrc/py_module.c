@@ -2,14 +2,16 @@
  * tables of the binding files gathered into one module. */
 #include "py_common.h"
 
+#include "ga_backend.h" /* GA_RAND_DISTS */
+#include "ga_ops.h"     /* GA_REDUCE_OPS */
+
 pyga_state_t pyga_state;
 
 static PyMethodDef *const function_tables[] = {
-    pyga_device_functions,     pyga_convert_functions, pyga_stats_functions,
-    pyga_elementwise_functions, pyga_index_functions,  pyga_linalg_functions,
-    pyga_reduce_functions,     pyga_creation_functions, pyga_random_functions,
-    pyga_dlpack_functions,
-    pyga_sort_functions,
+    pyga_device_functions,      pyga_convert_functions,  pyga_stats_functions,
+    pyga_elementwise_functions, pyga_index_functions,    pyga_linalg_functions,
+    pyga_reduce_functions,      pyga_creation_functions, pyga_random_functions,
+    pyga_dlpack_functions,      pyga_sort_functions,
 };
 
 static struct PyModuleDef core_module = {
@@ -48,6 +50,49 @@ retake_gil_after_wait(void *token)
     }
 }
 
+/* The core's operation codes for the Python package (`_core.reduce_ops["sum"]`), from
+ * the same X-macro lists that make the C enums: Python never counts positions. */
+static int
+add_enum(PyObject *m, const char *attr, const char *const *names, const int *codes,
+         int n)
+{
+    PyObject *d = PyDict_New();
+    if (d == NULL) {
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *v = PyLong_FromLong(codes[i]);
+        if (v == NULL || PyDict_SetItemString(d, names[i], v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(d);
+            return -1;
+        }
+        Py_DECREF(v);
+    }
+    int st = PyModule_AddObjectRef(m, attr, d);
+    Py_DECREF(d);
+    return st;
+}
+
+static int
+add_enums(PyObject *m)
+{
+#define GA_X_NAME(e, name) #name,
+#define GA_X_CODE(e, name) e,
+    static const char *const red_names[] = {GA_REDUCE_OPS(GA_X_NAME)};
+    static const int red_codes[] = {GA_REDUCE_OPS(GA_X_CODE)};
+    static const char *const rand_names[] = {GA_RAND_DISTS(GA_X_NAME)};
+    static const int rand_codes[] = {GA_RAND_DISTS(GA_X_CODE)};
+#undef GA_X_NAME
+#undef GA_X_CODE
+    if (add_enum(m, "reduce_ops", red_names, red_codes,
+                 (int)(sizeof(red_codes) / sizeof(int))) < 0) {
+        return -1;
+    }
+    return add_enum(m, "random_dists", rand_names, rand_codes,
+                    (int)(sizeof(rand_codes) / sizeof(int)));
+}
+
 PyMODINIT_FUNC
 PyInit__core(void)
 {
@@ -82,7 +127,7 @@ PyInit__core(void)
         }
     }
     ga_devices_set_wait_hooks(release_gil_for_wait, retake_gil_after_wait);
-    if (PyModule_AddIntConstant(m, "MAXDIMS", GA_MAXDIMS) < 0) {
+    if (PyModule_AddIntConstant(m, "MAXDIMS", GA_MAXDIMS) < 0 || add_enums(m) < 0) {
         goto error;
     }
     return m;

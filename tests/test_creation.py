@@ -248,3 +248,22 @@ def test_arange_of_ints_always_matches_numpy(start, stop, step):
 @given(st.integers(0, 6), st.integers(0, 6), st.integers(-7, 7))
 def test_eye_always_matches_numpy(n, m, k):
     np.testing.assert_array_equal(gpuarr.eye(n, m, k=k).numpy(), np.eye(n, m, k=k))
+
+
+@pytest.mark.parametrize("pytype, default", [(bool, "bool"), (int, "int64"),
+                                             (float, "float32"), (complex, "complex64")])
+def test_a_python_type_and_its_name_are_the_same_dtype(pytype, default):
+    """dtype=float and dtype="float" mean one thing: gpuarr's default float (float32, as
+    in PyTorch; NumPy's would be float64). Written once, in ga_dtype.c."""
+    assert gpuarr.zeros(1, dtype=pytype).dtype == default
+    assert gpuarr.zeros(1, dtype=pytype.__name__).dtype == default
+    assert gpuarr.zeros(1, dtype="double").dtype == "float64"
+
+
+def test_python_takes_the_cores_operation_codes_by_name():
+    from gpuarr import _core
+
+    assert set(_core.reduce_ops) == {"sum", "prod", "max", "min", "argmax", "argmin", "all",
+                                     "any"}
+    assert len(set(_core.reduce_ops.values())) == 8
+    assert set(_core.random_dists) == {"uniform", "normal", "integers"}

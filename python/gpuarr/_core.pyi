@@ -44,6 +44,8 @@ _IndexItem: TypeAlias = (
 _Index: TypeAlias = _IndexItem | tuple[_IndexItem, ...]
 
 MAXDIMS: Final[int]
+reduce_ops: Final[dict[str, int]]
+random_dists: Final[dict[str, int]]
 
 @final
 class DType:

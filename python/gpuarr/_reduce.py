@@ -16,8 +16,9 @@ __all__ = [
     "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "AxisError",
 ]
 
-# indices into the core's reduction list (ga_ops.h GA_REDUCE_OPS)
-_SUM, _PROD, _MAX, _MIN, _ARGMAX, _ARGMIN, _ALL, _ANY = range(8)
+# the core's reduction codes, by name (ga_ops.h GA_REDUCE_OPS, exported by _core)
+_SUM, _PROD, _MAX, _MIN, _ARGMAX, _ARGMIN, _ALL, _ANY = (
+    _core.reduce_ops[n] for n in ("sum", "prod", "max", "min", "argmax", "argmin", "all", "any"))
 
 AxisError = _np.exceptions.AxisError
 

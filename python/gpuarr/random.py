@@ -16,7 +16,8 @@ from . import _core
 __all__ = ["seed", "uniform", "normal", "integers", "rand", "randn", "get_state",
            "set_state"]
 
-_UNIFORM, _NORMAL, _INTEGERS = 0, 1, 2
+# the core's distribution codes, by name (ga_backend.h GA_RAND_DISTS, exported by _core)
+_UNIFORM, _NORMAL, _INTEGERS = (_core.random_dists[n] for n in ("uniform", "normal", "integers"))
 
 
 def seed(n=None):
