@@ -58,8 +58,7 @@ ga_storage_decref(ga_storage *s)
     }
     if (s->release != NULL) {
         s->release(s->owner);
-    }
-    else {
+    } else {
         const ga_backend *be;
         /* The device existed when the block was made, so this cannot fail. */
         if (ga_device_backend(s->device, &be) == GA_OK) {
@@ -76,7 +75,8 @@ ga_shape_size(int ndim, const int64_t *shape, int itemsize, int64_t *size)
     int overflow = 0;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0) {
-            return ga_error(GA_ERR_VALUE, "negative dimensions are not allowed (got %lld)",
+            return ga_error(GA_ERR_VALUE,
+                            "negative dimensions are not allowed (got %lld)",
                             (long long)shape[i]);
         }
     }
@@ -90,12 +90,14 @@ ga_shape_size(int ndim, const int64_t *shape, int itemsize, int64_t *size)
         }
     }
     int64_t bytes;
-    if (overflow || __builtin_mul_overflow(n, (int64_t)(itemsize > 0 ? itemsize : 1), &bytes)) {
+    if (overflow ||
+        __builtin_mul_overflow(n, (int64_t)(itemsize > 0 ? itemsize : 1), &bytes)) {
         char buf[256];
-        return ga_error(GA_ERR_NOMEM,
-                        "array of shape %s is too big: its size in bytes does not fit in "
-                        "64 bits",
-                        ga_shape_str(ndim, shape, buf, sizeof(buf)));
+        return ga_error(
+            GA_ERR_NOMEM,
+            "array of shape %s is too big: its size in bytes does not fit in "
+            "64 bits",
+            ga_shape_str(ndim, shape, buf, sizeof(buf)));
     }
     *size = n;
     return GA_OK;
@@ -137,16 +139,15 @@ ga_broadcast_shapes(int nd1, const int64_t *s1, int nd2, const int64_t *s2, int 
         int64_t d1 = i1 >= 0 ? s1[i1] : 1, d2 = i2 >= 0 ? s2[i2] : 1;
         if (d1 == d2 || d2 == 1) {
             tmp[i] = d1;
-        }
-        else if (d1 == 1) {
+        } else if (d1 == 1) {
             tmp[i] = d2;
-        }
-        else {
+        } else {
             char b1[256], b2[256];
-            return ga_error(GA_ERR_SHAPE,
-                            "operands could not be broadcast together with shapes %s %s",
-                            ga_shape_str(nd1, s1, b1, sizeof(b1)),
-                            ga_shape_str(nd2, s2, b2, sizeof(b2)));
+            return ga_error(
+                GA_ERR_SHAPE,
+                "operands could not be broadcast together with shapes %s %s",
+                ga_shape_str(nd1, s1, b1, sizeof(b1)),
+                ga_shape_str(nd2, s2, b2, sizeof(b2)));
         }
     }
     memcpy(out, tmp, sizeof(int64_t) * (size_t)nd);
@@ -155,12 +156,34 @@ ga_broadcast_shapes(int nd1, const int64_t *s1, int nd2, const int64_t *s2, int 
 }
 
 int
-ga_array_empty(ga_array *a, ga_device device, ga_dtype dtype, int ndim, const int64_t *shape)
+ga_normalize_axes(int ndim, int naxes, const int64_t *in, int *out)
+{
+    for (int i = 0; i < naxes; i++) {
+        if (in[i] < -(int64_t)ndim || in[i] >= ndim) {
+            return ga_error(GA_ERR_AXIS,
+                            "axis %lld is out of bounds for array of dimension %d",
+                            (long long)in[i], ndim);
+        }
+        out[i] = (int)(in[i] < 0 ? in[i] + ndim : in[i]);
+        for (int j = 0; j < i; j++) {
+            if (out[j] == out[i]) {
+                return ga_error(GA_ERR_VALUE, "duplicate value in 'axis': axis %d is given twice",
+                                out[i]);
+            }
+        }
+    }
+    return GA_OK;
+}
+
+int
+ga_array_empty(ga_array *a, ga_device device, ga_dtype dtype, int ndim,
+               const int64_t *shape)
 {
     int64_t size;
     if (ndim > GA_MAXDIMS) {
-        return ga_error(GA_ERR_VALUE, "too many dimensions: %d (gpuarr supports up to %d)",
-                        ndim, GA_MAXDIMS);
+        return ga_error(GA_ERR_VALUE,
+                        "too many dimensions: %d (gpuarr supports up to %d)", ndim,
+                        GA_MAXDIMS);
     }
     GA_TRY(ga_shape_size(ndim, shape, ga_dtype_itemsize(dtype), &size));
     memset(a, 0, sizeof(*a));
@@ -247,8 +270,7 @@ ga_array_extent(const ga_array *a, int64_t *lo, int64_t *hi)
         int64_t span = a->strides[i] * (a->shape[i] - 1);
         if (span < 0) {
             l += span;
-        }
-        else {
+        } else {
             h += span;
         }
     }
@@ -300,9 +322,10 @@ ga_check_same_device(const char *what, const ga_array *a, const ga_array *b)
     char s1[32], s2[32];
     ga_device_str(da, s1, sizeof(s1));
     ga_device_str(db, s2, sizeof(s2));
-    return ga_error(GA_ERR_MISMATCH,
-                    "%s: the operands live on different devices, %s and %s. gpuarr never "
-                    "moves data implicitly: move one explicitly first, e.g. y.to(x.device) "
-                    "(here y.to(%s)) or x.to(%s)",
-                    what, s1, s2, s1, s2);
+    return ga_error(
+        GA_ERR_MISMATCH,
+        "%s: the operands live on different devices, %s and %s. gpuarr never "
+        "moves data implicitly: move one explicitly first, e.g. y.to(x.device) "
+        "(here y.to(%s)) or x.to(%s)",
+        what, s1, s2, s1, s2);
 }

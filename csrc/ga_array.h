@@ -49,8 +49,9 @@ extern "C" {
 /* A new block of nbytes on `device` (refcount 1). Checks the device exists. */
 int ga_storage_new(ga_device device, size_t nbytes, ga_storage **out);
 /* Wrap foreign host memory (refcount 1); release(owner) runs on the last decref. */
-int ga_storage_wrap(ga_device device, void *data, size_t nbytes, void (*release)(void *),
-                    void *owner, int readonly, ga_storage **out);
+int ga_storage_wrap(ga_device device, void *data, size_t nbytes,
+                    void (*release)(void *), void *owner, int readonly,
+                    ga_storage **out);
 static inline void
 ga_storage_incref(ga_storage *s)
 {
@@ -64,10 +65,16 @@ void ga_storage_decref(ga_storage *s);
  * GA_ERR_OVERFLOW when size * itemsize would overflow. */
 int ga_shape_size(int ndim, const int64_t *shape, int itemsize, int64_t *size);
 /* C-contiguous strides (bytes) for a shape. */
-void ga_contiguous_strides(int ndim, const int64_t *shape, int itemsize, int64_t *strides);
+void ga_contiguous_strides(int ndim, const int64_t *shape, int itemsize,
+                           int64_t *strides);
 /* Broadcast two shapes into out (ndim = max). GA_ERR_SHAPE with both shapes named. */
-int ga_broadcast_shapes(int nd1, const int64_t *s1, int nd2, const int64_t *s2, int *nd_out,
-                        int64_t *out);
+int ga_broadcast_shapes(int nd1, const int64_t *s1, int nd2, const int64_t *s2,
+                        int *nd_out, int64_t *out);
+/* Axes as given (negative ones count from the end) into `out`, non-negative and in the
+ * given order. GA_ERR_AXIS ("axis 3 is out of bounds for array of dimension 2", NumPy's
+ * words) for one out of range, GA_ERR_VALUE for one given twice. The one place where
+ * gpuarr reads an axis argument: reductions, views and rearrangements all come here. */
+int ga_normalize_axes(int ndim, int naxes, const int64_t *in, int *out);
 /* "(2, 3)" into buf. */
 const char *ga_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
 

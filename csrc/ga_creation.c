@@ -9,8 +9,8 @@
 #include "ga_loop.h"
 #include "ga_transfer.h"
 
-
-/* --- scalars ------------------------------------------------------------------------ */
+/* --- scalars ------------------------------------------------------------------------
+ */
 
 /* Range of each integer dtype, as doubles and as exact integers. */
 static void
@@ -20,8 +20,7 @@ int_range(ga_dtype t, int64_t *lo, uint64_t *hi)
     if (ga_dtype_kind(t) == GA_KIND_UINT) {
         *lo = 0;
         *hi = bits == 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
-    }
-    else {
+    } else {
         *lo = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
         *hi = bits == 64 ? (uint64_t)INT64_MAX : (((uint64_t)1 << (bits - 1)) - 1);
     }
@@ -128,7 +127,8 @@ ga_scalar_from_int(ga_dtype dtype, int64_t v, int is_unsigned, ga_scalar_bytes *
     int64_t lo;
     uint64_t hi;
     int_range(dtype, &lo, &hi);
-    int ok = is_unsigned ? (uint64_t)v <= hi : (v >= lo && (v < 0 || (uint64_t)v <= hi));
+    int ok =
+        is_unsigned ? (uint64_t)v <= hi : (v >= lo && (v < 0 || (uint64_t)v <= hi));
     if (!ok) {
         if (is_unsigned) {
             return ga_error(GA_ERR_OVERFLOW, "Python integer %llu out of bounds for %s",
@@ -141,7 +141,8 @@ ga_scalar_from_int(ga_dtype dtype, int64_t v, int is_unsigned, ga_scalar_bytes *
     return GA_OK;
 }
 
-/* --- filling ------------------------------------------------------------------------ */
+/* --- filling ------------------------------------------------------------------------
+ */
 
 int
 ga_fill(ga_array *a, const ga_scalar_bytes *value)
@@ -152,15 +153,17 @@ ga_fill(ga_array *a, const ga_scalar_bytes *value)
     const ga_backend *be;
     GA_TRY(ga_device_backend(ga_array_device(a), &be));
     if (be->elementwise == NULL) {
-        return ga_error(GA_ERR_UNSUPPORTED, "filling arrays is not supported by the %s "
-                        "backend", be->name);
+        return ga_error(GA_ERR_UNSUPPORTED,
+                        "filling arrays is not supported by the %s "
+                        "backend",
+                        be->name);
     }
     ga_loop loop;
     ga_loop_init(&loop, a);
     ga_loop_add_scalar(&loop, (ga_dtype)a->dtype, value);
     ga_loop_coalesce(&loop);
-    return ga_backend_status(be, be->elementwise(ga_device_local(ga_array_device(a)),
-                                              GA_OP_COPY, &loop));
+    return ga_backend_status(
+        be, be->elementwise(ga_device_local(ga_array_device(a)), GA_OP_COPY, &loop));
 }
 
 int
@@ -173,6 +176,41 @@ ga_full(ga_array *out, ga_device device, ga_dtype dtype, int ndim, const int64_t
         ga_array_release(out);
     }
     return st;
+}
+
+int
+ga_arange_count(int integer, double start, double stop, double step, int64_t istart,
+                int64_t istop, int64_t istep, int64_t *n)
+{
+    if (integer ? istep == 0 : step == 0.0) {
+        return ga_error(GA_ERR_VALUE, "arange: step must not be zero");
+    }
+    if (integer) {
+        /* in 128 bits: stop - start of two int64 values cannot overflow there */
+        __int128 diff = (__int128)istop - (__int128)istart;
+        __int128 q = diff / istep;
+        if (diff % istep != 0 && ((diff > 0) == (istep > 0))) {
+            q++;
+        }
+        if (q > INT64_MAX / 2) {
+            return ga_error(GA_ERR_VALUE,
+                            "arange: %s elements is more than an array can hold",
+                            "that many");
+        }
+        *n = q > 0 ? (int64_t)q : 0;
+        return GA_OK;
+    }
+    if (!isfinite(start) || !isfinite(stop) || !isfinite(step)) {
+        return ga_error(GA_ERR_VALUE, "arange: start, stop and step must be finite");
+    }
+    double c = ceil((stop - start) / step);
+    if (!(c < 4.6e18)) {
+        return ga_error(GA_ERR_VALUE,
+                        "arange: %s elements is more than an array can hold",
+                        "that many");
+    }
+    *n = c > 0 ? (int64_t)c : 0;
+    return GA_OK;
 }
 
 int
@@ -215,12 +253,16 @@ ga_linspace(ga_array *out, ga_device device, ga_dtype dtype, int64_t num, double
             double stop, int endpoint)
 {
     if (num < 0) {
-        return ga_error(GA_ERR_VALUE, "linspace: the number of samples must be "
-                        "non-negative (got %lld)", (long long)num);
+        return ga_error(GA_ERR_VALUE,
+                        "linspace: the number of samples must be "
+                        "non-negative (got %lld)",
+                        (long long)num);
     }
     if (!ga_dtype_is_inexact(dtype)) {
-        return ga_error(GA_ERR_TYPE, "linspace makes floating-point values; ask for a "
-                        "float or complex dtype (got %s)", ga_dtype_infos[dtype].name);
+        return ga_error(GA_ERR_TYPE,
+                        "linspace makes floating-point values; ask for a "
+                        "float or complex dtype (got %s)",
+                        ga_dtype_infos[dtype].name);
     }
     int64_t div = endpoint ? num - 1 : num;
     double step = div > 0 ? (stop - start) / (double)div : 0.0;
@@ -271,7 +313,8 @@ ga_eye(ga_array *out, ga_device device, ga_dtype dtype, int64_t n, int64_t m, in
     return st;
 }
 
-/* --- random numbers ----------------------------------------------------------------- */
+/* --- random numbers -----------------------------------------------------------------
+ */
 
 /* Changed with the GIL held only (every caller is a binding function). */
 static uint64_t random_seed = 0;
@@ -306,17 +349,19 @@ ga_random(ga_array *out, ga_device device, ga_dtype dtype, int dist, int ndim,
     if (dist == GA_RAND_INTEGERS) {
         ok = ga_dtype_is_integer(dtype);
         if (ok && lo >= hi) {
-            return ga_error(GA_ERR_VALUE, "integers: low (%lld) must be less than high "
-                            "(%lld)", (long long)lo, (long long)hi);
+            return ga_error(GA_ERR_VALUE,
+                            "integers: low (%lld) must be less than high "
+                            "(%lld)",
+                            (long long)lo, (long long)hi);
         }
-    }
-    else {
+    } else {
         ok = dtype == GA_FLOAT16 || dtype == GA_FLOAT32 || dtype == GA_FLOAT64;
     }
     if (!ok) {
         return ga_error(GA_ERR_TYPE, "%s random numbers cannot be made as %s (use %s)",
                         dist == GA_RAND_INTEGERS ? "integer"
-                        : dist == GA_RAND_NORMAL ? "normal" : "uniform",
+                        : dist == GA_RAND_NORMAL ? "normal"
+                                                 : "uniform",
                         ga_dtype_infos[dtype].name,
                         dist == GA_RAND_INTEGERS ? "an integer dtype"
                                                  : "float16, float32 or float64");
@@ -329,8 +374,10 @@ ga_random(ga_array *out, ga_device device, ga_dtype dtype, int dist, int ndim,
     const ga_backend *be;
     int st = ga_device_backend(device, &be);
     if (st == GA_OK && be->random == NULL) {
-        st = ga_error(GA_ERR_UNSUPPORTED, "random numbers are not supported by the %s "
-                      "backend", be->name);
+        st = ga_error(GA_ERR_UNSUPPORTED,
+                      "random numbers are not supported by the %s "
+                      "backend",
+                      be->name);
     }
     if (st == GA_OK) {
         ga_random_desc d;
@@ -355,7 +402,8 @@ ga_random(ga_array *out, ga_device device, ga_dtype dtype, int dist, int ndim,
     return GA_OK;
 }
 
-/* --- summaries ---------------------------------------------------------------------- */
+/* --- summaries ----------------------------------------------------------------------
+ */
 
 int
 ga_summary_gather(const ga_array *src, int64_t edge, ga_array *out)

@@ -7,7 +7,8 @@
 
 #include "ga_creation.h"
 
-/* --- shapes ------------------------------------------------------------------------- */
+/* --- shapes -------------------------------------------------------------------------
+ */
 
 static int
 shape_dim(PyObject *o, int64_t *out)
@@ -30,7 +31,8 @@ shape_dim(PyObject *o, int64_t *out)
         return -1;
     }
     if (v < 0) {
-        PyErr_Format(PyExc_ValueError, "negative dimensions are not allowed (got %lld)", v);
+        PyErr_Format(PyExc_ValueError, "negative dimensions are not allowed (got %lld)",
+                     v);
         return -1;
     }
     *out = v;
@@ -67,7 +69,8 @@ pyga_shape_converter(PyObject *o, void *out)
     return 1;
 }
 
-/* --- fill values -------------------------------------------------------------------- */
+/* --- fill values --------------------------------------------------------------------
+ */
 
 /* The storage bytes of Python scalar `v` in *dtype; when *dtype < 0 it is inferred
  * from the scalar's kind (bool, int64, float32, complex64: the array API's rule with
@@ -80,7 +83,7 @@ fill_value(PyObject *v, int *dtype, ga_scalar_bytes *out)
     /* NumPy scalars first: np.float64 is a float subclass but keeps its dtype */
     if (!PyLong_CheckExact(v) && !PyFloat_CheckExact(v) && !PyComplex_CheckExact(v) &&
         !PyBool_Check(v) && !pyga_check(v) && PyObject_HasAttrString(v, "dtype") &&
-             (PyNumber_Check(v) || PyObject_HasAttrString(v, "__bool__"))) {
+        (PyNumber_Check(v) || PyObject_HasAttrString(v, "__bool__"))) {
         /* a NumPy scalar */
         PyObject *dt = PyObject_GetAttrString(v, "dtype");
         if (dt == NULL) {
@@ -92,23 +95,19 @@ fill_value(PyObject *v, int *dtype, ga_scalar_bytes *out)
             return -1;
         }
         ga_kind k = ga_dtype_kind((ga_dtype)inferred);
-        kind = k == GA_KIND_BOOL ? K_BOOL
-             : k == GA_KIND_COMPLEX ? K_COMPLEX
-             : k == GA_KIND_FLOAT ? K_FLOAT : K_INT;
-    }
-    else if (PyBool_Check(v)) {
+        kind = k == GA_KIND_BOOL      ? K_BOOL
+               : k == GA_KIND_COMPLEX ? K_COMPLEX
+               : k == GA_KIND_FLOAT   ? K_FLOAT
+                                      : K_INT;
+    } else if (PyBool_Check(v)) {
         kind = K_BOOL;
-    }
-    else if (PyLong_Check(v)) {
+    } else if (PyLong_Check(v)) {
         kind = K_INT;
-    }
-    else if (PyFloat_Check(v)) {
+    } else if (PyFloat_Check(v)) {
         kind = K_FLOAT;
-    }
-    else if (PyComplex_Check(v)) {
+    } else if (PyComplex_Check(v)) {
         kind = K_COMPLEX;
-    }
-    else {
+    } else {
         PyErr_Format(PyExc_TypeError,
                      "fill_value must be a Python or NumPy scalar (bool, int, float or "
                      "complex), not %.100s",
@@ -116,10 +115,11 @@ fill_value(PyObject *v, int *dtype, ga_scalar_bytes *out)
         return -1;
     }
     if (*dtype < 0) {
-        *dtype = inferred >= 0 ? inferred
-               : kind == K_BOOL ? GA_BOOL
-               : kind == K_INT ? GA_DEFAULT_INT
-               : kind == K_FLOAT ? GA_DEFAULT_FLOAT : GA_DEFAULT_COMPLEX;
+        *dtype = inferred >= 0     ? inferred
+                 : kind == K_BOOL  ? GA_BOOL
+                 : kind == K_INT   ? GA_DEFAULT_INT
+                 : kind == K_FLOAT ? GA_DEFAULT_FLOAT
+                                   : GA_DEFAULT_COMPLEX;
     }
     ga_dtype t = (ga_dtype)*dtype;
     int st;
@@ -129,8 +129,7 @@ fill_value(PyObject *v, int *dtype, ga_scalar_bytes *out)
             return -1;
         }
         st = ga_scalar_from_int(t, b, 0, out);
-    }
-    else if (kind == K_INT) {
+    } else if (kind == K_INT) {
         PyObject *i = PyNumber_Index(v);
         if (i == NULL) {
             return -1;
@@ -143,32 +142,28 @@ fill_value(PyObject *v, int *dtype, ga_scalar_bytes *out)
         }
         if (overflow == 0) {
             st = ga_scalar_from_int(t, x, 0, out);
-        }
-        else if (overflow > 0 && t == GA_UINT64) {
+        } else if (overflow > 0 && t == GA_UINT64) {
             unsigned long long u = PyLong_AsUnsignedLongLong(i);
             if (u == (unsigned long long)-1 && PyErr_Occurred()) {
                 Py_DECREF(i);
                 return -1;
             }
             st = ga_scalar_from_int(t, (int64_t)u, 1, out);
-        }
-        else if (ga_dtype_is_inexact(t)) {
+        } else if (ga_dtype_is_inexact(t)) {
             double d = PyLong_AsDouble(i);
             if (d == -1.0 && PyErr_Occurred()) {
                 Py_DECREF(i);
                 return -1;
             }
             st = ga_scalar_from_double(t, d, 0.0, out);
-        }
-        else {
+        } else {
             Py_DECREF(i);
-            PyErr_Format(PyExc_OverflowError, "Python integer %R out of bounds for %s", v,
-                         ga_dtype_infos[t].name);
+            PyErr_Format(PyExc_OverflowError, "Python integer %R out of bounds for %s",
+                         v, ga_dtype_infos[t].name);
             return -1;
         }
         Py_DECREF(i);
-    }
-    else {
+    } else {
         Py_complex c = PyComplex_AsCComplex(v);
         if (c.real == -1.0 && PyErr_Occurred()) {
             return -1;
@@ -178,18 +173,22 @@ fill_value(PyObject *v, int *dtype, ga_scalar_bytes *out)
     return st == GA_OK ? 0 : pyga_raise_int(st);
 }
 
-/* --- argument parsing for the fast path --------------------------------------------- */
+/* --- argument parsing for the fast path ---------------------------------------------
+ */
 
 /* Positional-or-keyword `npos` leading names, then keyword-only names; fills vals
  * (borrowed, NULL when absent). Hand-written because ones(3) must cost little more
  * than the allocation (PyArg_ParseTupleAndKeywords builds a tuple and a dict). */
 static int
-parse_fast(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-           const char *const *names, int npos, int nreq, int nall, PyObject **vals)
+parse_fast(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+           PyObject *kwnames, const char *const *names, int npos, int nreq, int nall,
+           PyObject **vals)
 {
     if (nargs > npos) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional arguments (%zd "
-                     "given)", fname, npos, nargs);
+        PyErr_Format(PyExc_TypeError,
+                     "%s() takes at most %d positional arguments (%zd "
+                     "given)",
+                     fname, npos, nargs);
         return -1;
     }
     for (int i = 0; i < nall; i++) {
@@ -202,8 +201,10 @@ parse_fast(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject 
         for (int i = 0; i < nall; i++) {
             if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0) {
                 if (vals[i] != NULL) {
-                    PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument "
-                                 "'%s'", fname, names[i]);
+                    PyErr_Format(PyExc_TypeError,
+                                 "%s() got multiple values for argument "
+                                 "'%s'",
+                                 fname, names[i]);
                     return -1;
                 }
                 vals[i] = args[nargs + k];
@@ -212,8 +213,8 @@ parse_fast(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject 
             }
         }
         if (!found) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
-                         fname, key);
+            PyErr_Format(PyExc_TypeError,
+                         "%s() got an unexpected keyword argument '%U'", fname, key);
             return -1;
         }
     }
@@ -237,8 +238,7 @@ shape_dtype_device(PyObject *shape_o, PyObject *dtype_o, PyObject *device_o,
         if (shape_dim(shape_o, &shape->dims[0]) < 0) {
             return -1;
         }
-    }
-    else if (!pyga_shape_converter(shape_o, shape)) {
+    } else if (!pyga_shape_converter(shape_o, shape)) {
         return -1;
     }
     if (dtype_o != NULL && !pyga_dtype_converter(dtype_o, dtype)) {
@@ -246,16 +246,15 @@ shape_dtype_device(PyObject *shape_o, PyObject *dtype_o, PyObject *device_o,
     }
     if (device_o == NULL) {
         *dev = pyga_default_device();
-    }
-    else if (!pyga_device_converter(device_o, dev)) {
+    } else if (!pyga_device_converter(device_o, dev)) {
         return -1;
     }
     return 0;
 }
 
 static PyObject *
-make_filled(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-            int which /* 0 zeros, 1 ones, 2 empty */)
+make_filled(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+            PyObject *kwnames, int which /* 0 zeros, 1 ones, 2 empty */)
 {
     static const char *const names[] = {"shape", "dtype", "device"};
     PyObject *vals[3];
@@ -273,8 +272,7 @@ make_filled(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject
     int st;
     if (which == 2) {
         st = ga_array_empty(&out, dev, t, shape.ndim, shape.dims);
-    }
-    else {
+    } else {
         ga_scalar_bytes v;
         memset(&v, 0, sizeof(v));
         if (which == 1) {
@@ -365,25 +363,31 @@ fn_fill(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* _arange(n, dtype, device, start, step, istart, istep) */
+/* _arange(integer, dtype, device, start, stop, step, istart, istop, istep) */
 static PyObject *
 fn_arange(PyObject *m, PyObject *args)
 {
     (void)m;
-    long long n, istart, istep;
-    int dtype = -1;
+    long long istart, istop, istep;
+    int integer, dtype = -1;
     ga_device dev;
-    double start, step;
-    if (!PyArg_ParseTuple(args, "LO&O&ddLL:_arange", &n, pyga_dtype_converter, &dtype,
-                          pyga_device_converter, &dev, &start, &step, &istart, &istep)) {
+    double start, stop, step;
+    if (!PyArg_ParseTuple(args, "pO&O&dddLLL:_arange", &integer, pyga_dtype_converter,
+                          &dtype, pyga_device_converter, &dev, &start, &stop, &step,
+                          &istart, &istop, &istep)) {
         return NULL;
     }
     if (dtype < 0) {
         PyErr_SetString(PyExc_TypeError, "_arange needs a dtype");
         return NULL;
     }
+    int64_t n;
+    int st = ga_arange_count(integer, start, stop, step, istart, istop, istep, &n);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
     ga_array out;
-    int st = ga_arange(&out, dev, (ga_dtype)dtype, n, start, step, istart, istep);
+    st = ga_arange(&out, dev, (ga_dtype)dtype, n, start, step, istart, istep);
     if (st != GA_OK) {
         return pyga_raise(st);
     }
@@ -399,8 +403,9 @@ fn_linspace(PyObject *m, PyObject *args)
     int dtype = -1, endpoint;
     ga_device dev;
     double start, stop;
-    if (!PyArg_ParseTuple(args, "LO&O&ddp:_linspace", &num, pyga_dtype_converter, &dtype,
-                          pyga_device_converter, &dev, &start, &stop, &endpoint)) {
+    if (!PyArg_ParseTuple(args, "LO&O&ddp:_linspace", &num, pyga_dtype_converter,
+                          &dtype, pyga_device_converter, &dev, &start, &stop,
+                          &endpoint)) {
         return NULL;
     }
     ga_array out;
@@ -420,8 +425,8 @@ fn_eye(PyObject *mod, PyObject *args)
     long long n, m, k;
     int dtype = -1;
     ga_device dev;
-    if (!PyArg_ParseTuple(args, "LLLO&O&:_eye", &n, &m, &k, pyga_dtype_converter, &dtype,
-                          pyga_device_converter, &dev)) {
+    if (!PyArg_ParseTuple(args, "LLLO&O&:_eye", &n, &m, &k, pyga_dtype_converter,
+                          &dtype, pyga_device_converter, &dev)) {
         return NULL;
     }
     ga_array out;
@@ -490,7 +495,8 @@ PyMethodDef pyga_creation_functions[] = {
      "complex64."},
     {"_fill", fn_fill, METH_VARARGS, "_fill(x, value): set every element of x."},
     {"_arange", fn_arange, METH_VARARGS,
-     "_arange(n, dtype, device, start, step, istart, istep): the backend's arange."},
+     "_arange(integer, dtype, device, start, stop, step, istart, istop, istep): the "
+     "backend's arange; the core counts the elements."},
     {"_linspace", fn_linspace, METH_VARARGS,
      "_linspace(num, dtype, device, start, stop, endpoint): the core's linspace."},
     {"_eye", fn_eye, METH_VARARGS, "_eye(n, m, k, dtype, device)"},

@@ -44,6 +44,18 @@ pyga_raise(int status)
     case GA_ERR_BUFFER:
         type = PyExc_BufferError;
         break;
+    case GA_ERR_AXIS: {
+        /* NumPy's AxisError (a ValueError and an IndexError), as NumPy raises it */
+        PyObject *mod = PyImport_ImportModule("numpy.exceptions");
+        PyObject *axis_error = mod ? PyObject_GetAttrString(mod, "AxisError") : NULL;
+        Py_XDECREF(mod);
+        if (axis_error == NULL) {
+            return NULL;
+        }
+        PyErr_SetString(axis_error, msg);
+        Py_DECREF(axis_error);
+        return NULL;
+    }
     default:
         type = PyExc_RuntimeError;
         break;

@@ -1,7 +1,6 @@
 """Creating arrays: from Python data, NumPy arrays, buffers and DLPack producers, and
 filled, ranged and diagonal arrays made directly on their device."""
 import builtins
-import math
 import numbers
 
 import numpy as _np
@@ -130,8 +129,6 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
         if isinstance(v, (complex, _np.complexfloating)) or not isinstance(
                 v, (numbers.Real, _np.number)):
             raise TypeError(f"arange: {name} must be a real number, not {type(v).__name__}")
-    if step == 0:
-        raise ValueError("arange: step must not be zero")
     all_int = _is_int(start) and _is_int(stop) and _is_int(step)
     if dtype is None:
         dtype = "int64" if all_int else "float32"
@@ -144,14 +141,10 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
             else:
                 raise TypeError("arange with an integer dtype needs integer start, stop "
                                 "and step")
-        n = max(0, -((int(start) - int(stop)) // int(step)))
-        istart, istep = _to_int64(start, "start"), _to_int64(step, "step")
-        return _core._arange(n, dt, device, float(start), float(step), istart, istep)
-    start, stop, step = float(start), float(stop), float(step)
-    if not all(math.isfinite(v) for v in (start, stop, step)):
-        raise ValueError("arange: start, stop and step must be finite")
-    n = max(0, math.ceil((stop - start) / step))
-    return _core._arange(n, dt, device, start, step, 0, 0)
+        # the core counts the elements (exactly, in 128-bit integers)
+        ints = [_to_int64(v, w) for v, w in ((start, "start"), (stop, "stop"), (step, "step"))]
+        return _core._arange(True, dt, device, float(start), float(stop), float(step), *ints)
+    return _core._arange(False, dt, device, float(start), float(stop), float(step), 0, 0, 0)
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):

@@ -32,10 +32,8 @@ def _axes(axis):
 
 
 def _norm_axis(axis, ndim):
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim if ndim else 0
+    """One axis, non-negative (the core's rule: AxisError when out of range)."""
+    return _core.normalize_axis(operator.index(axis), ndim)[0]
 
 
 def reshape(x, /, shape, *, copy=None):
@@ -229,20 +227,7 @@ def broadcast_shapes(*shapes):
 
     The shape that arrays of the given shapes broadcast to (ValueError if none).
     """
-    out = ()
-    for s in shapes:
-        s = tuple(s) if isinstance(s, (tuple, list)) else (operator.index(s),)
-        n = max(len(out), len(s))
-        a = (1,) * (n - len(out)) + out
-        b = (1,) * (n - len(s)) + s
-        res = []
-        for i, (p, q) in enumerate(zip(a, b)):
-            if p != q and p != 1 and q != 1:
-                raise ValueError(f"shape mismatch: objects cannot be broadcast to a single "
-                                 f"shape: {out} and {s} disagree at dimension {i}")
-            res.append(q if p == 1 else p)
-        out = tuple(res)
-    return out
+    return _core.broadcast_shapes(*shapes)
 
 
 def broadcast_to(x, /, shape):

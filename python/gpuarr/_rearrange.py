@@ -28,11 +28,8 @@ def _check(x, fn):
 
 
 def _axis(axis, ndim, fn):
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{fn}: axis {axis} is out of bounds for an array of dimension "
-                         f"{ndim}")
-    return axis % ndim
+    """One axis, non-negative (the core's rule: AxisError when out of range)."""
+    return _core.normalize_axis(operator.index(axis), ndim)[0]
 
 
 def _along(ndim, axis, sl):

@@ -29,24 +29,9 @@ def _check(x, name):
                         f"make one with gpuarr.asarray(...) first")
 
 
-def _normalize_axis(axis, ndim):
-    """axis as the core wants it (None or a tuple of non-negative ints); raises
-    NumPy's AxisError (a ValueError and an IndexError) for an axis out of range."""
-    if axis is None:
-        return None
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    out = []
-    for a in axes:
-        if not isinstance(a, (int, _np.integer)) or isinstance(a, bool):
-            raise TypeError(f"axis must be None, an int or a tuple of ints, not "
-                            f"{type(a).__name__}")
-        a = int(a)
-        if not -ndim <= a < ndim:
-            raise AxisError(a, ndim)
-        out.append(a % ndim if ndim else a)
-    if len(set(out)) != len(out):
-        raise ValueError(f"duplicate value in 'axis': {axis!r}")
-    return tuple(out)
+# axis as the core wants it (None or a tuple of non-negative ints); NumPy's AxisError
+# (a ValueError and an IndexError) for an axis out of range: the core's rule
+_normalize_axis = _core.normalize_axis
 
 
 def _reduce(x, op, name, axis, keepdims, dtype=None):

@@ -1,0 +1,113 @@
+/* py_shape.c: shape arguments read by the core: axes and broadcasting. The Python
+ * package calls these instead of keeping its own copies of the rules. */
+#include "py_common.h"
+
+/* normalize_axis(axis, ndim): None, or a tuple of non-negative ints */
+static PyObject *
+fn_normalize_axis(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *axis, *seq = NULL, *result = NULL;
+    int ndim;
+    if (!PyArg_ParseTuple(args, "Oi:normalize_axis", &axis, &ndim)) {
+        return NULL;
+    }
+    if (axis == Py_None) {
+        Py_RETURN_NONE;
+    }
+    int64_t in[GA_MAXDIMS + 1];
+    int out[GA_MAXDIMS + 1];
+    int n;
+    if (PyTuple_Check(axis) || PyList_Check(axis)) {
+        seq = PySequence_Fast(axis, "axis");
+        if (seq == NULL) {
+            goto error;
+        }
+        n = (int)PySequence_Fast_GET_SIZE(seq);
+        if (n > GA_MAXDIMS) {
+            PyErr_Format(PyExc_ValueError, "too many axes: %d (at most %d)", n,
+                         GA_MAXDIMS);
+            goto error;
+        }
+    } else {
+        n = 1;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *a = seq ? PySequence_Fast_GET_ITEM(seq, i) : axis;
+        if (PyBool_Check(a) || !PyIndex_Check(a)) {
+            PyErr_Format(PyExc_TypeError,
+                         "axis must be None, an int or a tuple of ints, not %.100s",
+                         Py_TYPE(a)->tp_name);
+            goto error;
+        }
+        Py_ssize_t v = PyNumber_AsSsize_t(a, NULL);
+        if (v == -1 && PyErr_Occurred()) {
+            goto error;
+        }
+        in[i] = (int64_t)v;
+    }
+    int st = ga_normalize_axes(ndim, n, in, out);
+    if (st != GA_OK) {
+        pyga_raise(st);
+        goto error;
+    }
+    result = PyTuple_New(n);
+    if (result == NULL) {
+        goto error;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *v = PyLong_FromLong(out[i]);
+        if (v == NULL) {
+            Py_CLEAR(result);
+            goto error;
+        }
+        PyTuple_SET_ITEM(result, i, v);
+    }
+error:
+    Py_XDECREF(seq);
+    return result;
+}
+
+/* broadcast_shapes(*shapes): the shape they broadcast to */
+static PyObject *
+fn_broadcast_shapes(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int nd = 0;
+    int64_t shape[GA_MAXDIMS];
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
+        pyga_shape s;
+        if (!pyga_shape_converter(PyTuple_GET_ITEM(args, i), &s)) {
+            return NULL;
+        }
+        int st = ga_broadcast_shapes(nd, shape, s.ndim, s.dims, &nd, shape);
+        if (st != GA_OK) {
+            return pyga_raise(st);
+        }
+    }
+    PyObject *t = PyTuple_New(nd);
+    if (t == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < nd; i++) {
+        PyObject *v = PyLong_FromLongLong(shape[i]);
+        if (v == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+
+PyMethodDef pyga_shape_functions[] = {
+    {"normalize_axis", fn_normalize_axis, METH_VARARGS,
+     "normalize_axis(axis, ndim)\n--\n\nNone, or the axes as a tuple of non-negative "
+     "ints "
+     "(numpy.exceptions.AxisError for one out of range, ValueError for a repeated "
+     "one)."},
+    {"broadcast_shapes", fn_broadcast_shapes, METH_VARARGS,
+     "broadcast_shapes(*shapes)\n--\n\nThe shape that arrays of the given shapes "
+     "broadcast to (ValueError if none)."},
+    {NULL},
+};
