@@ -93,7 +93,8 @@ def _public_callables():
 # Functions whose failure with a wrong argument is not the point, or that act on the
 # process (files, the default device, printing): their error paths are covered above.
 SIDE_EFFECTS = {"info", "save", "load", "simulate_gpus_if_none", "set_default_device",
-                "synchronize", "empty_cache", "reset_transfer_stats", "seed"}
+                "synchronize", "empty_cache", "reset_transfer_stats", "seed",
+                "warn_on_transfers"}
 
 
 def test_every_public_function_given_a_wrong_argument_leaks_nothing():
