@@ -44,7 +44,9 @@ typedef struct {
     PyObject *TransferWarning;     /* UserWarning */
     PyObject *cpu_device;          /* Device cpu(0) */
     PyObject *numpy;               /* the numpy module, imported lazily */
-    int warn_transfers;            /* emit TransferWarning on implicit-looking reads */
+    PyObject *asarray;  /* gpuarr.asarray, handed over by the package at import
+                         * (_core._register_asarray): C never imports gpuarr */
+    int warn_transfers; /* emit TransferWarning on implicit-looking reads */
 } pyga_state_t;
 
 extern pyga_state_t pyga_state;
@@ -54,6 +56,10 @@ extern pyga_state_t pyga_state;
 PyObject *pyga_raise(int status);
 /* The same for functions returning int: returns -1. */
 int pyga_raise_int(int status);
+
+/* The package's asarray (a new reference), or NULL with RuntimeError when _core is
+ * used without the gpuarr package. */
+PyObject *pyga_asarray_fn(void);
 
 /* Wrap a filled ga_array (takes over its storage reference) in a new Python Array.
  * On failure the storage reference is released and NULL is returned. */
@@ -94,11 +100,11 @@ typedef struct {
 int pyga_shape_converter(PyObject *o, void *out);
 
 /* Submodule registration: each py_*.c file exposes its method table. */
-extern PyMethodDef pyga_array_functions[];    /* py_array.c  */
-extern PyMethodDef pyga_device_functions[];   /* py_device.c */
-extern PyMethodDef pyga_convert_functions[];  /* py_convert.c */
-extern PyMethodDef pyga_stats_functions[];    /* py_stats.c */
-extern PyMethodDef pyga_shape_functions[];    /* py_shape.c */
+extern PyMethodDef pyga_array_functions[];   /* py_array.c  */
+extern PyMethodDef pyga_device_functions[];  /* py_device.c */
+extern PyMethodDef pyga_convert_functions[]; /* py_convert.c */
+extern PyMethodDef pyga_stats_functions[];   /* py_stats.c */
+extern PyMethodDef pyga_shape_functions[];   /* py_shape.c */
 
 int pyga_init_dtype(PyObject *m);  /* py_dtype.c */
 int pyga_init_device(PyObject *m); /* py_device.c */
@@ -108,10 +114,9 @@ int pyga_init_array(PyObject *m);  /* py_array.c */
  * gpuarr.TransferWarning when enabled. Returns -1 if the warning became an error. */
 int pyga_warn_transfer(const char *what, const ga_array *a);
 
-
 /* --- entry points implemented by the operation files ------------------------------ */
-/* py_elementwise.c: Python operators. `a` or `b` may be a Python scalar or any array-like;
- * return Py_NotImplemented for operand types gpuarr does not handle. */
+/* py_elementwise.c: Python operators. `a` or `b` may be a Python scalar or any
+ * array-like; return Py_NotImplemented for operand types gpuarr does not handle. */
 PyObject *pyga_binary(int op, PyObject *a, PyObject *b);
 PyObject *pyga_inplace(int op, PyObject *a, PyObject *b);
 PyObject *pyga_unary(int op, PyObject *a);
@@ -132,7 +137,8 @@ extern PyMethodDef pyga_sort_functions[]; /* py_sort.c */
 /* py_dlpack.c: buffer protocol and DLPack */
 int pyga_getbuffer(PyObject *self, Py_buffer *view, int flags);
 void pyga_releasebuffer(PyObject *self, Py_buffer *view);
-extern PyMethodDef pyga_dlpack_methods[];   /* Array methods: __dlpack__, __dlpack_device__ */
+extern PyMethodDef
+    pyga_dlpack_methods[]; /* Array methods: __dlpack__, __dlpack_device__ */
 extern PyMethodDef pyga_dlpack_functions[]; /* module: from_dlpack */
 
 #endif

@@ -148,17 +148,10 @@ static PyObject *
 dtype_reduce(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    /* pickles as gpuarr.DType("<name>"), which returns the singleton */
-    PyObject *mod = PyImport_ImportModule("gpuarr");
-    if (mod == NULL) {
-        return NULL;
-    }
-    PyObject *fn = PyObject_GetAttrString(mod, "DType");
-    Py_DECREF(mod);
-    if (fn == NULL) {
-        return NULL;
-    }
-    return Py_BuildValue("N(s)", fn, ga_dtype_infos[((PyGaDType *)self)->dtype].name);
+    /* pickles as gpuarr.DType("<name>"), which returns the singleton (pickle finds
+     * the type by its name, "gpuarr.DType": nothing here imports the package) */
+    return Py_BuildValue("O(s)", (PyObject *)pyga_state.DType,
+                         ga_dtype_infos[((PyGaDType *)self)->dtype].name);
 }
 
 static PyObject *

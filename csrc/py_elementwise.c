@@ -10,7 +10,6 @@
 #include "ga_elementwise.h"
 
 static PyObject *numpy_generic; /* numpy.generic, looked up once numpy is loaded */
-static PyObject *asarray_fn;    /* gpuarr.asarray */
 
 /* Is `o` a NumPy scalar? Only asks numpy when the type comes from it. */
 static int
@@ -154,28 +153,23 @@ convert_host_data(PyObject *o, PyObject *other, PyObject **holder)
     if (other != NULL && ga_array_device(pyga_arr(other)).kind != GA_DEV_CPU) {
         char dev[32];
         ga_device_str(ga_array_device(pyga_arr(other)), dev, sizeof(dev));
-        PyErr_Format(pyga_state.DeviceMismatchError,
-                     "cannot combine %s (data in host memory) with an array on %s: gpuarr "
-                     "never copies implicitly. Move the data first with "
-                     "gpuarr.asarray(data, device=x.device)",
-                     Py_TYPE(o)->tp_name, dev);
+        PyErr_Format(
+            pyga_state.DeviceMismatchError,
+            "cannot combine %s (data in host memory) with an array on %s: gpuarr "
+            "never copies implicitly. Move the data first with "
+            "gpuarr.asarray(data, device=x.device)",
+            Py_TYPE(o)->tp_name, dev);
         return -1;
     }
+    PyObject *asarray_fn = pyga_asarray_fn();
     if (asarray_fn == NULL) {
-        PyObject *mod = PyImport_ImportModule("gpuarr");
-        if (mod == NULL) {
-            return -1;
-        }
-        asarray_fn = PyObject_GetAttrString(mod, "asarray");
-        Py_DECREF(mod);
-        if (asarray_fn == NULL) {
-            return -1;
-        }
+        return -1;
     }
     PyObject *args[2] = {NULL, o};
     PyObject *kw = NULL;
-    *holder = PyObject_Vectorcall(asarray_fn, args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                  kw);
+    *holder = PyObject_Vectorcall(asarray_fn, args + 1,
+                                  1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kw);
+    Py_DECREF(asarray_fn);
     if (*holder == NULL) {
         return -1;
     }
@@ -257,8 +251,7 @@ binary(int op, PyObject *a, PyObject *b, int inplace)
     if (pyga_check(a) && pyga_check(b)) { /* the common case, no conversions */
         args[0].array = pyga_arr(a);
         args[1].array = pyga_arr(b);
-    }
-    else {
+    } else {
         PyObject *arr = pyga_check(a) ? a : (pyga_check(b) ? b : NULL);
         int ra = to_arg(a, arr, &args[0], &hold[0]);
         int rb = ra == 0 ? to_arg(b, arr, &args[1], &hold[1]) : 0;
@@ -272,8 +265,7 @@ binary(int op, PyObject *a, PyObject *b, int inplace)
     }
     if (inplace) {
         result = run_op(op, 2, args, pyga_arr(a), a);
-    }
-    else {
+    } else {
         result = run_op(op, 2, args, NULL, NULL);
     }
 done:
@@ -301,8 +293,8 @@ PyObject *
 pyga_unary(int op, PyObject *a)
 {
     if (!pyga_check(a)) {
-        PyErr_Format(PyExc_TypeError, "%s expects a gpuarr array, not %s", ga_op_names[op],
-                     Py_TYPE(a)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s expects a gpuarr array, not %s",
+                     ga_op_names[op], Py_TYPE(a)->tp_name);
         return NULL;
     }
     ga_ew_arg arg;
@@ -310,7 +302,8 @@ pyga_unary(int op, PyObject *a)
     return run_op(op, 1, &arg, NULL, NULL);
 }
 
-/* --- module functions -------------------------------------------------------------- */
+/* --- module functions --------------------------------------------------------------
+ */
 
 /* op(x1, x2, ..., /, *, out=None). Operands that are not gpuarr arrays join the
  * device of the first array among them; with no array at all, the first operand is
@@ -321,7 +314,8 @@ ew_call(int op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
     int nin = ga_op_nin[op];
     PyObject *out_obj = NULL;
     if (nargs != nin) {
-        PyErr_Format(PyExc_TypeError, "%s() takes %d positional argument%s but %zd were given",
+        PyErr_Format(PyExc_TypeError,
+                     "%s() takes %d positional argument%s but %zd were given",
                      ga_op_names[op], nin, nin == 1 ? "" : "s", nargs);
         return NULL;
     }
@@ -329,7 +323,8 @@ ew_call(int op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
         for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); k++) {
             PyObject *key = PyTuple_GET_ITEM(kwnames, k);
             if (PyUnicode_CompareWithASCIIString(key, "out") != 0) {
-                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
+                PyErr_Format(PyExc_TypeError,
+                             "%s() got an unexpected keyword argument '%U'",
                              ga_op_names[op], key);
                 return NULL;
             }
@@ -370,10 +365,11 @@ ew_call(int op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
             goto done;
         }
         if (r > 0) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s(): unsupported operand type %s (expected a gpuarr array, a "
-                         "Python or NumPy scalar, or array data on the CPU)",
-                         ga_op_names[op], Py_TYPE(args[i])->tp_name);
+            PyErr_Format(
+                PyExc_TypeError,
+                "%s(): unsupported operand type %s (expected a gpuarr array, a "
+                "Python or NumPy scalar, or array data on the CPU)",
+                ga_op_names[op], Py_TYPE(args[i])->tp_name);
             goto done;
         }
     }
@@ -475,17 +471,19 @@ done:
  * inspect.signature work on them too. */
 #define GA_X_DEF(E, name, nin)                                                         \
     {#name, (PyCFunction)(void (*)(void))fn_##name, METH_FASTCALL | METH_KEYWORDS,     \
-     (nin) == 1   ? #name "(x, /, *, out=None)\n--\n\nThe C entry of gpuarr." #name "."    \
-     : (nin) == 2 ? #name "(x1, x2, /, *, out=None)\n--\n\nThe C entry of gpuarr." #name \
-                    "."                                                                \
-                  : #name "(x1, x2, x3, /, *, out=None)\n--\n\nThe C entry of gpuarr." #name \
-                    "."},
+     (nin) == 1 ? #name "(x, /, *, out=None)\n--\n\nThe C entry of gpuarr." #name "."  \
+     : (nin) == 2                                                                      \
+         ? #name "(x1, x2, /, *, out=None)\n--\n\nThe C entry of gpuarr." #name "."    \
+         : #name "(x1, x2, x3, /, *, out=None)\n--\n\nThe C entry of gpuarr." #name    \
+                 "."},
 PyMethodDef pyga_elementwise_functions[] = {
-    GA_ELEMENTWISE_OPS(GA_X_DEF)
-    {"astype", (PyCFunction)(void (*)(void))fn_astype, METH_VARARGS | METH_KEYWORDS,
-     "astype(x, dtype, /, *, copy=True)\n--\n\nx's values converted to dtype (NumPy's "
-     "unsafe casting: float to int truncates, complex to real drops the imaginary part), "
-     "on x's device. With copy=False, x itself when it already has that dtype."},
+    GA_ELEMENTWISE_OPS(GA_X_DEF){
+        "astype", (PyCFunction)(void (*)(void))fn_astype, METH_VARARGS | METH_KEYWORDS,
+        "astype(x, dtype, /, *, copy=True)\n--\n\nx's values converted to dtype "
+        "(NumPy's "
+        "unsafe casting: float to int truncates, complex to real drops the imaginary "
+        "part), "
+        "on x's device. With copy=False, x itself when it already has that dtype."},
     {"_ew_resolve", (PyCFunction)(void (*)(void))fn_ew_resolve, METH_FASTCALL,
      "_ew_resolve(op_name, *operands)\n--\n\n(loop dtype, result dtype) of an "
      "elementwise op for these operands (for tests)."},

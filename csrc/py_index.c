@@ -36,13 +36,13 @@ parsed_key_clear(parsed_key *k)
     }
 }
 
-/* numpy.ndarray, numpy.generic and gpuarr.asarray, looked up once */
-static PyObject *np_ndarray, *np_generic, *np_bool, *np_empty, *ga_asarray;
+/* numpy.ndarray, numpy.generic, numpy.bool_ and numpy.empty, looked up once */
+static PyObject *np_ndarray, *np_generic, *np_bool, *np_empty;
 
 static int
 lookup_helpers(void)
 {
-    if (ga_asarray != NULL) {
+    if (np_empty != NULL) {
         return 0;
     }
     PyObject *np = PyImport_ImportModule("numpy");
@@ -54,26 +54,16 @@ lookup_helpers(void)
     np_bool = PyObject_GetAttrString(np, "bool_");
     np_empty = PyObject_GetAttrString(np, "empty");
     Py_DECREF(np);
-    if (np_ndarray == NULL || np_generic == NULL || np_bool == NULL || np_empty == NULL) {
-        goto error;
-    }
-    PyObject *ga = PyImport_ImportModule("gpuarr");
-    if (ga == NULL) {
-        goto error;
-    }
-    ga_asarray = PyObject_GetAttrString(ga, "asarray");
-    Py_DECREF(ga);
-    if (ga_asarray == NULL) {
-        goto error;
+    if (np_ndarray == NULL || np_generic == NULL || np_bool == NULL ||
+        np_empty == NULL) {
+        /* all or nothing: a later call starts again from a clean slate */
+        Py_CLEAR(np_ndarray);
+        Py_CLEAR(np_generic);
+        Py_CLEAR(np_bool);
+        Py_CLEAR(np_empty);
+        return -1;
     }
     return 0;
-error:
-    /* all or nothing: a later call starts again from a clean slate */
-    Py_CLEAR(np_ndarray);
-    Py_CLEAR(np_generic);
-    Py_CLEAR(np_bool);
-    Py_CLEAR(np_empty);
-    return -1;
 }
 
 static int
@@ -106,9 +96,11 @@ asarray_on(PyObject *obj, ga_device dev)
     PyObject *args = PyTuple_Pack(1, obj);
     PyObject *kw = Py_BuildValue("{sO}", "device", d);
     PyObject *r = NULL;
-    if (args != NULL && kw != NULL) {
-        r = PyObject_Call(ga_asarray, args, kw);
+    PyObject *asarray = pyga_asarray_fn();
+    if (args != NULL && kw != NULL && asarray != NULL) {
+        r = PyObject_Call(asarray, args, kw);
     }
+    Py_XDECREF(asarray);
     Py_XDECREF(args);
     Py_XDECREF(kw);
     Py_DECREF(d);
@@ -125,7 +117,8 @@ host_index_array(PyObject *o, const ga_array *x)
     }
     PyObject *arr = asarray_on(o, ga_array_device(x));
     if (arr == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_TypeError)) {
+        if (PyErr_ExceptionMatches(PyExc_ValueError) ||
+            PyErr_ExceptionMatches(PyExc_TypeError)) {
             PyErr_Clear();
             PyErr_SetString(PyExc_IndexError, bad_index_msg);
         }
@@ -154,7 +147,8 @@ static int
 parse_one(PyObject *o, const ga_array *x, parsed_key *k)
 {
     if (k->n >= MAX_KEYS) {
-        PyErr_Format(PyExc_IndexError, "too many indices for array (at most %d)", MAX_KEYS);
+        PyErr_Format(PyExc_IndexError, "too many indices for array (at most %d)",
+                     MAX_KEYS);
         return -1;
     }
     ga_key *key = &k->keys[k->n];
@@ -163,14 +157,11 @@ parse_one(PyObject *o, const ga_array *x, parsed_key *k)
     if (pyga_check(o)) {
         key->kind = GA_KEY_ARRAY;
         key->array = pyga_arr(o);
-    }
-    else if (o == Py_None) {
+    } else if (o == Py_None) {
         key->kind = GA_KEY_NEWAXIS;
-    }
-    else if (o == Py_Ellipsis) {
+    } else if (o == Py_Ellipsis) {
         key->kind = GA_KEY_ELLIPSIS;
-    }
-    else if (PySlice_Check(o)) {
+    } else if (PySlice_Check(o)) {
         Py_ssize_t start, stop, step;
         if (PySlice_Unpack(o, &start, &stop, &step) < 0) {
             if (PyErr_ExceptionMatches(PyExc_TypeError)) {
@@ -183,9 +174,8 @@ parse_one(PyObject *o, const ga_array *x, parsed_key *k)
         key->start = start;
         key->stop = stop;
         key->step = step;
-    }
-    else if (PyBool_Check(o) || PyObject_IsInstance(o, np_bool) == 1 || PyList_Check(o) ||
-             PyTuple_Check(o) || is_numpy_array(o)) {
+    } else if (PyBool_Check(o) || PyObject_IsInstance(o, np_bool) == 1 ||
+               PyList_Check(o) || PyTuple_Check(o) || is_numpy_array(o)) {
         PyObject *arr = host_index_array(o, x);
         if (arr == NULL) {
             return -1;
@@ -193,8 +183,7 @@ parse_one(PyObject *o, const ga_array *x, parsed_key *k)
         k->owned[k->n] = arr;
         key->kind = GA_KEY_ARRAY;
         key->array = pyga_arr(arr);
-    }
-    else if (PyLong_Check(o) || PyIndex_Check(o)) {
+    } else if (PyLong_Check(o) || PyIndex_Check(o)) {
         PyObject *i = PyNumber_Index(o);
         if (i == NULL) {
             return -1;
@@ -204,13 +193,13 @@ parse_one(PyObject *o, const ga_array *x, parsed_key *k)
         Py_DECREF(i);
         if (overflow || (v == -1 && PyErr_Occurred())) {
             PyErr_Clear();
-            PyErr_SetString(PyExc_IndexError, "cannot fit 'int' into an index-sized integer");
+            PyErr_SetString(PyExc_IndexError,
+                            "cannot fit 'int' into an index-sized integer");
             return -1;
         }
         key->kind = GA_KEY_INT;
         key->value = v;
-    }
-    else {
+    } else {
         PyErr_SetString(PyExc_IndexError, bad_index_msg);
         return -1;
     }
@@ -305,18 +294,15 @@ pyga_setitem(PyObject *self, PyObject *key, PyObject *value)
     int st = GA_OK;
     if (pyga_check(value)) {
         v = pyga_arr(value);
-    }
-    else if (PyBool_Check(value) || PyLong_Check(value) || PyFloat_Check(value) ||
-             PyComplex_Check(value) || PyObject_IsInstance(value, np_generic) == 1) {
+    } else if (PyBool_Check(value) || PyLong_Check(value) || PyFloat_Check(value) ||
+               PyComplex_Check(value) || PyObject_IsInstance(value, np_generic) == 1) {
         if (scalar_to_bytes(value, (ga_dtype)x->dtype, &scalar) < 0) {
             goto error;
         }
-    }
-    else if (is_numpy_array(value) && ga_array_device(x).kind != GA_DEV_CPU) {
+    } else if (is_numpy_array(value) && ga_array_device(x).kind != GA_DEV_CPU) {
         device_mismatch_host("assignment", x);
         goto error;
-    }
-    else {
+    } else {
         /* lists, tuples, host NumPy arrays for a CPU x: an array on x's device (for a
          * GPU x, a counted host-to-device transfer of a Python list) */
         varr = asarray_on(value, ga_array_device(x));
@@ -357,8 +343,9 @@ int_list_converter(PyObject *o, void *out)
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     if (n > GA_MAXDIMS) {
         Py_DECREF(seq);
-        PyErr_Format(PyExc_ValueError, "too many dimensions: %zd (gpuarr supports up to %d)",
-                     n, GA_MAXDIMS);
+        PyErr_Format(PyExc_ValueError,
+                     "too many dimensions: %zd (gpuarr supports up to %d)", n,
+                     GA_MAXDIMS);
         return 0;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -407,8 +394,8 @@ fn_reshape(PyObject *m, PyObject *args)
     ga_array *x, out;
     pyga_shape s;
     PyObject *copy = Py_None;
-    if (!PyArg_ParseTuple(args, "O&O&|O:reshape", array_converter, &x, int_list_converter, &s,
-                          &copy)) {
+    if (!PyArg_ParseTuple(args, "O&O&|O:reshape", array_converter, &x,
+                          int_list_converter, &s, &copy)) {
         return NULL;
     }
     int c = copy == Py_None ? -1 : PyObject_IsTrue(copy);
@@ -423,8 +410,8 @@ fn_permute_dims(PyObject *m, PyObject *args)
 {
     ga_array *x, out;
     pyga_shape s;
-    if (!PyArg_ParseTuple(args, "O&O&:permute_dims", array_converter, &x, int_list_converter,
-                          &s)) {
+    if (!PyArg_ParseTuple(args, "O&O&:permute_dims", array_converter, &x,
+                          int_list_converter, &s)) {
         return NULL;
     }
     return finish(ga_view_permute(x, s.ndim, s.dims, &out), &out);
@@ -432,8 +419,8 @@ fn_permute_dims(PyObject *m, PyObject *args)
 
 /* f(x, axes or None) for squeeze and flip */
 static PyObject *
-axes_fn(PyObject *args, const char *fmt, int (*fn)(const ga_array *, int, const int64_t *,
-                                                    ga_array *))
+axes_fn(PyObject *args, const char *fmt,
+        int (*fn)(const ga_array *, int, const int64_t *, ga_array *))
 {
     ga_array *x, out;
     PyObject *axes = Py_None;
@@ -467,8 +454,8 @@ fn_expand_dims(PyObject *m, PyObject *args)
 {
     ga_array *x, out;
     pyga_shape s;
-    if (!PyArg_ParseTuple(args, "O&O&:expand_dims", array_converter, &x, int_list_converter,
-                          &s)) {
+    if (!PyArg_ParseTuple(args, "O&O&:expand_dims", array_converter, &x,
+                          int_list_converter, &s)) {
         return NULL;
     }
     return finish(ga_view_expand_dims(x, s.ndim, s.dims, &out), &out);
@@ -479,8 +466,8 @@ fn_broadcast_to(PyObject *m, PyObject *args)
 {
     ga_array *x, out;
     pyga_shape s;
-    if (!PyArg_ParseTuple(args, "O&O&:broadcast_to", array_converter, &x, int_list_converter,
-                          &s)) {
+    if (!PyArg_ParseTuple(args, "O&O&:broadcast_to", array_converter, &x,
+                          int_list_converter, &s)) {
         return NULL;
     }
     return finish(ga_view_broadcast_to(x, s.ndim, s.dims, &out), &out);
@@ -507,8 +494,10 @@ fn_concat(PyObject *m, PyObject *args)
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
         if (!pyga_check(o)) {
-            PyErr_Format(PyExc_TypeError, "concat: element %zd is a %.100s, not a "
-                         "gpuarr.Array", i, Py_TYPE(o)->tp_name);
+            PyErr_Format(PyExc_TypeError,
+                         "concat: element %zd is a %.100s, not a "
+                         "gpuarr.Array",
+                         i, Py_TYPE(o)->tp_name);
             PyMem_Free(arrs);
             Py_DECREF(seq);
             return NULL;
@@ -538,8 +527,8 @@ fn_take(PyObject *m, PyObject *args)
 {
     ga_array *x, *idx, out;
     PyObject *axis = Py_None;
-    if (!PyArg_ParseTuple(args, "O&O&|O:take", array_converter, &x, array_converter, &idx,
-                          &axis)) {
+    if (!PyArg_ParseTuple(args, "O&O&|O:take", array_converter, &x, array_converter,
+                          &idx, &axis)) {
         return NULL;
     }
     long long ax = 0;
@@ -582,6 +571,7 @@ PyMethodDef pyga_index_functions[] = {
      "_nonzero(x)\n--\n\nThe (count, ndim) int64 coordinates of the nonzero elements."},
     {"_take", fn_take, METH_VARARGS,
      "_take(x, indices, axis=None)\n--\n\nElements at integer indices along axis."},
-    {"_copy", fn_copy, METH_O, "_copy(x)\n--\n\nA new C-contiguous copy on x's device."},
+    {"_copy", fn_copy, METH_O,
+     "_copy(x)\n--\n\nA new C-contiguous copy on x's device."},
     {NULL},
 };

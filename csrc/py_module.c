@@ -7,11 +7,44 @@
 
 pyga_state_t pyga_state;
 
+PyObject *
+pyga_asarray_fn(void)
+{
+    if (pyga_state.asarray == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "gpuarr._core is used without the gpuarr "
+                                            "package: import gpuarr first");
+        return NULL;
+    }
+    return Py_NewRef(pyga_state.asarray);
+}
+
+/* _register_asarray(fn): the package hands over its asarray, for Python data (lists,
+ * NumPy arrays) that operators and indexing meet */
+static PyObject *
+fn_register_asarray(PyObject *m, PyObject *fn)
+{
+    (void)m;
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "_register_asarray needs a callable");
+        return NULL;
+    }
+    Py_XSETREF(pyga_state.asarray, Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_functions[] = {
+    {"_register_asarray", fn_register_asarray, METH_O,
+     "_register_asarray(fn)\n--\n\nThe package's asarray, for Python data met by "
+     "operators and indexing (called once, by gpuarr/__init__.py)."},
+    {NULL},
+};
+
 static PyMethodDef *const function_tables[] = {
     pyga_device_functions,      pyga_convert_functions,  pyga_stats_functions,
     pyga_elementwise_functions, pyga_index_functions,    pyga_linalg_functions,
     pyga_reduce_functions,      pyga_creation_functions, pyga_random_functions,
     pyga_dlpack_functions,      pyga_sort_functions,     pyga_shape_functions,
+    module_functions,
 };
 
 static struct PyModuleDef core_module = {

@@ -58,7 +58,7 @@ def to_numpy(x):
 # guard such as "not built yet" cannot turn a broken feature into a quiet skip.
 ALLOWED_SKIP_REASONS = (
     "needs a GPU (", "needs two GPUs (", "needs CUDA GPUs:", "needs simulated GPUs (",
-    "needs a second core", "needs cmake", "needs fork", "needs readelf",
+    "needs a second core", "needs cmake", "needs fork", "needs readelf", "needs a source checkout",
     "needs a C compiler", "readelf (binutils", "mypy is not installed",
     "NumPy >= 2.1 is the oracle", "array_api_compat", "nbclient", "nbformat",
     "cuobjdump/nvdisasm not found", "no CPU BLAS installed", "no BLAS", "not OpenBLAS",

@@ -55,3 +55,17 @@ def test_arange_refuses_a_zero_step_and_non_finite_bounds():
         gpuarr.arange(0, 5, 0)
     with pytest.raises(ValueError, match="finite"):
         gpuarr.arange(0.0, float("inf"))
+
+
+def test_the_c_core_never_imports_the_python_package():
+    """Layers: _core reaches gpuarr's asarray only because the package hands it over
+    at import (_core._register_asarray); no C file imports `gpuarr`."""
+    import pathlib
+    import re
+
+    csrc = pathlib.Path(__file__).parent.parent / "csrc"
+    if not csrc.is_dir():
+        pytest.skip("needs a source checkout")
+    offenders = [p.name for p in csrc.glob("*.c")
+                 if re.search(r'PyImport_Import\w*\("gpuarr', p.read_text())]
+    assert offenders == []

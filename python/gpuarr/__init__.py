@@ -48,6 +48,7 @@ _core._set_plugin_dir(_os.path.dirname(_os.path.abspath(_core.__file__)))
 
 from ._devices import *  # noqa: E402,F401,F403
 from ._creation import *  # noqa: E402,F401,F403
+_core._register_asarray(asarray)  # noqa: E402,F405 (operators meet Python data: C calls this)
 from ._elementwise import *  # noqa: E402,F401,F403
 from ._reduce import *  # noqa: E402,F401,F403
 from ._manipulation import *  # noqa: E402,F401,F403
