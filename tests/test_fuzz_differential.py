@@ -129,8 +129,17 @@ def _array_index_step(rng, pool, dev, log, i, g, n, write):
     gi, ni, what = _index_array(rng, pool, dev, n.shape[ax], unique=write)
     pre = (slice(None),) * ax
     gk, nk = pre + (gi,), pre + (ni,)
+    d = n.shape[ax]
+    # An index out of range is refused even when the result is empty: gpuarr follows
+    # newer NumPy there (NumPy 2.2, the floor CI tests, only warns), so the oracle is
+    # the rule, not the NumPy under test.
+    iv = ni.astype(np.int64)
+    bad = bool(((iv < -d) | (iv >= d)).any())
     if not write:
         log.append(f"#{i}[{ax} * ':', {what}]")
+        if bad:
+            _refused(lambda: g[gk])
+            return
         try:
             want = n[nk]
         except Exception:
@@ -155,6 +164,10 @@ def _array_index_step(rng, pool, dev, log, i, g, n, write):
         gv = gpuarr.asarray(nv, device=dev)
         nv = nv.copy()
     log.append(f"#{i}[{ax} * ':', {what}] = {type(gv).__name__} {np.shape(nv)}")
+    if bad:
+        _refused(lambda: g.__setitem__(gk, gv))
+        _resync(pool)
+        return
     with np.errstate(all="ignore"):
         try:
             n[nk] = nv
