@@ -166,7 +166,12 @@ def _arange_like(x):
 def test_scatter_with_an_index_array_that_views_the_destination(device, case):
     _, start, key, value = case
     ref = start.copy()
-    ref[key(ref)] = value(ref)  # NumPy reads the index arrays before writing
+    # The rule (NumPy 2.3 and later): index arrays and values are read before anything
+    # is written. Copies make the oracle follow it on older NumPy too (2.2, CI's floor,
+    # wrote through an index array that views the destination).
+    k, v = key(ref), value(ref)
+    k = tuple(np.copy(a) for a in k) if isinstance(k, tuple) else np.copy(k)
+    ref[k] = np.copy(v)
     x = gpuarr.asarray(start.copy(), device=device)  # the CPU wraps, not copies
     gkey = key(x)
     x[gkey] = value(x)
@@ -176,7 +181,7 @@ def test_scatter_with_an_index_array_that_views_the_destination(device, case):
 def test_scatter_with_an_index_array_wrapping_the_destinations_numpy_memory():
     mem = np.array([1, 2, 0, 3, 4, 5, 6, 7, 8, 9], dtype=np.int64)
     ref = mem.copy()
-    ref[ref[:3]] = 9
+    ref[ref[:3].copy()] = 9  # indices read before the write (see above)
     x, idx = gpuarr.asarray(mem), gpuarr.asarray(mem[:3])  # separate storages
     x[idx] = 9
     np.testing.assert_array_equal(mem, ref)
