@@ -85,6 +85,11 @@ def _view(rng, g, n):
     if r < 0.9:
         shape = (rng.choice([1, 2, 3]),) + n.shape
         return gpuarr.broadcast_to(g, shape), np.broadcast_to(n, shape), f"broadcast_to({shape})"
+    if n.size > 1 and tuple(g.strides) != n.strides:
+        # The layouts differ (NumPy's ufunc outputs keep their inputs' order, gpuarr's
+        # are C order), so reshape may give a view on one side and a copy on the
+        # other, both correct: writes through it would then differ. Take another view.
+        return g.T, n.T, ".T"
     return g.reshape(-1), n.reshape(-1), "reshape(-1)"
 
 
