@@ -105,6 +105,7 @@ extern PyMethodDef pyga_device_functions[];  /* py_device.c */
 extern PyMethodDef pyga_convert_functions[]; /* py_convert.c */
 extern PyMethodDef pyga_stats_functions[];   /* py_stats.c */
 extern PyMethodDef pyga_shape_functions[];   /* py_shape.c */
+extern PyMethodDef pyga_abi_functions[];     /* py_abi.c */
 
 int pyga_init_dtype(PyObject *m);  /* py_dtype.c */
 int pyga_init_device(PyObject *m); /* py_device.c */

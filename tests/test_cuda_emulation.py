@@ -45,6 +45,16 @@ PRELUDE = textwrap.dedent("""
                     ("ldc", ctypes.c_int64), ("stride_c", ctypes.c_int64),
                     ("batch", ctypes.c_int64), ("alpha", ctypes.c_double),
                     ("beta", ctypes.c_double)]
+    # the mirrors above match the compiled layout (tests/test_abi_mirror.py checks
+    # test_cuda_kernels.py's): the table's entries in order, and the GEMM descriptor
+    _size, _fields = gpuarr._core._abi_layout()["ga_backend"]
+    _fields = _fields[:len(FIELDS) + 2]  # the mirror is a prefix of the table
+    assert [f for f, _, _ in _fields] == ["abi_version", "name"] + FIELDS, _fields
+    assert all(getattr(Backend, f).offset == off for f, off, _ in _fields)
+    _size, _fields = gpuarr._core._abi_layout()["ga_gemm_desc"]
+    assert ctypes.sizeof(GemmDesc) == _size
+    assert [(f, getattr(GemmDesc, f).offset) for f, _, _ in _fields] == \
+        [(f, off) for f, off, _ in _fields]
     # the core has already asked for the table: the same library, the same table
     lib.gpuarr_cuda_backend.restype = ctypes.POINTER(Backend)
     table = lib.gpuarr_cuda_backend(2).contents
