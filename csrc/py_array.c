@@ -44,35 +44,17 @@ array_dealloc(PyObject *self)
 /* --- attributes ------------------------------------------------------------------ */
 
 static PyObject *
-shape_tuple(int ndim, const int64_t *v)
-{
-    PyObject *t = PyTuple_New(ndim);
-    if (t == NULL) {
-        return NULL;
-    }
-    for (int i = 0; i < ndim; i++) {
-        PyObject *x = PyLong_FromLongLong(v[i]);
-        if (x == NULL) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, i, x);
-    }
-    return t;
-}
-
-static PyObject *
 get_shape(PyObject *self, void *c)
 {
     (void)c;
-    return shape_tuple(pyga_arr(self)->ndim, pyga_arr(self)->shape);
+    return pyga_int64_tuple(pyga_arr(self)->ndim, pyga_arr(self)->shape);
 }
 
 static PyObject *
 get_strides(PyObject *self, void *c)
 {
     (void)c;
-    return shape_tuple(pyga_arr(self)->ndim, pyga_arr(self)->strides);
+    return pyga_int64_tuple(pyga_arr(self)->ndim, pyga_arr(self)->strides);
 }
 
 static PyObject *

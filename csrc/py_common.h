@@ -98,6 +98,8 @@ typedef struct {
     int64_t dims[GA_MAXDIMS];
 } pyga_shape;
 int pyga_shape_converter(PyObject *o, void *out);
+/* A tuple of Python ints from n int64 values (a shape, strides). New reference. */
+PyObject *pyga_int64_tuple(int n, const int64_t *v);
 
 /* Submodule registration: each py_*.c file exposes its method table. */
 extern PyMethodDef pyga_array_functions[];   /* py_array.c  */

@@ -2,6 +2,24 @@
  * package calls these instead of keeping its own copies of the rules. */
 #include "py_common.h"
 
+PyObject *
+pyga_int64_tuple(int n, const int64_t *v)
+{
+    PyObject *t = PyTuple_New(n);
+    if (t == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (x == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
 /* normalize_axis(axis, ndim): None, or a tuple of non-negative ints */
 static PyObject *
 fn_normalize_axis(PyObject *m, PyObject *args)
@@ -85,19 +103,7 @@ fn_broadcast_shapes(PyObject *m, PyObject *args)
             return pyga_raise(st);
         }
     }
-    PyObject *t = PyTuple_New(nd);
-    if (t == NULL) {
-        return NULL;
-    }
-    for (int i = 0; i < nd; i++) {
-        PyObject *v = PyLong_FromLongLong(shape[i]);
-        if (v == NULL) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, i, v);
-    }
-    return t;
+    return pyga_int64_tuple(nd, shape);
 }
 
 PyMethodDef pyga_shape_functions[] = {
