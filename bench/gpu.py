@@ -7,7 +7,13 @@ once, best of --rounds):
 
   copy            device-to-device copy of a large array: the bandwidth ceiling
   elementwise     add, multiply by a scalar, exp: GB/s and the fraction of the copy's
-  reduction       sum, max, and a row sum of a matrix: GB/s and fraction of copy
+  reduction       sum, max, argmax, and a matrix's column and row sums: GB/s and
+                  fraction of copy
+  scan            cumulative_sum: GB/s and fraction of copy
+  gather          x[idx] with a random int64 index array on the device
+  boolean mask    x[mask], half the elements kept (one host wait: the result's size)
+                  (every bandwidth row is timed for CuPy and PyTorch too, on the same
+                  data, when they are importable and the GPU is real)
   matmul          float32 (and float16) GEMM through gpuarr (cuBLAS underneath) in
                   TFLOP/s, next to CuPy and PyTorch on the same GPU when importable
   launch          time per tiny operation (a 1-element add) in a loop of many,
@@ -82,6 +88,7 @@ class Table:
     def __init__(self, label):
         self.label = label
         self.rows = []
+        self.copy_bw = None  # device copy bytes/s, the ceiling other rows are set against
 
     def add(self, group, what, size, seconds, rate, vs=""):
         self.rows.append((group, what, size, _fmt_time(seconds), rate, vs))
@@ -117,37 +124,137 @@ def _fmt_bytes(n):
     return f"{n} B"
 
 
-def bench_bandwidth(t, dev, n, rounds, min_time):
-    x = gpuarr.random.uniform(size=(n,), device=dev)
-    y = gpuarr.random.uniform(size=(n,), device=dev)
-    out = gpuarr.empty((n,), device=dev)
-    nb = x.nbytes
-    size = f"{n} f32 ({_fmt_bytes(nb)})"
+class Peers:
+    """CuPy and PyTorch on the same GPU, when importable and the GPU is real: each
+    bandwidth row is timed for them too, on copies of the same data, so one command
+    gives the comparison table. `names` are the libraries present; `arrays(lib)` the
+    operands converted for that library; `sync(lib)` waits for its work."""
 
-    s = timed(lambda: x.copyto(dev), dev, rounds, min_time)
-    copy_bw = 2 * nb / s  # read + write
-    t.add("copy", "device-to-device copy", size, s, f"{copy_bw / GB:.1f} GB/s", "1.00 (ceiling)")
+    def __init__(self, dev, real_cuda):
+        self.dev, self.libs, self.missing = dev, {}, []
+        if not real_cuda:
+            return
+        try:
+            import cupy
+            self.libs["cupy"] = cupy
+        except ImportError:
+            self.missing.append("cupy: not installed")
+        try:
+            import torch
+            if torch.cuda.is_available():
+                self.libs["torch"] = torch
+            else:
+                self.missing.append("torch: installed without CUDA")
+        except ImportError:
+            self.missing.append("torch: not installed")
 
-    for what, fn, traffic in [
-        ("add x + y", lambda: gpuarr.add(x, y, out=out), 3 * nb),
-        ("multiply x * 2.0", lambda: gpuarr.multiply(x, 2.0, out=out), 2 * nb),
-        ("exp(x)", lambda: gpuarr.exp(x, out=out), 2 * nb),
-    ]:
-        s = timed(fn, dev, rounds, min_time)
-        bw = traffic / s
-        t.add("elementwise", what, size, s, f"{bw / GB:.1f} GB/s", f"{bw / copy_bw:.2f} of copy")
+    def convert(self, name, host):
+        if name == "cupy":
+            with self.libs["cupy"].cuda.Device(self.dev.index):
+                return self.libs["cupy"].asarray(host)
+        torch = self.libs["torch"]
+        return torch.from_numpy(np.ascontiguousarray(host)).to(
+            torch.device("cuda", self.dev.index))
 
+    def sync(self, name):
+        if name == "cupy":
+            return self.libs["cupy"].cuda.Device(self.dev.index).synchronize
+        torch = self.libs["torch"]
+        return lambda: torch.cuda.synchronize(torch.device("cuda", self.dev.index))
+
+
+def bandwidth_rows():
+    """(group, operation, bytes moved, gpuarr, cupy, torch): each op a function of the
+    operands dict (x, y, out, m, idx, mask) of its library; None: not measured there.
+    Bytes moved are the least a kernel must read and write, so GB/s over them, as a
+    fraction of the copy's, says how close to the memory's speed the operation runs."""
+    def nb(o):
+        return o["x"].nbytes
+    return [
+        ("elementwise", "add x + y", lambda o: 3 * nb(o),
+         lambda o: gpuarr.add(o["x"], o["y"], out=o["out"]),
+         lambda o: o["cp"].add(o["x"], o["y"], out=o["out"]),
+         lambda o: o["tc"].add(o["x"], o["y"], out=o["out"])),
+        ("elementwise", "multiply x * 2.0", lambda o: 2 * nb(o),
+         lambda o: gpuarr.multiply(o["x"], 2.0, out=o["out"]),
+         lambda o: o["cp"].multiply(o["x"], 2.0, out=o["out"]),
+         lambda o: o["tc"].mul(o["x"], 2.0, out=o["out"])),
+        ("elementwise", "exp(x)", lambda o: 2 * nb(o),
+         lambda o: gpuarr.exp(o["x"], out=o["out"]),
+         lambda o: o["cp"].exp(o["x"], out=o["out"]),
+         lambda o: o["tc"].exp(o["x"], out=o["out"])),
+        ("reduction", "sum(x)", nb, lambda o: gpuarr.sum(o["x"]),
+         lambda o: o["x"].sum(), lambda o: o["x"].sum()),
+        ("reduction", "max(x)", nb, lambda o: gpuarr.max(o["x"]),
+         lambda o: o["x"].max(), lambda o: o["x"].max()),
+        ("reduction", "argmax(x)", nb, lambda o: gpuarr.argmax(o["x"]),
+         lambda o: o["x"].argmax(), lambda o: o["x"].argmax()),
+        ("reduction", "sum(m, axis=0)", nb, lambda o: gpuarr.sum(o["m"], axis=0),
+         lambda o: o["m"].sum(axis=0), lambda o: o["m"].sum(dim=0)),
+        ("reduction", "sum(m, axis=1)", nb, lambda o: gpuarr.sum(o["m"], axis=1),
+         lambda o: o["m"].sum(axis=1), lambda o: o["m"].sum(dim=1)),
+        ("scan", "cumulative_sum(x)", lambda o: 2 * nb(o),
+         lambda o: gpuarr.cumulative_sum(o["x"]),
+         lambda o: o["cp"].cumsum(o["x"]), lambda o: o["tc"].cumsum(o["x"], 0)),
+        # gather: read the index (8 bytes) and the element, write the element
+        ("gather", "x[idx], random int64 idx", lambda o: nb(o) * 2 + o["idx"].nbytes,
+         lambda o: o["x"][o["idx"]], lambda o: o["x"][o["idx"]],
+         lambda o: o["x"][o["idx"]]),
+        # boolean mask: read the mask and x, write the selected half
+        ("boolean mask", "x[x > 0.5] (half kept)", lambda o: nb(o) * 3 // 2 + o["mask"].nbytes,
+         lambda o: o["x"][o["mask"]], lambda o: o["x"][o["mask"]],
+         lambda o: o["x"][o["mask"]]),
+    ]
+
+
+def bench_bandwidth(t, dev, n, rounds, min_time, real_cuda=False):
+    rng = np.random.default_rng(0)
+    host = {"x": rng.random(n, dtype=np.float32), "y": rng.random(n, dtype=np.float32),
+            "idx": rng.integers(0, n, n, dtype=np.int64)}
+    host["mask"] = host["x"] > 0.5
     rows = max(1, n // 1024)
-    m = gpuarr.reshape(x[: rows * 1024], (rows, 1024))
-    for what, fn, traffic, sz in [
-        ("sum(x)", lambda: gpuarr.sum(x), nb, size),
-        ("max(x)", lambda: gpuarr.max(x), nb, size),
-        ("sum(m, axis=1)", lambda: gpuarr.sum(m, axis=1), m.nbytes,
-         f"{rows}x1024 f32"),
-    ]:
-        s = timed(fn, dev, rounds, min_time)
-        bw = traffic / s
-        t.add("reduction", what, sz, s, f"{bw / GB:.1f} GB/s", f"{bw / copy_bw:.2f} of copy")
+    size = f"{n} f32 ({_fmt_bytes(host['x'].nbytes)})"
+
+    ops = {k: gpuarr.asarray(v, device=dev) for k, v in host.items()}
+    ops["out"] = gpuarr.empty((n,), device=dev)
+    ops["m"] = gpuarr.reshape(ops["x"][: rows * 1024], (rows, 1024))
+    x = ops["x"]
+    s = timed(lambda: x.copyto(dev), dev, rounds, min_time)
+    copy_bw = 2 * x.nbytes / s  # read + write
+    t.add("copy", "device-to-device copy", size, s, f"{copy_bw / GB:.1f} GB/s", "1.00 (ceiling)")
+    t.copy_bw = copy_bw
+
+    peers = Peers(dev, real_cuda)
+    peer_ops = {}
+    for name, lib in peers.libs.items():
+        try:
+            o = {k: peers.convert(name, v) for k, v in host.items()}
+            o["out"] = o["x"].copy() if name == "cupy" else o["x"].clone()
+            o["m"] = o["x"][: rows * 1024].reshape(rows, 1024)
+        except Exception as e:  # a peer that cannot take the data: a note, go on
+            t.note("peers", name, f"setup failed: {type(e).__name__}: {e}")
+            continue
+        o["cp" if name == "cupy" else "tc"] = lib
+        peer_ops[name] = o
+    for note in peers.missing:
+        t.note("peers", note.split(":")[0], note)
+
+    for group, what, traffic, fn, fn_cp, fn_tc in bandwidth_rows():
+        sz = f"{rows}x1024 f32" if "(m," in what else size
+        s = timed(lambda: fn(ops), dev, rounds, min_time)
+        bw = traffic(ops) / s
+        t.add(group, what, sz, s, f"{bw / GB:.1f} GB/s", f"{bw / copy_bw:.2f} of copy")
+        for name, pfn in (("cupy", fn_cp), ("torch", fn_tc)):
+            if name not in peer_ops:
+                continue
+            o = peer_ops[name]
+            try:
+                ps = timed_foreign(lambda: pfn(o), peers.sync(name), rounds, min_time)
+            except Exception as e:  # a peer's API difference is a note, not a failure
+                t.note(group, f"  {name}: {what}", f"{type(e).__name__}: {e}")
+                continue
+            t.add(group, f"  {name}: {what}", sz, ps, f"{traffic(ops) / ps / GB:.1f} GB/s",
+                  f"gpuarr takes {s / ps:.2f}x {name}'s time")
 
 
 def bench_matmul(t, dev, n, rounds, min_time, real_cuda):
@@ -227,11 +334,14 @@ def bench_transfer(t, dev, n, rounds, min_time):
     host = np.random.default_rng(0).random(n, dtype=np.float32)
     x = gpuarr.asarray(host, device=dev)
     size = _fmt_bytes(host.nbytes)
-    s = timed(lambda: gpuarr.asarray(host, device=dev), dev, rounds, min_time)
-    t.add("transfer", "h2d gpuarr.asarray(host, device=gpu)", size, s,
-          f"{host.nbytes / s / GB:.2f} GB/s")
-    s = timed(lambda: x.numpy(), dev, rounds, min_time)
-    t.add("transfer", "d2h x.numpy()", size, s, f"{host.nbytes / s / GB:.2f} GB/s")
+    copy_bw = t.copy_bw  # from bench_bandwidth, when it ran
+    for what, fn in [("h2d gpuarr.asarray(host, device=gpu)",
+                      lambda: gpuarr.asarray(host, device=dev)),
+                     ("d2h x.numpy()", lambda: x.numpy())]:
+        s = timed(fn, dev, rounds, min_time)
+        bw = host.nbytes / s
+        t.add("transfer", what, size, s, f"{bw / GB:.2f} GB/s",
+              f"{bw / copy_bw:.2f} of copy" if copy_bw else "")
 
 
 def bench_exercise1(t, sizes, rounds, min_time):
@@ -297,7 +407,8 @@ def main(argv=None):
     # A section that fails shows as a row (and the exit status is 1): the rest of the
     # table is still worth having.
     for group, fn, fargs in [
-        ("copy/elementwise/reduction", bench_bandwidth, (t, dev, n_bw, rounds, min_time)),
+        ("copy/elementwise/reduction/scan/indexing", bench_bandwidth,
+         (t, dev, n_bw, rounds, min_time, real)),
         ("matmul", bench_matmul, (t, dev, n_mm, rounds, min_time, real)),
         ("launch", bench_launch, (t, dev, loop, rounds)),
         ("transfer", bench_transfer, (t, dev, n_tr, rounds, min_time)),

@@ -31,7 +31,8 @@ def test_gpu_bench_prints_every_row_on_a_simulated_gpu():
     out = r.stdout
     assert "SIMULATED GPU" in out and "not GPU numbers" in out
     for row in ["device-to-device copy", "add x + y", "multiply x * 2.0", "exp(x)",
-                "sum(x)", "max(x)", "sum(m, axis=1)", "gpuarr float32", "gpuarr float16",
+                "sum(x)", "max(x)", "argmax(x)", "sum(m, axis=0)", "sum(m, axis=1)",
+                "cumulative_sum(x)", "x[idx]", "x[x > 0.5]", "gpuarr float32", "gpuarr float16",
                 "add(a, b, out=c), 1 element", "h2d gpuarr.asarray", "d2h x.numpy()",
                 "matmul on cpu(0)", "matmul on gpu(0)"]:
         assert row in out, f"row {row!r} missing from:\n{out}"
@@ -73,3 +74,52 @@ def test_sim_async_bench_prints_its_three_rows_on_two_simulated_gpus():
     assert r.returncode == 0, r.stdout + r.stderr
     for row in ["queue vs compute", "two devices", ".item() every step", "(simulated)"]:
         assert row in r.stdout, r.stdout
+
+
+def _load_bench():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("_bench_gpu", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class _FakeCupy:
+    """Enough of CuPy's surface, on NumPy, for the peer rows' code to run here."""
+
+    def __init__(self):
+        import numpy as np
+
+        class _Dev:
+            def __init__(self, i):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *a):
+                return False
+
+            def synchronize(self):
+                pass
+
+        self.cuda = type("cuda", (), {"Device": _Dev})
+        for name in ("asarray", "add", "multiply", "exp", "cumsum"):
+            setattr(self, name, getattr(np, name))
+
+
+def test_gpu_bench_times_cupy_side_by_side_when_importable(monkeypatch):
+    """The peer rows cannot run without a GPU and CuPy; a CuPy stand-in on NumPy runs
+    their code (conversion, every row's call, the ratio column) on a simulated GPU."""
+    if gpuarr.num_gpus() == 0:
+        pytest.skip("needs a GPU (run with --gpuarr-simulate-gpus=N)")
+    bench = _load_bench()
+    monkeypatch.setitem(sys.modules, "cupy", _FakeCupy())
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch fails
+    t = bench.Table("")
+    bench.bench_bandwidth(t, gpuarr.gpu(0), 4096, 1, 0, real_cuda=True)
+    ops = [r[1] for r in t.rows]
+    for row in bench.bandwidth_rows():
+        assert row[1] in ops and f"  cupy: {row[1]}" in ops, ops
+    assert any("torch: not installed" in str(r) for r in t.rows)
+    assert all("cupy's time" in r[5] for r in t.rows if r[1].startswith("  cupy:"))
