@@ -26,6 +26,7 @@
 #include "ga_cpu_loop.h"
 #include "ga_error.h"
 #include "ga_half.h"
+#include "ga_kernels.h"
 
 #define CHUNK 1024
 /* Below this many input elements, threads cost more than they save. */
@@ -41,17 +42,6 @@ typedef struct {
 } cplx;
 
 /* --- conversion of one strided run into the working buffer ------------------------ */
-
-static inline int64_t
-f2i(double d)
-{
-    /* float -> int conversion outside the range is undefined in C; NumPy gives
-     * INT64_MIN there on x86, so do the same everywhere. */
-    if (!(d > -9223372036854775808.0 && d < 9223372036854775808.0)) {
-        return INT64_MIN;
-    }
-    return (int64_t)d;
-}
 
 #define LOAD_LOOP(ctype, expr)                                                         \
     for (int64_t i = 0; i < n; i++) {                                                  \
@@ -84,7 +74,7 @@ f2i(double d)
 
 #define TO_F64(x) ((double)(x))
 #define TO_I64(x) ((int64_t)(x))
-#define F_TO_I64(x) f2i((double)(x))
+#define F_TO_I64(x) ga_f64_to_int64((double)(x)) /* ga_kernels.h: NaN 0, saturates */
 
 static void
 load_f64(int dt, const char *p, int64_t s, int64_t n, double *out)
@@ -104,13 +94,37 @@ load_f64(int dt, const char *p, int64_t s, int64_t n, double *out)
     }
 }
 
+#define F_TO_U64(x) ((int64_t)ga_f64_to_uint64((double)(x)))
 static void
-load_i64(int dt, const char *p, int64_t s, int64_t n, int64_t *out)
+load_u64_from_float(int dt, const char *p, int64_t s, int64_t n, int64_t *out)
 {
+    switch (dt) {
+    case GA_FLOAT16:
+        LOAD_LOOP(uint16_t, F_TO_U64(ga_half_to_float(v)))
+    case GA_FLOAT32:
+        LOAD_LOOP(float, F_TO_U64(v))
+    case GA_FLOAT64:
+        LOAD_LOOP(double, F_TO_U64(v))
+    case GA_COMPLEX64:
+        LOAD_LOOP(ga_complex64_storage, F_TO_U64(v.re))
+    case GA_COMPLEX128:
+        LOAD_LOOP(ga_complex128_storage, F_TO_U64(v.re))
+    }
+}
+
+static void
+load_i64(int dt, const char *p, int64_t s, int64_t n, int64_t *out, int is_unsigned)
+{
+    /* a float becomes the accumulator's type by the one float->int rule (NaN 0,
+     * saturate to int64 or uint64); the uint64 bits are kept in the int64 slots */
+    if (is_unsigned && ga_dtype_kind((ga_dtype)dt) >= GA_KIND_FLOAT) {
+        load_u64_from_float(dt, p, s, n, out);
+        return;
+    }
     switch (dt) {
         REAL_CASES(TO_I64)
     case GA_FLOAT16:
-        LOAD_LOOP(uint16_t, f2i(ga_half_to_float(v)))
+        LOAD_LOOP(uint16_t, F_TO_I64(ga_half_to_float(v)))
     case GA_FLOAT32:
         LOAD_LOOP(float, F_TO_I64(v))
     case GA_FLOAT64:
@@ -175,26 +189,26 @@ load_nz(int dt, const char *p, int64_t s, int64_t n, uint8_t *out)
     case GA_BOOL:                                                                      \
         STORE_LOOP(uint8_t, (uint8_t)(X != 0))                                         \
     case GA_INT8:                                                                      \
-        STORE_LOOP(int8_t, (int8_t)I(X))                                               \
+        STORE_LOOP(int8_t, I(int8, int8_t, X))                                               \
     case GA_INT16:                                                                     \
-        STORE_LOOP(int16_t, (int16_t)I(X))                                             \
+        STORE_LOOP(int16_t, I(int16, int16_t, X))                                             \
     case GA_INT32:                                                                     \
-        STORE_LOOP(int32_t, (int32_t)I(X))                                             \
+        STORE_LOOP(int32_t, I(int32, int32_t, X))                                             \
     case GA_INT64:                                                                     \
-        STORE_LOOP(int64_t, (int64_t)I(X))                                             \
+        STORE_LOOP(int64_t, I(int64, int64_t, X))                                             \
     case GA_UINT8:                                                                     \
-        STORE_LOOP(uint8_t, (uint8_t)I(X))                                             \
+        STORE_LOOP(uint8_t, I(uint8, uint8_t, X))                                             \
     case GA_UINT16:                                                                    \
-        STORE_LOOP(uint16_t, (uint16_t)I(X))                                           \
+        STORE_LOOP(uint16_t, I(uint16, uint16_t, X))                                           \
     case GA_UINT32:                                                                    \
-        STORE_LOOP(uint32_t, (uint32_t)I(X))                                           \
+        STORE_LOOP(uint32_t, I(uint32, uint32_t, X))                                           \
     case GA_UINT64:                                                                    \
-        STORE_LOOP(uint64_t, (uint64_t)I(X))
+        STORE_LOOP(uint64_t, I(uint64, uint64_t, X))
 
 static void
 store_f64(int dt, char *p, int64_t s, int64_t n, const double *in)
 {
-#define I(x) f2i(x)
+#define I(dt, T, x) ga_f64_to_##dt(x)
     switch (dt) {
         STORE_INT_CASES(in[i])
     case GA_FLOAT16:
@@ -215,7 +229,7 @@ store_f64(int dt, char *p, int64_t s, int64_t n, const double *in)
 static void
 store_i64(int dt, char *p, int64_t s, int64_t n, const int64_t *in, int is_unsigned)
 {
-#define I(x) (x)
+#define I(dt, T, x) ((T)(x)) /* int -> int wraps */
 #define F(x) (is_unsigned ? (double)(uint64_t)(x) : (double)(x))
     switch (dt) {
         STORE_INT_CASES(in[i])
@@ -238,26 +252,25 @@ store_i64(int dt, char *p, int64_t s, int64_t n, const int64_t *in, int is_unsig
 static void
 store_c128(int dt, char *p, int64_t s, int64_t n, const cplx *in)
 {
-#define I(x) f2i((x).re)
     switch (dt) {
     case GA_BOOL:
         STORE_LOOP(uint8_t, (uint8_t)(in[i].re != 0 || in[i].im != 0))
     case GA_INT8:
-        STORE_LOOP(int8_t, (int8_t)I(in[i]))
+        STORE_LOOP(int8_t, ga_f64_to_int8(in[i].re))
     case GA_INT16:
-        STORE_LOOP(int16_t, (int16_t)I(in[i]))
+        STORE_LOOP(int16_t, ga_f64_to_int16(in[i].re))
     case GA_INT32:
-        STORE_LOOP(int32_t, (int32_t)I(in[i]))
+        STORE_LOOP(int32_t, ga_f64_to_int32(in[i].re))
     case GA_INT64:
-        STORE_LOOP(int64_t, (int64_t)I(in[i]))
+        STORE_LOOP(int64_t, ga_f64_to_int64(in[i].re))
     case GA_UINT8:
-        STORE_LOOP(uint8_t, (uint8_t)I(in[i]))
+        STORE_LOOP(uint8_t, ga_f64_to_uint8(in[i].re))
     case GA_UINT16:
-        STORE_LOOP(uint16_t, (uint16_t)I(in[i]))
+        STORE_LOOP(uint16_t, ga_f64_to_uint16(in[i].re))
     case GA_UINT32:
-        STORE_LOOP(uint32_t, (uint32_t)I(in[i]))
+        STORE_LOOP(uint32_t, ga_f64_to_uint32(in[i].re))
     case GA_UINT64:
-        STORE_LOOP(uint64_t, (uint64_t)I(in[i]))
+        STORE_LOOP(uint64_t, ga_f64_to_uint64(in[i].re))
     case GA_FLOAT16:
         STORE_LOOP(uint16_t, ga_double_to_half(in[i].re))
     case GA_FLOAT32:
@@ -270,7 +283,6 @@ store_c128(int dt, char *p, int64_t s, int64_t n, const cplx *in)
     case GA_COMPLEX128:
         STORE_LOOP(ga_complex128_storage, ((ga_complex128_storage){in[i].re, in[i].im}))
     }
-#undef I
 }
 
 /* --- reduction state ------------------------------------------------------------ */
@@ -626,7 +638,7 @@ load_work(work_kind wk, int dt, const char *p, int64_t s, int64_t n, work_buf *b
         break;
     case WK_I64:
     case WK_U64:
-        load_i64(dt, p, s, n, b->i);
+        load_i64(dt, p, s, n, b->i, wk == WK_U64);
         break;
     case WK_C128:
         load_c128(dt, p, s, n, b->c);
@@ -1050,6 +1062,14 @@ combine_rows(int op, work_kind wk, work_buf *acc, const work_buf *row, int64_t n
 {
     if (first) {
         memcpy(acc, row, sizeof(*acc));
+        if (wk == WK_C128 && op == GA_RED_PROD) {
+            /* from the identity, as NumPy and the GPU do: (1+0j) * (-inf+0.5j) has a
+             * NaN imaginary part (0 * -inf), which the first row alone would not */
+            const cplx one = {1.0, 0.0};
+            for (int64_t k = 0; k < n; k++) {
+                acc->c[k] = c_mul(one, row->c[k]);
+            }
+        }
         if (wk == WK_F64 && (op == GA_RED_MAX || op == GA_RED_MIN)) {
             for (int64_t k = 0; k < n; k++) {
                 nan[k] = row->f[k] != row->f[k];
@@ -1439,8 +1459,11 @@ ga_cpu_scan(int dev, const ga_scan_desc *s)
         .os = s->out_strides[nd - 1],
         .k = k,
         .prod = s->op == GA_SCAN_CUMPROD,
+        /* uint64 accumulates in WK_U64 so a float input takes the uint64 side of
+         * the float -> int rule (negatives saturate at 0), as on a GPU */
         .wk = k == GA_KIND_FLOAT     ? WK_F64
               : k == GA_KIND_COMPLEX ? WK_C128
+              : k == GA_KIND_UINT    ? WK_U64
                                      : WK_I64,
     };
     /* rows of about PAR_MIN_WORK / 4 elements per chunk; small scans stay serial */

@@ -11,11 +11,12 @@
  *     ignored (pass NULL). Pointers need no alignment (loads go through memcpy,
  *     which compilers turn into plain loads).
  *   - For every pair in GA_CAST_LIST: ga_k_cast_<from>_<to>(char *out, const char *in)
- *     with NumPy's unsafe-casting semantics: float->int truncates toward zero; NaN
- *     becomes 0; +-inf and values beyond int64 saturate to the int64 range first and
- *     then wrap to the narrower type like an integer cast (so 300.0 -> int8 is 44,
- *     as NumPy gives on x86; -1.0 -> uint8 is 255); complex->real drops the imaginary
- *     part; anything->bool is `!= 0`.
+ *     with NumPy's unsafe-casting semantics where NumPy defines them: float->int
+ *     truncates toward zero; where NumPy leaves the result to the CPU (NaN, +-inf and
+ *     values beyond the target's range) NaN becomes 0 and the rest saturates to the
+ *     target's range (300.0 -> int8 is 127, -1.0 -> uint8 is 0: ga_f64_to_<dt>);
+ *     int->int wraps (300 -> int8 is 44, -1 -> uint8 is 255); complex->real drops
+ *     the imaginary part; anything->bool is `!= 0`.
  *   - Integer division and remainder by zero give 0; INT_MIN // -1 wraps to INT_MIN
  *     (NumPy's result). Shifts by a negative amount or >= the bit width give 0 (or
  *     -1 for >> of a negative value). Integer x ** negative n gives 1 for x == 1,
@@ -950,34 +951,36 @@ GA_K_CPLX(complex128, ga_c128, double, float64, )
  * (complex). Each target has one writer per intermediate, so an int64 -> float32
  * cast rounds once (not via double). */
 
-GA_HD static inline int64_t
-ga_f64_to_i64(double v)
-{
-    if (v != v) {
-        return 0;
+/* float -> integer, the one rule of every path (astype, setitem from an array,
+ * reductions and scans with an integer dtype=, on every device): truncate toward
+ * zero; NaN gives 0; a value beyond the target's range (infinities included)
+ * saturates to its minimum or maximum. C leaves such conversions undefined and NumPy
+ * gives whatever the CPU does (x86: the "integer indefinite" INT_MIN, then wrapped),
+ * so gpuarr defines them once, the same on every device. The bounds compare as
+ * doubles: (double)INT64_MAX rounds up to 2^63, which is already out of range. */
+#define GA_K_F2I(dt, T, LO, HI)                                                        \
+    GA_HD static inline T ga_f64_to_##dt(double v)                                     \
+    {                                                                                  \
+        if (v != v) {                                                                  \
+            return 0;                                                                  \
+        }                                                                              \
+        if (v <= (double)(LO)) {                                                       \
+            return (LO);                                                               \
+        }                                                                              \
+        if (v >= (double)(HI)) {                                                       \
+            return (HI);                                                               \
+        }                                                                              \
+        return (T)v;                                                                   \
     }
-    if (v >= 9223372036854775807.0) {
-        return INT64_MAX;
-    }
-    if (v <= -9223372036854775808.0) {
-        return INT64_MIN;
-    }
-    return (int64_t)v;
-}
-GA_HD static inline uint64_t
-ga_f64_to_u64(double v)
-{
-    if (v != v) {
-        return 0;
-    }
-    if (v < 0) {
-        return (uint64_t)ga_f64_to_i64(v); /* wraps like NumPy's -1.0 -> 2**64 - 1 */
-    }
-    if (v >= 18446744073709551615.0) {
-        return UINT64_MAX;
-    }
-    return (uint64_t)v;
-}
+GA_K_F2I(int8, int8_t, INT8_MIN, INT8_MAX)
+GA_K_F2I(int16, int16_t, INT16_MIN, INT16_MAX)
+GA_K_F2I(int32, int32_t, INT32_MIN, INT32_MAX)
+GA_K_F2I(int64, int64_t, INT64_MIN, INT64_MAX)
+GA_K_F2I(uint8, uint8_t, 0, UINT8_MAX)
+GA_K_F2I(uint16, uint16_t, 0, UINT16_MAX)
+GA_K_F2I(uint32, uint32_t, 0, UINT32_MAX)
+GA_K_F2I(uint64, uint64_t, 0, UINT64_MAX)
+#undef GA_K_F2I
 
 #define GA_K_W_INT(dt, T)                                                              \
     GA_HD static inline void ga_w_i_##dt(char *o, int64_t v)                           \
@@ -990,8 +993,7 @@ ga_f64_to_u64(double v)
     }                                                                                  \
     GA_HD static inline void ga_w_d_##dt(char *o, double v)                            \
     {                                                                                  \
-        ga_st_##dt(o, sizeof(T) == 8 && (T)-1 > 0 ? (T)ga_f64_to_u64(v)                \
-                                                  : (T)ga_f64_to_i64(v));              \
+        ga_st_##dt(o, ga_f64_to_##dt(v));                                              \
     }                                                                                  \
     GA_HD static inline void ga_w_c_##dt(char *o, double re, double im)                \
     {                                                                                  \

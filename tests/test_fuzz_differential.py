@@ -164,8 +164,11 @@ def _array_index_step(rng, pool, dev, log, i, g, n, write):
         nd = rng.randint(0, len(shape))
         vals = np.array([rng.randint(-4, 8) for _ in range(int(np.prod(shape[nd:])))])
         nv = vals.reshape(shape[nd:]).astype(rng.choice(DTYPES))
-        if n.dtype.kind in "iu" and nv.dtype.kind in "fc":
-            nv = nv.real.astype(n.dtype).astype(nv.dtype)  # in the integer range
+        if n.dtype.kind == "u" and nv.dtype.kind in "fc":
+            # a float outside the target's range converts by gpuarr's rule (saturate,
+            # ga_kernels.h) and by whatever NumPy's CPU does: keep them inside (the
+            # values are -4..8, so only negatives into unsigned types are outside)
+            nv = np.where(nv.real < 0, -nv, nv).astype(nv.dtype)
         gv = gpuarr.asarray(nv, device=dev)
         nv = nv.copy()
     log.append(f"#{i}[{ax} * ':', {what}] = {type(gv).__name__} {np.shape(nv)}")
@@ -297,8 +300,9 @@ def _old_step(rng, pool, dev, log, op, i, g, n):
         log.append(f"{kind} #{i}[{k}] <- #{j}")
         if n.dtype.kind in "iu" and n2.dtype.kind in "fc":
             info = np.iinfo(n.dtype)
-            if not np.all((n2.real >= info.min) & (n2.real <= info.max)):
-                return  # a float out of the integer range converts as each device likes
+            r = n2.real.astype(np.float64)  # float32 would round the bounds
+            if not np.all((r >= info.min) & (r < float(info.max) + 1.0)):
+                return  # beyond the range: gpuarr saturates, NumPy does what its CPU does
         with np.errstate(all="ignore"):
             try:
                 src = n2.copy()  # the oracle reads the source first

@@ -280,78 +280,34 @@ ga_ld_as(const char *p)
     return v;
 }
 
-/* Store a value held as A into element p of runtime dtype `dt` (NumPy unsafe cast).
+/* Store a value held as A into element p of runtime dtype `dt`, through
+ * ../ga_kernels.h's writers: the elementwise cast's rules exactly (integers wrap,
+ * float -> int saturates and NaN gives 0), the same as the CPU's reductions and scans.
  * Called once per output element, so the switch costs nothing that matters. */
 template <class A>
 static GA_HD inline void
 ga_st_as(char *p, int dt, A v)
 {
-    double re, im = 0.0;
-    if constexpr (std::is_same<A, ga_cf>::value || std::is_same<A, ga_cd>::value) {
-        re = (double)v.re;
-        im = (double)v.im;
-    }
-    else {
-        re = (double)v;
-    }
     switch (dt) {
-    case GA_BOOL:
-        ga_st(p, (uint8_t)(re != 0.0 || im != 0.0));
+#define GA_X_ST_AS(e, name, kind, size, ch, ctype)                                     \
+    case e:                                                                            \
+        if constexpr (std::is_same<A, int64_t>::value) {                               \
+            ga_w_i_##name(p, v);                                                       \
+        }                                                                              \
+        else if constexpr (std::is_same<A, uint64_t>::value) {                         \
+            ga_w_u_##name(p, v);                                                       \
+        }                                                                              \
+        else if constexpr (std::is_same<A, ga_cf>::value ||                            \
+                           std::is_same<A, ga_cd>::value) {                            \
+            ga_w_c_##name(p, (double)v.re, (double)v.im);                              \
+        }                                                                              \
+        else {                                                                         \
+            ga_w_d_##name(p, (double)v); /* float: exact in double */                  \
+        }                                                                              \
         return;
-    case GA_FLOAT16:
-        ga_st(p, ga_double_to_half(re));
-        return;
-    case GA_FLOAT32:
-        if constexpr (std::is_same<A, float>::value) {
-            ga_st(p, v); /* no round trip through double */
-        }
-        else {
-            ga_st(p, (float)re);
-        }
-        return;
-    case GA_FLOAT64:
-        ga_st(p, re);
-        return;
-    case GA_COMPLEX64: {
-        ga_cf z;
-        z.re = (float)re;
-        z.im = (float)im;
-        ga_st(p, z);
-        return;
-    }
-    case GA_COMPLEX128: {
-        ga_cd z;
-        z.re = re;
-        z.im = im;
-        ga_st(p, z);
-        return;
-    }
+        GA_DTYPES(GA_X_ST_AS)
+#undef GA_X_ST_AS
     default:
-        break;
-    }
-    /* integers: from the exact integer when A is one, else truncate the double */
-    uint64_t bits;
-    if constexpr (std::is_same<A, int64_t>::value || std::is_same<A, uint64_t>::value) {
-        bits = (uint64_t)v;
-    }
-    else {
-        bits = re < 0 ? (uint64_t)(int64_t)re : (uint64_t)re;
-    }
-    switch (dt) {
-    case GA_INT8:
-    case GA_UINT8:
-        ga_st(p, (uint8_t)bits);
-        return;
-    case GA_INT16:
-    case GA_UINT16:
-        ga_st(p, (uint16_t)bits);
-        return;
-    case GA_INT32:
-    case GA_UINT32:
-        ga_st(p, (uint32_t)bits);
-        return;
-    default:
-        ga_st(p, bits);
         return;
     }
 }

@@ -1,0 +1,153 @@
+"""Twins: every reduction and scan gives the same answer on the CPU and on this
+process's GPU (simulated or emulated CUDA; CI runs the file in both modes), compared
+directly with each other rather than each with NumPy, in the style of ggml's
+test-backend-ops. The inputs are the corners where devices drift apart: NaN, +-inf,
+values beyond the range of an integer `dtype=`, negative values into unsigned
+accumulators, and empty arrays.
+
+Plus the one float -> integer rule (ga_kernels.h, ga_f64_to_<dt>), written out here
+without NumPy (NumPy leaves those results to the CPU it runs on): truncate toward
+zero, NaN to 0, beyond the range saturate."""
+import numpy as np
+import pytest
+
+import gpuarr
+
+from conftest import ALL_DTYPES, INT_DTYPES
+
+pytestmark = pytest.mark.skipif(gpuarr.num_gpus() == 0,
+                                reason="needs a GPU (set GPUARR_SIMULATE_GPUS=2 to "
+                                       "simulate two)")
+
+SPECIAL = [np.nan, 1.0, np.inf, -np.inf, -2.5, 3e9, 0.5, -0.0, 7.0, -300.0]
+
+REDUCTIONS = ["sum", "prod", "max", "min", "argmax", "argmin", "all", "any", "mean",
+              "var", "std"]
+SCANS = ["cumulative_sum", "cumulative_prod"]
+WITH_DTYPE = {"sum", "prod", "cumulative_sum", "cumulative_prod"}
+OUT_DTYPES = [None, "int64", "uint64", "int8", "uint8", "float32", "float64",
+              "complex128"]
+
+
+def _inputs(dtype):
+    """(name, host array): the specials cast to `dtype` as NumPy would for values it
+    can hold (the cast itself is not under test here), shaped to test an axis too."""
+    vals = np.array(SPECIAL)
+    with np.errstate(all="ignore"):
+        return _cases(_cast(vals, dtype))
+
+
+def _cast(vals, dtype):
+    if dtype == "bool":
+        return vals != 0
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        finite = np.nan_to_num(vals, nan=0.0, posinf=info.max, neginf=info.min)
+        return np.clip(np.trunc(finite), info.min, info.max).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        return (vals + 1j * vals[::-1]).astype(dtype)
+    return vals.astype(dtype)
+
+
+def _cases(data):
+    return [("specials", data), ("matrix", data.reshape(2, 5)),
+            ("empty", data[:0]), ("empty rows", data[:0].reshape(0, 5))]
+
+
+def _run(fn, dev, host, **kw):
+    x = gpuarr.asarray(host, device=dev)
+    try:
+        with np.errstate(all="ignore"):
+            return fn(x, **kw).numpy()
+    except Exception as e:  # the same refusal on both devices is agreement too
+        return type(e)
+
+
+def _same(a, b, what):
+    if isinstance(a, type) or isinstance(b, type):
+        assert a == b, f"{what}: CPU gives {a}, GPU gives {b}"
+        return
+    assert a.dtype == b.dtype and a.shape == b.shape, f"{what}: {a!r} vs {b!r}"
+    if a.dtype.kind in "fc":
+        # summation order differs between devices (blocks, then a tree): a float32
+        # sum of 10 values agrees to a few ulp; NaN and inf must match exactly
+        rtol = 1e-5 if a.dtype in (np.float16, np.float32, np.complex64) else 1e-12
+        if a.dtype == np.float16:
+            rtol = 1e-3
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=0, equal_nan=True, err_msg=what)
+    else:
+        np.testing.assert_array_equal(a, b, err_msg=what)
+
+
+def _ops():
+    for op in REDUCTIONS + SCANS:
+        for out in (OUT_DTYPES if op in WITH_DTYPE else [None]):
+            yield op, out
+
+
+@pytest.mark.parametrize("op,out_dtype", list(_ops()),
+                         ids=[f"{o}-{d}" for o, d in _ops()])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_cpu_and_gpu_agree(op, out_dtype, dtype):
+    fn = getattr(gpuarr, op)
+    for name, host in _inputs(dtype):
+        axes = [None] if host.ndim == 1 else [None, 0, 1]
+        for axis in axes:
+            kw = {"axis": axis}
+            if out_dtype is not None:
+                kw["dtype"] = getattr(gpuarr, out_dtype)
+            if op in SCANS and axis is None and host.ndim > 1:
+                continue  # the array API's scans need an axis for n-d input
+            what = f"{op}({dtype} {name}, axis={axis}, dtype={out_dtype})"
+            _same(_run(fn, gpuarr.cpu(), host, **kw),
+                  _run(fn, gpuarr.gpu(0), host, **kw), what)
+
+
+def _saturated(vals, to):
+    """The rule, by hand: NaN 0, truncate, clip to the target's range."""
+    info = np.iinfo(to)
+    out = []
+    for v in vals:
+        if v != v:
+            out.append(0)
+        elif v >= info.max:
+            out.append(info.max)
+        elif v <= info.min:
+            out.append(info.min)
+        else:
+            out.append(int(v))  # Python's int() truncates toward zero
+    return np.array(out, dtype=to)
+
+
+@pytest.mark.parametrize("to", INT_DTYPES)
+@pytest.mark.parametrize("frm", ["float16", "float32", "float64", "complex64"])
+def test_float_to_int_saturates_on_every_device(frm, to):
+    vals = [np.nan, np.inf, -np.inf, 1e30, -1e30, 300.0, -300.0, -1.0, -0.9, 0.9, 127.9,
+            -128.9, 65535.5, 2.0**31, -(2.0**31) - 1, 2.0**63, -(2.0**63), 2.0**64, 42.7]
+    with np.errstate(over="ignore"):
+        host = np.array(vals).astype(frm)
+    want = _saturated(host.real.astype(np.float64), to)
+    for dev in [gpuarr.cpu(), gpuarr.gpu(0)]:
+        x = gpuarr.asarray(host, device=dev)
+        got = x.astype(getattr(gpuarr, to)).numpy()
+        np.testing.assert_array_equal(got, want, err_msg=f"astype on {dev!r}")
+        # setitem from an array and copyto take the same cast
+        y = gpuarr.zeros(host.shape, dtype=getattr(gpuarr, to), device=dev)
+        y[...] = x
+        np.testing.assert_array_equal(y.numpy(), want, err_msg=f"setitem on {dev!r}")
+
+
+def test_integer_sum_of_specials_follows_the_rule_on_every_device():
+    """[nan, 1, inf] summed as int64: 0 + 1 + INT64_MAX, wrapping like NumPy's
+    integer sums; the scan shows each step."""
+    host = np.array([np.nan, 1, np.inf], dtype=np.float32)
+    imax, imin = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    for dev in [gpuarr.cpu(), gpuarr.gpu(0)]:
+        x = gpuarr.asarray(host, device=dev)
+        assert int(gpuarr.sum(x, dtype=gpuarr.int64)) == imin, dev
+        np.testing.assert_array_equal(
+            gpuarr.cumulative_sum(x, dtype=gpuarr.int64).numpy(), [0, 1, imin])
+        assert int(gpuarr.max(x.astype(gpuarr.int64))) == imax
+        # negative floats into an unsigned accumulator saturate at 0
+        neg = gpuarr.asarray(np.array([-1.0, 2.0]), device=dev)
+        assert int(gpuarr.sum(neg, dtype=gpuarr.uint64)) == 2, dev
