@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "ga_config.h"
+#include "ga_device.h" /* ga_memory_stats, ga_kernel_counters */
 #include "ga_dtype.h"
 #include "ga_ops.h"
 
@@ -119,15 +120,6 @@ typedef struct {
 /* Random numbers from ga_philox.h: element i of the (contiguous) output uses the
  * Philox4x32-10 counter (counter + i) under key `seed`, so every backend produces the
  * same numbers for the same (seed, counter). */
-#define GA_RAND_DISTS(X)                                                               \
-    X(GA_RAND_UNIFORM, uniform)                                                        \
-    X(GA_RAND_NORMAL, normal)                                                          \
-    X(GA_RAND_INTEGERS, integers)
-typedef enum {
-#define GA_X_ENUM(e, name) e,
-    GA_RAND_DISTS(GA_X_ENUM)
-#undef GA_X_ENUM
-} ga_rand_dist;
 typedef struct {
     int32_t dist;  /* ga_rand_dist */
     int32_t dtype; /* float types for UNIFORM/NORMAL, integer types for INTEGERS */
@@ -168,14 +160,6 @@ typedef struct {
 } ga_arange_desc;
 
 typedef struct {
-    size_t allocated_bytes; /* in live arrays */
-    size_t reserved_bytes;  /* held from the system (live + cached) */
-    size_t peak_allocated_bytes;
-    size_t total_bytes;  /* device memory, 0 if unknown */
-    int64_t alloc_calls; /* system allocations made (cudaMalloc / malloc) */
-} ga_memory_stats;
-
-typedef struct {
     char name[128];
     size_t total_memory;
     int cc_major, cc_minor;
@@ -208,19 +192,6 @@ typedef struct {
     const char *values;
     int64_t *out;
 } ga_search_desc;
-
-/* What a device's backend did since it was loaded, counted in the backend's own host
- * code (the same on a GPU and in the emulation), for tests: kernels launched, host
- * waits (a stream, event or device synchronize, or a copy that blocks the host; one
- * per call however it is staged), host-to-device and device-to-host copies, and the
- * largest grid (blocks) launched since the last read that asked to reset it. */
-typedef struct {
-    int64_t launches;
-    int64_t syncs;
-    int64_t h2d;
-    int64_t d2h;
-    int64_t max_grid_blocks;
-} ga_kernel_counters;
 
 typedef struct ga_backend {
     int abi_version;

@@ -281,6 +281,13 @@ ga_device_backend(ga_device d, const ga_backend **out)
 }
 
 int
+ga_device_check(ga_device d)
+{
+    const ga_backend *be;
+    return ga_device_backend(d, &be);
+}
+
+int
 ga_backend_status(const ga_backend *be, int st)
 {
     if (st != GA_OK && be->last_error != NULL) {

@@ -75,6 +75,8 @@ const char *ga_gpu_reason(void);
 /* The backend that serves `d`, or an error naming the device and listing those that
  * exist (GA_ERR_DEVICE). */
 int ga_device_backend(ga_device d, const struct ga_backend **out);
+/* GA_OK if `d` exists, else ga_device_backend's error (the binding's check). */
+int ga_device_check(ga_device d);
 
 /* `st` from a call into backend `be`, with the backend's own message copied into the
  * core's when the backend keeps its own (a plugin: see ga_backend.last_error). */
@@ -86,6 +88,43 @@ ga_device_local(ga_device d)
 {
     return d.index;
 }
+
+/* Statistics and controls of one device, for the binding (which never reaches a
+ * backend's table itself). */
+typedef struct {
+    size_t allocated_bytes; /* in live arrays */
+    size_t reserved_bytes;  /* held from the system (live + cached) */
+    size_t peak_allocated_bytes;
+    size_t total_bytes;  /* device memory, 0 if unknown */
+    int64_t alloc_calls; /* system allocations made (cudaMalloc / malloc) */
+} ga_memory_stats;
+/* Zeros where the backend keeps none. */
+int ga_device_memory_stats(ga_device d, ga_memory_stats *out);
+/* Free the device's cached blocks (a no-op where nothing is cached). */
+int ga_device_empty_cache(ga_device d);
+
+/* What a device's backend did since it was loaded, counted in the backend's own host
+ * code (the same on a GPU and in the emulation), for tests: kernels launched, host
+ * waits (a stream, event or device synchronize, or a copy that blocks the host; one
+ * per call however it is staged), host-to-device and device-to-host copies, and the
+ * largest grid (blocks) launched since the last read that asked to reset it. */
+typedef struct {
+    int64_t launches;
+    int64_t syncs;
+    int64_t h2d;
+    int64_t d2h;
+    int64_t max_grid_blocks;
+} ga_kernel_counters;
+/* *counted is 0 (and *out zeros) where the backend does not count (CPU, simulated). */
+int ga_device_kernel_counters(ga_device d, int reset_max, ga_kernel_counters *out,
+                              int *counted);
+/* Simulated GPUs only (tests of asynchrony): operations queued and not finished (0 on
+ * every other device), and holding a queue's worker (GA_ERR_VALUE elsewhere). */
+int64_t ga_device_pending_work(ga_device d);
+int ga_device_hold_queue(ga_device d, int hold);
+/* Threads of the CPU kernels, and bytes of freed host blocks kept per device. */
+int ga_device_cpu_threads(void);
+size_t ga_device_host_cache_limit(void);
 
 /* Describe one device for gpuarr.info(): kind word, name, total memory (0 unknown). */
 typedef struct {

@@ -116,6 +116,18 @@ typedef enum {
 /* Scans along one axis. */
 typedef enum { GA_SCAN_CUMSUM = 0, GA_SCAN_CUMPROD = 1 } ga_scan_op;
 
+/* Distributions of random numbers (ga_random and the backends' random entry); the
+ * binding's names come from the same list. */
+#define GA_RAND_DISTS(X)                                                               \
+    X(GA_RAND_UNIFORM, uniform)                                                        \
+    X(GA_RAND_NORMAL, normal)                                                          \
+    X(GA_RAND_INTEGERS, integers)
+typedef enum {
+#define GA_X_ENUM(e, name) e,
+    GA_RAND_DISTS(GA_X_ENUM)
+#undef GA_X_ENUM
+} ga_rand_dist;
+
 #ifdef __cplusplus
 extern "C" {
 #endif

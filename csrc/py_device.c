@@ -347,8 +347,7 @@ fn_set_default_device(PyObject *m, PyObject *arg)
         return NULL;
     }
     if (d.kind == GA_DEV_GPU) {
-        const struct ga_backend *be;
-        int st = ga_device_backend(d, &be);
+        int st = ga_device_check(d);
         if (st != GA_OK) {
             return pyga_raise(st);
         }

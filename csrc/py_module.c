@@ -2,8 +2,7 @@
  * tables of the binding files gathered into one module. */
 #include "py_common.h"
 
-#include "ga_backend.h" /* GA_RAND_DISTS */
-#include "ga_ops.h"     /* GA_REDUCE_OPS */
+#include "ga_ops.h" /* GA_RAND_DISTS, GA_REDUCE_OPS */
 
 pyga_state_t pyga_state;
 

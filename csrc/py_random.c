@@ -3,7 +3,7 @@
  * is one (seed, counter) pair for the process (ga_creation.h). */
 #include "py_common.h"
 
-#include "ga_backend.h"
+#include "ga_ops.h" /* GA_RAND_DISTS */
 #include "ga_creation.h"
 
 /* _random(dist, shape, dtype, device, a, b, lo, hi) -> Array */

@@ -1,11 +1,7 @@
 /* py_stats.c: the transfer ledger, memory statistics and synchronisation. */
 #include "py_common.h"
 
-#include "ga_backend.h"
-#include "ga_cpu.h"
-#include "ga_cpu_loop.h"
 #include "ga_device.h"
-#include "ga_sim.h"
 #include "ga_transfer.h"
 
 static PyObject *
@@ -38,17 +34,10 @@ fn_memory_stats(PyObject *m, PyObject *arg)
     if (!pyga_device_converter(arg, &d)) {
         return NULL;
     }
-    const ga_backend *be;
-    int st = ga_device_backend(d, &be);
+    ga_memory_stats s;
+    int st = ga_device_memory_stats(d, &s);
     if (st != GA_OK) {
         return pyga_raise(st);
-    }
-    ga_memory_stats s = {0};
-    if (be->memory_stats != NULL) {
-        st = be->memory_stats(ga_device_local(d), &s);
-        if (st != GA_OK) {
-            return pyga_raise(st);
-        }
     }
     return Py_BuildValue("{s:n,s:n,s:n,s:n,s:L}", "allocated_bytes",
                          (Py_ssize_t)s.allocated_bytes, "reserved_bytes",
@@ -72,18 +61,14 @@ fn_kernel_counters(PyObject *m, PyObject *args)
     if (!pyga_device_converter(dev, &d)) {
         return NULL;
     }
-    const ga_backend *be;
-    int st = ga_device_backend(d, &be);
+    ga_kernel_counters c;
+    int counted;
+    int st = ga_device_kernel_counters(d, reset_max, &c, &counted);
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    if (be->kernel_counters == NULL) {
+    if (!counted) {
         Py_RETURN_NONE;
-    }
-    ga_kernel_counters c = {0};
-    st = be->kernel_counters(ga_device_local(d), reset_max, &c);
-    if (st != GA_OK) {
-        return pyga_raise(st);
     }
     return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L}", "launches", (long long)c.launches,
                          "syncs", (long long)c.syncs, "h2d", (long long)c.h2d, "d2h",
@@ -98,11 +83,7 @@ fn_empty_cache(PyObject *m, PyObject *arg)
     if (!pyga_device_converter(arg, &d)) {
         return NULL;
     }
-    const ga_backend *be;
-    int st = ga_device_backend(d, &be);
-    if (st == GA_OK && be->empty_cache != NULL) {
-        st = be->empty_cache(ga_device_local(d));
-    }
+    int st = ga_device_empty_cache(d);
     if (st != GA_OK) {
         return pyga_raise(st);
     }
@@ -165,7 +146,7 @@ fn_num_threads(PyObject *m, PyObject *unused)
 {
     (void)m;
     (void)unused;
-    return PyLong_FromLong(ga_cpu_num_threads());
+    return PyLong_FromLong(ga_device_cpu_threads());
 }
 
 static PyObject *
@@ -173,7 +154,7 @@ fn_host_cache_limit(PyObject *m, PyObject *unused)
 {
     (void)m;
     (void)unused;
-    return PyLong_FromSize_t(ga_host_cache_limit());
+    return PyLong_FromSize_t(ga_device_host_cache_limit());
 }
 
 static PyObject *
@@ -184,12 +165,7 @@ fn_pending_work(PyObject *m, PyObject *arg)
     if (!pyga_device_converter(arg, &d)) {
         return NULL;
     }
-    /* only simulated GPUs keep a queue that the core can count */
-    if (d.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_SIMULATED ||
-        d.index >= ga_num_gpus()) {
-        return PyLong_FromLong(0);
-    }
-    return PyLong_FromLongLong((long long)ga_sim_pending(d.index));
+    return PyLong_FromLongLong((long long)ga_device_pending_work(d));
 }
 
 static PyObject *
@@ -205,16 +181,7 @@ fn_hold_queue(PyObject *m, PyObject *args)
     if (!pyga_device_converter(devobj, &d)) {
         return NULL;
     }
-    if (d.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_SIMULATED) {
-        PyErr_SetString(PyExc_ValueError, "_hold_queue: only a simulated GPU has a queue "
-                                          "that can be held");
-        return NULL;
-    }
-    const ga_backend *be;
-    int st = ga_device_backend(d, &be); /* checks that the device exists */
-    if (st == GA_OK) {
-        st = ga_sim_hold(d.index, hold);
-    }
+    int st = ga_device_hold_queue(d, hold);
     if (st != GA_OK) {
         return pyga_raise(st);
     }

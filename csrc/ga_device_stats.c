@@ -1,0 +1,84 @@
+/* ga_device_stats.c: a device's statistics and controls for the binding (memory,
+ * kernel counters, the cache, a simulated GPU's queue), so that the binding never
+ * reaches into a backend's table: it asks the core, which asks the backend. */
+#include <string.h>
+
+#include "ga_backend.h"
+#include "ga_cpu.h"
+#include "ga_cpu_loop.h"
+#include "ga_device.h"
+#include "ga_error.h"
+#include "ga_sim.h"
+
+int
+ga_device_memory_stats(ga_device d, ga_memory_stats *out)
+{
+    const ga_backend *be;
+    memset(out, 0, sizeof(*out));
+    GA_TRY(ga_device_backend(d, &be));
+    if (be->memory_stats == NULL) {
+        return GA_OK;
+    }
+    return ga_backend_status(be, be->memory_stats(ga_device_local(d), out));
+}
+
+int
+ga_device_empty_cache(ga_device d)
+{
+    const ga_backend *be;
+    GA_TRY(ga_device_backend(d, &be));
+    if (be->empty_cache == NULL) {
+        return GA_OK;
+    }
+    return ga_backend_status(be, be->empty_cache(ga_device_local(d)));
+}
+
+int
+ga_device_kernel_counters(ga_device d, int reset_max, ga_kernel_counters *out,
+                          int *counted)
+{
+    const ga_backend *be;
+    memset(out, 0, sizeof(*out));
+    *counted = 0;
+    GA_TRY(ga_device_backend(d, &be));
+    if (be->kernel_counters == NULL) {
+        return GA_OK;
+    }
+    *counted = 1;
+    return ga_backend_status(be, be->kernel_counters(ga_device_local(d), reset_max, out));
+}
+
+int64_t
+ga_device_pending_work(ga_device d)
+{
+    /* only simulated GPUs keep a queue that the core can count */
+    if (d.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_SIMULATED ||
+        d.index < 0 || d.index >= ga_num_gpus()) {
+        return 0;
+    }
+    return ga_sim_pending(d.index);
+}
+
+int
+ga_device_hold_queue(ga_device d, int hold)
+{
+    if (d.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_SIMULATED) {
+        return ga_error(GA_ERR_VALUE,
+                        "_hold_queue: only a simulated GPU has a queue that can be held");
+    }
+    const ga_backend *be;
+    GA_TRY(ga_device_backend(d, &be)); /* checks that the device exists */
+    return ga_sim_hold(d.index, hold);
+}
+
+int
+ga_device_cpu_threads(void)
+{
+    return ga_cpu_num_threads();
+}
+
+size_t
+ga_device_host_cache_limit(void)
+{
+    return ga_host_cache_limit();
+}
