@@ -59,10 +59,15 @@ def test_normal_same_seed_same_numbers_on_cpu_and_emulated_gpu():
     a = gpuarr.random.normal(1.0, 2.0, size=300, dtype="float64", device=gpuarr.cpu())
     gpuarr.random.seed(5)
     b = gpuarr.random.normal(1.0, 2.0, size=300, dtype="float64", device=_gpu())
-    if _core._gpu_mode()[0] == "emulated":
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
-    else:  # a GPU's log/cos may differ from the host's libm in the last bit
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+    # A GPU's log and cos are not the host's libm, and the emulated device's differ
+    # too, within CUDA's documented bounds: z = sqrt(-2 log u1) cos(2 pi u2) may differ
+    # relatively by 8 eps (the count is in test_random.py), so v = 1 + 2 z by 2 * 8 eps
+    # |z| plus one rounding of v on each device. Relative to v alone the bound would
+    # not hold where 1 + 2 z cancels.
+    a, b = a.numpy(), b.numpy()
+    eps = np.finfo(np.float64).eps
+    tol = 2 * 8 * eps * np.abs((a - 1.0) / 2.0) + np.spacing(np.abs(a))
+    assert np.all(np.abs(b - a) <= tol), np.max(np.abs(b - a) / tol)
 
 
 def test_random_continues_the_counter_across_calls_on_gpu():

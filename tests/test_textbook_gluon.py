@@ -75,7 +75,12 @@ def test_c10_scalar_add_exp_and_multiply_run_on_the_device(x):
     expected = np.exp(np.array([3, 4, 5], np.float32)) * np.array([1, 2, 3], np.float32)
     np.testing.assert_allclose(r.numpy(), expected, rtol=1e-6)
     np.testing.assert_allclose(r.numpy(), [20.085537, 109.1963, 445.2395], rtol=1e-6)
-    check_printed(r, "[ 20.085537 109.1963   445.2395  ]")
+    if on_gpu(r) and gpuarr._core._gpu_mode()[0] in ("cuda", "emulated"):
+        # a CUDA device's expf is within 2 ulps of the correctly rounded value (CUDA's
+        # documented bound), not the host's: the last printed digit follows the device
+        check_printed(r, np.array2string(r.numpy()))
+    else:
+        check_printed(r, "[ 20.085537 109.1963   445.2395  ]")
 
 
 def test_c10_mixing_the_cpu_with_a_gpu_is_an_error(x):

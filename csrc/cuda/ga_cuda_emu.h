@@ -26,6 +26,11 @@
  *     65535)); a launch beyond a limit fails with the GPU's error;
  *   - device memory is host memory with a per-device limit
  *     (GPUARR_CUDA_EMULATE_MEMORY bytes, default 1 GiB), so out-of-memory is testable;
+ *   - device math is not host math: the transcendental functions the kernels call
+ *     (sinf, exp, pow, ...) return the correctly rounded value moved by a
+ *     deterministic 0..k ulps, k the CUDA Programming Guide's bound, so a test that
+ *     wants bit-identical floats across devices fails here as on a GPU
+ *     (ga_cuda_emu_math.h; sqrt and division stay correctly rounded);
  *   - test only: GPUARR_CUDA_EMULATE_FAIL=<name> makes every call of the runtime
  *     function <name> (or "launch" for kernel launches) fail with
  *     cudaErrorIllegalAddress, read at each call.
@@ -647,5 +652,8 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
                                           cudaDataType ct, int ldc, long long sc, int batch,
                                           cublasComputeType_t compute, cublasGemmAlgo_t algo);
 }
+
+/* Last: its macros rename the math calls in everything that follows. */
+#include "ga_cuda_emu_math.h"
 
 #endif

@@ -2,8 +2,10 @@
  *
  * One thread per element (grid-stride), each calling ga_random_element from
  * ../ga_philox.h: the element's Philox counter is desc->counter + i, independent of
- * every other element, so the numbers are bit-identical to the CPU backend's for the
- * same (seed, counter), whatever the grid. The output is contiguous. Philox4x32-10 is
+ * every other element, so the numbers are the CPU backend's for the same (seed,
+ * counter), whatever the grid: bit-identical, except that normal draws go through
+ * the device's log and cos (within their documented ulp errors of the host's). The
+ * output is contiguous. Philox4x32-10 is
  * about 40 integer multiplies per element: compute-light enough that the kernel is
  * still bound by its single write per element.
  */
