@@ -221,11 +221,22 @@ new_stream(int dev, unsigned flags)
     return s;
 }
 
-/* Stream 0 means the current device's legacy default stream. */
+/* Each host thread's per-thread default stream, one per device (cudaStreamPerThread):
+ * blocking, so ordered with the legacy stream as in CUDA. Made at first use. */
+thread_local ga_emu_stream *per_thread[64];
+
+/* Stream 0 (and cudaStreamLegacy) means the current device's legacy default stream;
+ * cudaStreamPerThread the calling thread's stream of the current device. */
 ga_emu_stream *
 resolve(cudaStream_t s)
 {
-    if (s != nullptr) {
+    if (s == cudaStreamPerThread) {
+        if (per_thread[current_device] == nullptr) {
+            per_thread[current_device] = new_stream(current_device, 0);
+        }
+        return per_thread[current_device];
+    }
+    if (s != nullptr && s != cudaStreamLegacy) {
         return s;
     }
     int dev = current_device;
@@ -814,6 +825,13 @@ cudaStreamSynchronize(cudaStream_t stream)
         usleep((useconds_t)atoi(ms) * 1000u);
     }
     return host_wait(resolve(stream));
+}
+
+cudaError_t
+ga_emu_stream_sleep(cudaStream_t stream, unsigned ms)
+{
+    enqueue(resolve(stream), [ms] { usleep((useconds_t)ms * 1000u); });
+    return cudaSuccess;
 }
 
 cudaError_t
