@@ -843,7 +843,10 @@ PyMethodDef pyga_dlpack_methods[] = {
     {"__dlpack__", (PyCFunction)(void (*)(void))array_dlpack, METH_VARARGS | METH_KEYWORDS,
      "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "Export as a DLPack capsule: zero-copy on the array's own device; dl_device=(1, 0) "
-     "copies a GPU array to the host (a counted transfer)."},
+     "copies a GPU array to the host (a counted transfer). On a CUDA GPU, stream= is the "
+     "consumer's stream (None: the legacy default stream, 2: per-thread default, -1: "
+     "no ordering); it is made to wait for gpuarr's queued work, without a host wait. "
+     "Elsewhere stream must be None."},
     {"__dlpack_device__", array_dlpack_device, METH_NOARGS,
      "__dlpack_device__($self, /)\n--\n\n(device_type, device_id): (1, 0) for the CPU, (2, i) "
      "for CUDA GPU i, (12, i) for a simulated or emulated GPU i."},
@@ -855,6 +858,7 @@ PyMethodDef pyga_dlpack_functions[] = {
      METH_VARARGS | METH_KEYWORDS,
      "from_dlpack(x, /, *, device=None, copy=None)\n--\n\nAn array sharing memory with "
      "the DLPack producer x (same device) or, when device= names another device, a copy "
-     "there. copy=True always copies, copy=False never (ValueError)."},
+     "there. copy=True always copies, copy=False never (ValueError). Data on a CUDA GPU "
+     "is asked for with stream= gpuarr's stream of that GPU."},
     {NULL},
 };
