@@ -247,7 +247,7 @@ def test_unconsumed_capsule_is_freed_without_a_wait():
 def test_stream_argument_is_checked_on_cuda_devices():
     out = run_emulated("""
         x = gpuarr.ones(3, device=gpuarr.gpu(0))
-        for s in (0, -2, "1", 1.0):
+        for s in (0, -2, "1", 1.0, 12345):  # 12345: no stream's handle
             try:
                 x.__dlpack__(stream=s)
                 print("accepted", s)
@@ -259,7 +259,8 @@ def test_stream_argument_is_checked_on_cuda_devices():
         except BufferError:
             print("BufferError")
     """)
-    assert out == ["ValueError", "ValueError", "TypeError", "TypeError", "BufferError"]
+    assert out == ["ValueError", "ValueError", "TypeError", "TypeError", "ValueError",
+                   "BufferError"]
 
 
 def test_stream_must_be_none_without_cuda_streams(device):

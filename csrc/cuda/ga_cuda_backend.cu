@@ -581,6 +581,12 @@ cuda_order_stream(int dev, uintptr_t stream)
     if (theirs == d->stream) {
         return GA_OK; /* one stream: already in order */
     }
+#ifdef GA_CUDA_EMULATION
+    if (!ga_emu_stream_known(theirs)) {
+        return ga_error(GA_ERR_VALUE, "stream=%#llx is not a CUDA stream of this process "
+                        "(emulation check)", (unsigned long long)stream);
+    }
+#endif
     /* The record and the wait under d->lock, so that another thread's hand-off
      * cannot re-record `handoff` in between (a later record would only make the wait
      * longer, never wrong, but the lock makes the pairing plain). */

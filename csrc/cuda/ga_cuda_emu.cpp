@@ -827,6 +827,21 @@ cudaStreamSynchronize(cudaStream_t stream)
     return host_wait(resolve(stream));
 }
 
+int
+ga_emu_stream_known(cudaStream_t stream)
+{
+    if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) {
+        return 1;
+    }
+    std::lock_guard<std::mutex> g(state_lock);
+    for (ga_emu_stream *o : all_streams) {
+        if (o == stream) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 cudaError_t
 ga_emu_stream_sleep(cudaStream_t stream, unsigned ms)
 {

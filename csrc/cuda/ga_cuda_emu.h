@@ -225,6 +225,11 @@ void ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
  * stream reliably late and show a missing cross-stream wait. */
 cudaError_t ga_emu_stream_sleep(cudaStream_t stream, unsigned ms);
 
+/* 1 when `stream` is a stream handle of this process (0, cudaStreamLegacy,
+ * cudaStreamPerThread, or one cudaStreamCreate made), else 0: a GPU would crash or
+ * misbehave on a made-up handle from another library; the emulation says so. */
+int ga_emu_stream_known(cudaStream_t stream);
+
 /* Start of the launch's dynamic shared memory (`extern __shared__`). */
 void *ga_emu_dynamic_shared(void);
 
