@@ -27,9 +27,9 @@
 #include "ga_dtype.h"
 #include "ga_ops.h"
 
-/* 3: sort and searchsorted entries; 4: kernel_counters (entries only ever added at
- * the end of ga_backend). */
-#define GA_BACKEND_ABI_VERSION 4
+/* 3: sort and searchsorted entries; 4: kernel_counters; 5: the DLPack stream
+ * hand-off (entries only ever added at the end of ga_backend). */
+#define GA_BACKEND_ABI_VERSION 5
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -251,6 +251,24 @@ typedef struct ga_backend {
     /* The counters of `dev` (above); with reset_max, max_grid_blocks starts again
      * from 0 after this read. NULL for backends that do not count (CPU, simulated). */
     int (*kernel_counters)(int dev, int reset_max, ga_kernel_counters *out);
+
+    /* ABI 5: sharing device memory with other CUDA libraries of the process (DLPack).
+     * NULL for backends whose devices are not CUDA devices (CPU, simulated). Streams
+     * are named as DLPack names them: 1 is the legacy default stream, 2 the calling
+     * thread's per-thread default stream, any value above 2 a cudaStream_t. */
+    /* 1 when other libraries may use this backend's device memory in place as CUDA
+     * memory: always on a GPU; in the emulation only in its test-only mode
+     * GPUARR_CUDA_EMULATE_DLPACK=cuda (ga_cuda_emu.h). 0 otherwise. */
+    int (*shares_memory)(void);
+    /* The stream on which this backend queues the work of `dev`. */
+    int (*stream_handle)(int dev, uintptr_t *out);
+    /* Order `stream` (of device dev) after all work queued so far on dev's stream,
+     * without a host wait (an event recorded on ours, waited for on theirs). Nothing
+     * to do when `stream` is dev's own stream. */
+    int (*order_stream)(int dev, uintptr_t stream);
+    /* Wait on the host for the work of every stream on `dev`, other libraries'
+     * streams included (cudaDeviceSynchronize). */
+    int (*device_wait)(int dev);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

@@ -95,7 +95,11 @@
     X(ga_backend, set_wait_hooks)                                                      \
     X(ga_backend, sort)                                                                \
     X(ga_backend, searchsorted)                                                        \
-    X(ga_backend, kernel_counters)
+    X(ga_backend, kernel_counters)                                                     \
+    X(ga_backend, shares_memory)                                                       \
+    X(ga_backend, stream_handle)                                                       \
+    X(ga_backend, order_stream)                                                        \
+    X(ga_backend, device_wait)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \

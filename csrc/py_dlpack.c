@@ -5,14 +5,23 @@
  * kDLCUDA; simulated and emulated GPUs are host memory behind a GPU's rules, which no
  * consumer may use as device memory, so they are reported as kDLExtDev (12) with the
  * GPU's index and served to the host only through dl_device=(1, 0): a counted
- * device-to-host copy. The exported tensor holds a storage reference (a view or a
- * fresh copy) that the deleter releases, taking the GIL, from any thread.
+ * device-to-host copy (emulated GPUs are kDLCUDA in the test-only mode
+ * GPUARR_CUDA_EMULATE_DLPACK=cuda, which tests the stream hand-off). The exported
+ * tensor holds a storage reference (a view or a fresh copy) that the deleter
+ * releases, taking the GIL, from any thread.
+ *
+ * Streams (DLPack's python_spec.rst): the consumer names the stream it will read on,
+ * and the producer makes its queued work visible there. As a consumer gpuarr names
+ * its own stream of the device; as a producer it orders the consumer's stream after
+ * its own with an event. Both deleters wait before memory can be reused; see
+ * export_free and import_release for which wait and why.
  */
 #include "py_common.h"
 
 #include <string.h>
 
 #include "dlpack.h"
+#include "ga_stream.h"
 #include "ga_transfer.h"
 
 /* Buffer protocol for CPU arrays: zero-copy. Device arrays refuse with a message
@@ -111,6 +120,8 @@ typedef struct {
     } m;
     ga_array arr;
     int64_t dims[2 * GA_MAXDIMS];
+    int wait_dev;   /* the CUDA device whose memory was lent in place, or -1 */
+    int unconsumed; /* set when the capsule dies unconsumed: no consumer read it */
 } export_ctx;
 
 static void
@@ -119,6 +130,19 @@ export_free(export_ctx *ctx)
     /* At interpreter shutdown storage and allocator may be gone: leak, never crash. */
     if (!Py_IsInitialized()) {
         return;
+    }
+    if (ctx->wait_dev >= 0 && !ctx->unconsumed) {
+        /* The block goes back to gpuarr's cache, and the next allocation on its device
+         * may write it at once on gpuarr's stream, while the consumer's kernels that
+         * read it may still be queued on its streams: the consumer need not wait
+         * before calling the deleter, and may have used other streams than the one it
+         * named. Waiting for the whole device covers them all without touching a
+         * stream handle that may be destroyed by now. It costs a host wait (the GIL
+         * released) per consumed export; gpuarr's own later work needs none. A fault
+         * reported here is sticky and raised by the device's next call: free never
+         * fails. */
+        ga_device d = {GA_DEV_GPU, ctx->wait_dev};
+        (void)ga_stream_device_wait(d);
     }
     PyGILState_STATE g = PyGILState_Ensure();
     ga_array_release(&ctx->arr);
@@ -149,6 +173,7 @@ capsule_destructor_legacy(PyObject *cap)
         PyErr_WriteUnraisable(cap);
         return;
     }
+    ((export_ctx *)m->manager_ctx)->unconsumed = 1;
     if (m->deleter != NULL) {
         m->deleter(m);
     }
@@ -165,6 +190,7 @@ capsule_destructor_versioned(PyObject *cap)
         PyErr_WriteUnraisable(cap);
         return;
     }
+    ((export_ctx *)m->manager_ctx)->unconsumed = 1;
     if (m->deleter != NULL) {
         m->deleter(m);
     }
@@ -193,7 +219,7 @@ dl_device_of(ga_device d)
         r.device_id = 0;
     }
     else {
-        r.device_type = ga_gpu_mode_get() == GA_GPU_CUDA ? kDLCUDA : kDLExtDev;
+        r.device_type = ga_stream_shares_memory(d) ? kDLCUDA : kDLExtDev;
         r.device_id = d.index;
     }
     return r;
@@ -286,21 +312,40 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
                             "a device-to-host copy",
                             own.kind == GA_DEV_GPU ? "GPU" : "CPU");
     }
-    /* stream: CPU (and non-CUDA) data have none; CUDA: 0 is ambiguous by the spec. */
-    long stream_v = 0; /* the consumer's stream, parsed once (-1: no synchronisation) */
+    /* stream: the consumer's. Data without a CUDA stream (the host, simulated or
+     * plain emulated GPUs) take None only. On CUDA, None means the legacy default
+     * stream (1), 2 the per-thread default stream, above 2 a cudaStream_t, -1 asks for
+     * no synchronisation, and 0 is ambiguous. */
+    int on_cuda = !cross && ga_stream_shares_memory(own);
+    uintptr_t consumer = 1;
+    int order = on_cuda;
     if (stream != Py_None) {
-        if (target.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_CUDA) {
+        if (!on_cuda) {
             return buffer_error("stream must be None for data exported to the host or "
                                 "to a non-CUDA device");
         }
-        stream_v = PyLong_AsLong(stream);
-        if (stream_v == -1 && PyErr_Occurred()) {
-            return NULL;
+        unsigned long long u = PyLong_AsUnsignedLongLong(stream);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                return NULL; /* not an integer */
+            }
+            PyErr_Clear();
+            long long v = PyLong_AsLongLong(stream);
+            if (v != -1) {
+                PyErr_SetString(PyExc_ValueError,
+                                "stream must be -1 (no synchronisation), 1 (legacy "
+                                "default), 2 (per-thread default) or a CUDA stream handle");
+                return NULL;
+            }
+            order = 0;
         }
-        if (stream_v == 0) {
+        else if (u == 0) {
             PyErr_SetString(PyExc_ValueError, "stream=0 is ambiguous in DLPack; use 1 "
                                               "(legacy default) or 2 (per-thread)");
             return NULL;
+        }
+        else {
+            consumer = (uintptr_t)u;
         }
     }
     if (!versioned && !ga_array_writeable(a)) {
@@ -321,9 +366,11 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
         ga_array_view(&ctx->arr, a);
         st = GA_OK;
     }
-    if (st == GA_OK && own.kind == GA_DEV_GPU && !cross && stream_v != -1) {
-        /* the consumer reads on its own stream: make our queued work visible first */
-        st = ga_synchronize(own);
+    if (st == GA_OK && order) {
+        /* The consumer reads on its own stream, and the work that writes this array
+         * (or the copy just made) may still be queued on gpuarr's: its stream waits
+         * for an event recorded on ours, so neither side waits on the host. */
+        st = ga_stream_order_foreign(own, consumer);
     }
     if (st != GA_OK) {
         ga_array_release(&ctx->arr); /* ctx is zeroed: safe whatever failed */
@@ -331,6 +378,7 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
         return pyga_raise(st);
     }
     ga_array *e = &ctx->arr;
+    ctx->wait_dev = on_cuda ? own.index : -1;
     for (int i = 0; i < e->ndim; i++) {
         if (e->strides[i] % itemsize != 0) {
             ga_array_release(e);
@@ -380,6 +428,7 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
 typedef struct {
     void *managed;
     int versioned;
+    int wait_dev; /* the CUDA device the tensor lives on, or -1 */
 } import_owner;
 
 /* Storage release of an imported tensor: the producer's deleter (storage refcounts
@@ -388,6 +437,18 @@ static void
 import_release(void *p)
 {
     import_owner *o = (import_owner *)p;
+    if (o->managed != NULL && o->wait_dev >= 0) {
+        /* gpuarr's kernels that read the block may still be queued on its stream,
+         * and the producer's deleter may free the block or hand it to its own next
+         * allocation at once, on a stream gpuarr cannot order itself before. So the
+         * host waits for gpuarr's stream of that device first (the GIL released):
+         * only gpuarr's stream needs waiting for, since all of gpuarr's work with the
+         * block is queued there (a copy to another device included: copy_peer makes
+         * the source's stream wait for it). A fault is sticky and raised by the
+         * device's next call: free never fails. */
+        ga_device d = {GA_DEV_GPU, o->wait_dev};
+        (void)ga_synchronize(d);
+    }
     if (o->managed == NULL) {
         /* never taken over: the capsule's destructor still owns the tensor */
     }
@@ -448,15 +509,15 @@ check_tensor(const DLTensor *t, ga_device *dev, ga_array *arr, char **first,
             buffer_error("DLPack device_id %d is negative", t->device.device_id);
             return -1;
         }
-        if (ga_gpu_mode_get() != GA_GPU_CUDA || t->device.device_id >= ga_num_gpus()) {
+        dev->kind = GA_DEV_GPU;
+        dev->index = t->device.device_id;
+        if (t->device.device_id >= ga_num_gpus() || !ga_stream_shares_memory(*dev)) {
             buffer_error("the producer's data is on CUDA device %d, which this "
                          "process cannot use; ask for a host copy "
                          "(from_dlpack(x, device=gpuarr.cpu()))",
                          t->device.device_id);
             return -1;
         }
-        dev->kind = GA_DEV_GPU;
-        dev->index = t->device.device_id;
         break;
     default:
         buffer_error("DLPack device_type %d is not supported; ask for a host copy "
@@ -595,6 +656,7 @@ wrap_capsule(PyObject *cap)
     }
     owner->managed = managed;
     owner->versioned = versioned;
+    owner->wait_dev = dev.kind == GA_DEV_GPU ? dev.index : -1;
     int readonly = versioned ? (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 : 0;
     int st = ga_storage_wrap(dev, first + lo, (size_t)(hi - lo), import_release, owner,
                              readonly, &arr.storage);
@@ -611,6 +673,45 @@ wrap_capsule(PyObject *cap)
         return NULL;
     }
     return pyga_wrap(&arr);
+}
+
+/* The stream to name in x.__dlpack__(stream=...) when gpuarr takes x in place
+ * (python_spec.rst: the consumer's stream): when x says (__dlpack_device__) that it
+ * lives on a CUDA device whose memory gpuarr shares, gpuarr's own stream of that
+ * device, since all of gpuarr's work with the data is queued there. *out stays NULL
+ * (no stream=) for everything else: the host, devices gpuarr cannot use, producers
+ * without __dlpack_device__. -1 with an exception only for errors x raises. */
+static int
+consumer_stream(PyObject *x, PyObject **out)
+{
+    *out = NULL;
+    PyObject *dd = PyObject_CallMethod(x, "__dlpack_device__", NULL);
+    if (dd == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return -1;
+        }
+        PyErr_Clear();
+        return 0;
+    }
+    int dt = 0, di = -1;
+    if (!PyTuple_Check(dd) || !PyArg_ParseTuple(dd, "ii", &dt, &di)) {
+        /* a malformed answer: the capsule's own device field is checked later */
+        PyErr_Clear();
+        dt = 0;
+    }
+    Py_DECREF(dd);
+    ga_device dev = {GA_DEV_GPU, di};
+    if (dt != kDLCUDA || di < 0 || di >= ga_num_gpus() || !ga_stream_shares_memory(dev)) {
+        return 0;
+    }
+    uintptr_t h;
+    int st = ga_stream_handle(dev, &h);
+    if (st != GA_OK) {
+        pyga_raise(st);
+        return -1;
+    }
+    *out = PyLong_FromUnsignedLongLong((unsigned long long)h);
+    return *out != NULL ? 0 : -1;
 }
 
 static PyObject *
@@ -674,21 +775,33 @@ fn_from_dlpack(PyObject *m, PyObject *args, PyObject *kwds)
     else {
         Py_INCREF(dl_dev);
     }
+    PyObject *stream = NULL;
+    if (dl_dev == Py_None && consumer_stream(x, &stream) < 0) {
+        Py_DECREF(dl_dev);
+        Py_DECREF(meth);
+        return NULL;
+    }
     PyObject *kw = Py_BuildValue("{s:(ii),s:O,s:O}", "max_version", DLPACK_MAJOR_VERSION,
                                  DLPACK_MINOR_VERSION, "dl_device", dl_dev, "copy", copy);
+    if (kw != NULL && stream != NULL && PyDict_SetItemString(kw, "stream", stream) < 0) {
+        Py_CLEAR(kw);
+    }
     Py_DECREF(dl_dev);
     PyObject *empty = PyTuple_New(0);
+    PyObject *old_kw = stream != NULL ? Py_BuildValue("{s:O}", "stream", stream) : NULL;
     PyObject *cap = NULL;
-    if (kw != NULL && empty != NULL) {
+    if (kw != NULL && empty != NULL && (stream == NULL || old_kw != NULL)) {
         cap = PyObject_Call(meth, empty, kw);
         if (cap == NULL && PyErr_ExceptionMatches(PyExc_TypeError) && !have_device &&
             want_copy < 0) {
-            /* an old producer without the 2023.12 keywords */
+            /* an old producer without the 2023.12 keywords (stream= is older) */
             PyErr_Clear();
-            cap = PyObject_Call(meth, empty, NULL);
+            cap = PyObject_Call(meth, empty, old_kw);
         }
     }
     Py_XDECREF(kw);
+    Py_XDECREF(old_kw);
+    Py_XDECREF(stream);
     Py_XDECREF(empty);
     Py_DECREF(meth);
     if (cap == NULL) {
@@ -730,7 +843,10 @@ PyMethodDef pyga_dlpack_methods[] = {
     {"__dlpack__", (PyCFunction)(void (*)(void))array_dlpack, METH_VARARGS | METH_KEYWORDS,
      "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "Export as a DLPack capsule: zero-copy on the array's own device; dl_device=(1, 0) "
-     "copies a GPU array to the host (a counted transfer)."},
+     "copies a GPU array to the host (a counted transfer). On a CUDA GPU, stream= is the "
+     "consumer's stream (None: the legacy default stream, 2: per-thread default, -1: "
+     "no ordering); it is made to wait for gpuarr's queued work, without a host wait. "
+     "Elsewhere stream must be None."},
     {"__dlpack_device__", array_dlpack_device, METH_NOARGS,
      "__dlpack_device__($self, /)\n--\n\n(device_type, device_id): (1, 0) for the CPU, (2, i) "
      "for CUDA GPU i, (12, i) for a simulated or emulated GPU i."},
@@ -742,6 +858,7 @@ PyMethodDef pyga_dlpack_functions[] = {
      METH_VARARGS | METH_KEYWORDS,
      "from_dlpack(x, /, *, device=None, copy=None)\n--\n\nAn array sharing memory with "
      "the DLPack producer x (same device) or, when device= names another device, a copy "
-     "there. copy=True always copies, copy=False never (ValueError)."},
+     "there. copy=True always copies, copy=False never (ValueError). Data on a CUDA GPU "
+     "is asked for with stream= gpuarr's stream of that GPU."},
     {NULL},
 };

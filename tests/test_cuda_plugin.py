@@ -60,7 +60,11 @@ def test_plugin_exports_only_its_entry_points():
     # calls (gpuarr_cuda_selftest* in csrc/cuda/CMakeLists.txt's export map)
     assert names == {"gpuarr_cuda_backend", "gpuarr_cuda_selftest",
                      "gpuarr_cuda_selftest_case", "gpuarr_cuda_selftest_long_kernel",
-                     "gpuarr_cuda_selftest_pinned"}, names
+                     "gpuarr_cuda_selftest_pinned", "gpuarr_cuda_selftest_dl_stream",
+                     "gpuarr_cuda_selftest_dl_own_stream", "gpuarr_cuda_selftest_dl_sleep",
+                     "gpuarr_cuda_selftest_dl_alloc", "gpuarr_cuda_selftest_dl_free",
+                     "gpuarr_cuda_selftest_dl_memset", "gpuarr_cuda_selftest_dl_copy",
+                     "gpuarr_cuda_selftest_dl_sync", "gpuarr_cuda_selftest_dl_wait"}, names
 
 
 @needs_plugin

@@ -13,6 +13,7 @@
 #include "ga_cuda.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <atomic>
@@ -80,6 +81,7 @@ struct device_state {
     std::mutex lock;
     cudaStream_t stream;
     cudaEvent_t order; /* recorded on `stream` for cross-device ordering */
+    cudaEvent_t handoff; /* recorded on `stream` for another library's stream */
     ga_device_props props;
     std::unordered_map<size_t, std::vector<void *>> cache; /* bin size -> free blocks */
     size_t cached_bytes;
@@ -215,6 +217,7 @@ state(int dev, device_state **out)
         d->props.multiprocessors = p.multiProcessorCount;
         GA_CUDA_TRY(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
         GA_CUDA_TRY(cudaEventCreateWithFlags(&d->order, cudaEventDisableTiming));
+        GA_CUDA_TRY(cudaEventCreateWithFlags(&d->handoff, cudaEventDisableTiming));
         d->stats.total_bytes = p.totalGlobalMem;
         __atomic_store_n(&G.devs[dev], d, __ATOMIC_RELEASE);
     }
@@ -542,6 +545,70 @@ cuda_kernel_counters(int dev, int reset_max, ga_kernel_counters *out)
     return GA_OK;
 }
 
+/* Read once: whether this plugin's memory may be handed to other CUDA libraries
+ * (ga_backend.shares_memory). */
+int shares = 1;
+
+int
+cuda_shares_memory(void)
+{
+    return shares;
+}
+
+int
+cuda_stream_handle(int dev, uintptr_t *out)
+{
+    cudaStream_t s = NULL;
+    GA_TRY(ga_cuda_stream(dev, &s));
+    *out = (uintptr_t)s;
+    return GA_OK;
+}
+
+/* DLPack's stream numbers as runtime handles (1 and 2 are the runtime's own values
+ * for these two streams; spelled out so the mapping is visible). */
+cudaStream_t
+dlpack_stream(uintptr_t s)
+{
+    return s == 1 ? cudaStreamLegacy : s == 2 ? cudaStreamPerThread : (cudaStream_t)s;
+}
+
+int
+cuda_order_stream(int dev, uintptr_t stream)
+{
+    device_state *d;
+    GA_TRY(state(dev, &d));
+    cudaStream_t theirs = dlpack_stream(stream);
+    if (theirs == d->stream) {
+        return GA_OK; /* one stream: already in order */
+    }
+#ifdef GA_CUDA_EMULATION
+    if (!ga_emu_stream_known(theirs)) {
+        return ga_error(GA_ERR_VALUE, "stream=%#llx is not a CUDA stream of this process "
+                        "(emulation check)", (unsigned long long)stream);
+    }
+#endif
+    /* The record and the wait under d->lock, so that another thread's hand-off
+     * cannot re-record `handoff` in between (a later record would only make the wait
+     * longer, never wrong, but the lock makes the pairing plain). */
+    std::lock_guard<std::mutex> g(d->lock);
+    GA_CUDA_TRY(cudaSetDevice(dev));
+    GA_CUDA_TRY(cudaEventRecord(d->handoff, d->stream));
+    GA_CUDA_TRY(cudaStreamWaitEvent(theirs, d->handoff, 0));
+    return GA_OK;
+}
+
+int
+cuda_device_wait(int dev)
+{
+    device_state *d;
+    GA_TRY(state(dev, &d));
+    waiting_host w;
+    GA_CUDA_TRY(cudaSetDevice(dev));
+    d->syncs++;
+    GA_CUDA_TRY(cudaDeviceSynchronize());
+    return GA_OK;
+}
+
 const char *
 cuda_last_error(void)
 {
@@ -588,6 +655,10 @@ const ga_backend table = {
     NULL, /* sort: no device sort yet; the core says to sort on the CPU */
     NULL, /* searchsorted */
     cuda_kernel_counters,
+    cuda_shares_memory,
+    cuda_stream_handle,
+    cuda_order_stream,
+    cuda_device_wait,
 };
 
 }  // namespace
@@ -699,6 +770,10 @@ gpuarr_cuda_backend(int emulate_devices)
     G.emulate = emulate_devices;
 #ifdef GA_CUDA_EMULATION
     ga_emu_init(emulate_devices);
+    /* Emulated memory is host memory: no real CUDA library can use it, so it is
+     * shared only in the test-only mode whose fakes use this emulated runtime. */
+    const char *dl = getenv("GPUARR_CUDA_EMULATE_DLPACK");
+    shares = dl != NULL && strcmp(dl, "cuda") == 0;
 #endif
     return &table;
 }

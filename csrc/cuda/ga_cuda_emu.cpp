@@ -221,11 +221,22 @@ new_stream(int dev, unsigned flags)
     return s;
 }
 
-/* Stream 0 means the current device's legacy default stream. */
+/* Each host thread's per-thread default stream, one per device (cudaStreamPerThread):
+ * blocking, so ordered with the legacy stream as in CUDA. Made at first use. */
+thread_local ga_emu_stream *per_thread[64];
+
+/* Stream 0 (and cudaStreamLegacy) means the current device's legacy default stream;
+ * cudaStreamPerThread the calling thread's stream of the current device. */
 ga_emu_stream *
 resolve(cudaStream_t s)
 {
-    if (s != nullptr) {
+    if (s == cudaStreamPerThread) {
+        if (per_thread[current_device] == nullptr) {
+            per_thread[current_device] = new_stream(current_device, 0);
+        }
+        return per_thread[current_device];
+    }
+    if (s != nullptr && s != cudaStreamLegacy) {
         return s;
     }
     int dev = current_device;
@@ -814,6 +825,28 @@ cudaStreamSynchronize(cudaStream_t stream)
         usleep((useconds_t)atoi(ms) * 1000u);
     }
     return host_wait(resolve(stream));
+}
+
+int
+ga_emu_stream_known(cudaStream_t stream)
+{
+    if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) {
+        return 1;
+    }
+    std::lock_guard<std::mutex> g(state_lock);
+    for (ga_emu_stream *o : all_streams) {
+        if (o == stream) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+cudaError_t
+ga_emu_stream_sleep(cudaStream_t stream, unsigned ms)
+{
+    enqueue(resolve(stream), [ms] { usleep((useconds_t)ms * 1000u); });
+    return cudaSuccess;
 }
 
 cudaError_t

@@ -31,6 +31,12 @@
  *     deterministic 0..k ulps, k the CUDA Programming Guide's bound, so a test that
  *     wants bit-identical floats across devices fails here as on a GPU
  *     (ga_cuda_emu_math.h; sqrt and division stay correctly rounded);
+ *   - test only: GPUARR_CUDA_EMULATE_DLPACK=cuda makes the plugin say that its
+ *     devices' memory is CUDA memory other libraries may use (ga_backend's
+ *     shares_memory), so gpuarr exports and imports kDLCUDA capsules and the DLPack
+ *     stream hand-off can be tested against fake producers and consumers that use
+ *     this same emulated runtime through the plugin's gpuarr_cuda_selftest_dl_*
+ *     entries (no real CUDA library can read emulated memory);
  *   - test only: GPUARR_CUDA_EMULATE_FAIL=<name> makes every call of the runtime
  *     function <name> (or "launch" for kernel launches) fail with
  *     cudaErrorIllegalAddress, read at each call.
@@ -130,6 +136,11 @@ struct ga_emu_stream;
 struct ga_emu_event;
 typedef struct ga_emu_stream *cudaStream_t;
 typedef struct ga_emu_event *cudaEvent_t;
+/* The special handles of driver_types.h, with the same values (DLPack names streams
+ * by these numbers too): the current device's legacy default stream, and the calling
+ * host thread's per-thread default stream. */
+#define cudaStreamLegacy ((cudaStream_t)0x1)
+#define cudaStreamPerThread ((cudaStream_t)0x2)
 
 /* The fields the backend reads; the rest of the real struct is left out on purpose
  * (a new use fails to compile here and must be added). */
@@ -212,6 +223,17 @@ void ga_emu_init(int ndevices);
  * divergent barrier, an injected failure). */
 void ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
                 void (*thread_fn)(void *), void *ctx, void (*free_ctx)(void *));
+
+/* Test only: queue a task that keeps `stream` busy for `ms` milliseconds without
+ * launching a kernel (launches are serialised by one lock, so a slow kernel would
+ * stall every stream; this stalls only its own), so a test can make work on one
+ * stream reliably late and show a missing cross-stream wait. */
+cudaError_t ga_emu_stream_sleep(cudaStream_t stream, unsigned ms);
+
+/* 1 when `stream` is a stream handle of this process (0, cudaStreamLegacy,
+ * cudaStreamPerThread, or one cudaStreamCreate made), else 0: a GPU would crash or
+ * misbehave on a made-up handle from another library; the emulation says so. */
+int ga_emu_stream_known(cudaStream_t stream);
 
 /* Start of the launch's dynamic shared memory (`extern __shared__`). */
 void *ga_emu_dynamic_shared(void);

@@ -82,7 +82,9 @@ def from_dlpack(x, /, *, device=None, copy=None):
 
     An array sharing memory with the DLPack producer ``x`` (a NumPy array, a tensor of
     another library...). ``device=None`` keeps ``x``'s device; another device copies
-    (``copy=False`` then raises). Defined in the C core."""
+    (``copy=False`` then raises). For data on a CUDA GPU, ``x.__dlpack__`` is given
+    ``stream=`` gpuarr's own stream of that GPU, on which ``x``'s producer makes its
+    pending writes visible. Defined in the C core."""
     return _core.from_dlpack(x, device=device, copy=copy)
 
 
