@@ -194,6 +194,49 @@ as_int64(const ga_array *a, ga_array *out)
     return st;
 }
 
+/* Host data used as an index along axis `ax` of x (ga_key.host): integer indices are
+ * checked here, on every device (NumPy's message, with the axis), before the upload
+ * to a GPU, so that an out-of-range one is an IndexError at
+ * this call with no device round trip (an index array already on a GPU is checked by
+ * the kernel instead, and its error is deferred: docs/DESIGN.md). `out` is the data
+ * on x's device (bool masks are uploaded as they are). */
+static int
+upload_host_index(const ga_array *x, int ax, const ga_array *a, ga_array *out)
+{
+    int same = ga_device_eq(ga_array_device(a), ga_array_device(x));
+    if (a->dtype == GA_BOOL || !ga_dtype_is_integer((ga_dtype)a->dtype)) {
+        if (same) {
+            ga_array_view(out, a);
+            return GA_OK;
+        }
+        return ga_copy_to_device(a, ga_array_device(x), out);
+    }
+    ga_array c;
+    GA_TRY(as_int64(a, &c));
+    ga_array cc;
+    int st = ga_contiguous(&c, &cc);
+    ga_array_release(&c);
+    GA_TRY(st);
+    /* the host array's own memory: ga_contiguous finished writing it (the CPU
+     * backend runs each operation to completion before returning) */
+    const int64_t *v = (const int64_t *)ga_array_data(&cc);
+    int64_t size = ga_array_size(&cc), n = x->shape[ax];
+    for (int64_t i = 0; i < size; i++) {
+        if (v[i] < -n || v[i] >= n) {
+            ga_array_release(&cc);
+            return ga_error(GA_ERR_INDEX, "index %lld is out of bounds for axis %d with "
+                            "size %lld", (long long)v[i], ax, (long long)n);
+        }
+    }
+    if (same) {
+        *out = cc; /* x is on the CPU too: checked, nothing to upload */
+        return GA_OK;
+    }
+    st = ga_copy_to_device(&cc, ga_array_device(x), out);
+    ga_array_release(&cc);
+    return st;
+}
+
 static int
 push_axis(ga_array *v, int64_t n, int64_t stride)
 {
@@ -345,8 +388,22 @@ plan_build(const ga_array *x, int nkeys, const ga_key *keys, index_plan *p)
             break;
         case GA_KEY_ARRAY: {
             const ga_array *a = key->array;
+            ga_array up;
+            int have_up = 0;
+            if (key->host && ga_array_device(a).kind == GA_DEV_CPU) {
+                /* a bool mask spans a->ndim axes from ax; its shape check is below */
+                st = upload_host_index(x, ax, a, &up);
+                if (st != GA_OK) {
+                    break;
+                }
+                have_up = 1;
+                a = &up;
+            }
             st = ga_check_same_device("indexing", x, a);
             if (st != GA_OK) {
+                if (have_up) {
+                    ga_array_release(&up);
+                }
                 break;
             }
             if (a->dtype == GA_BOOL) {
@@ -357,6 +414,9 @@ plan_build(const ga_array *x, int nkeys, const ga_key *keys, index_plan *p)
                 for (int i = 0; i < a->ndim && st == GA_OK; i++, ax++) {
                     if (a->shape[i] != x->shape[ax]) {
                         plan_release(p);
+                        if (have_up) {
+                            ga_array_release(&up);
+                        }
                         return ga_error(GA_ERR_INDEX,
                                         "boolean index did not match indexed array along "
                                         "axis %d; size of axis is %lld but size of "
@@ -382,6 +442,9 @@ plan_build(const ga_array *x, int nkeys, const ga_key *keys, index_plan *p)
             else {
                 st = ga_error(GA_ERR_INDEX, "arrays used as indices must be of integer (or "
                               "boolean) type, not %s", ga_dtype_infos[a->dtype].name);
+            }
+            if (have_up) {
+                ga_array_release(&up); /* p->idx holds its own reference */
             }
             break;
         }
@@ -844,7 +907,7 @@ ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
 
 int
 ga_take(const ga_array *x, const ga_array *indices, int has_axis, int64_t axis,
-        ga_array *out)
+        int host, ga_array *out)
 {
     if (!ga_dtype_is_integer((ga_dtype)indices->dtype)) {
         return ga_error(GA_ERR_INDEX, "take: indices must be an integer array, not %s",
@@ -870,6 +933,7 @@ ga_take(const ga_array *x, const ga_array *indices, int has_axis, int64_t axis,
     }
     keys[ax].kind = GA_KEY_ARRAY;
     keys[ax].array = indices;
+    keys[ax].host = host;
     int st = ga_index_get(&src, ax + 1, keys, out);
     ga_array_release(&src);
     return st;

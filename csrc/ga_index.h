@@ -1,11 +1,11 @@
 /* ga_index.h: x[key] and x[key] = value in the core, with NumPy's rules.
  *
  * The binding turns a Python key into a list of ga_key items (ints, slices, None,
- * Ellipsis, integer or bool arrays already on x's device). Basic items (ints, slices,
- * None, Ellipsis) only give views. Integer and bool arrays ("advanced" indices) give
- * copies through the backend's gather/scatter: bool masks become integer indices
- * through nonzero, whose count comes from a SUM reduction read back to the host (one
- * small device-to-host read on a GPU, counted by the ledger).
+ * Ellipsis, integer or bool arrays on x's device, or host data to upload). Basic items
+ * (ints, slices, None, Ellipsis) only give views. Integer and bool arrays ("advanced"
+ * indices) give copies through the backend's gather/scatter: bool masks become integer
+ * indices through nonzero, whose count comes from a SUM reduction read back to the host
+ * (one small device-to-host read on a GPU, counted by the ledger).
  *
  * Result shape (NumPy's rule): the index arrays broadcast to one shape B; when the
  * advanced items (ints count as advanced when any array is present) are next to each
@@ -31,6 +31,9 @@ typedef struct {
     int64_t start, stop, step; /* SLICE, as PySlice_Unpack gives them (clamped
                                   sentinels for missing bounds) */
     const ga_array *array;     /* ARRAY, borrowed */
+    int32_t host;              /* ARRAY: host data (a Python list, a NumPy array) on the
+                                  CPU: the core checks its indices on the host, then
+                                  copies it to x's device if x is elsewhere */
 } ga_key;
 
 #ifdef __cplusplus
@@ -50,9 +53,10 @@ int ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *val
  * array on x's device (non-bool x is compared with zero via a cast to bool). */
 int ga_nonzero(const ga_array *x, ga_array *out);
 
-/* Elements of x at integer `indices` along `axis` (has_axis 0: of x flattened). */
+/* Elements of x at integer `indices` along `axis` (has_axis 0: of x flattened).
+ * `host`: indices is host data on the CPU (as ga_key.host). */
 int ga_take(const ga_array *x, const ga_array *indices, int has_axis, int64_t axis,
-            ga_array *out);
+            int host, ga_array *out);
 
 #ifdef __cplusplus
 }

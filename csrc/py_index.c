@@ -108,14 +108,16 @@ asarray_on(PyObject *obj, ga_device dev)
 }
 
 /* A list / tuple / NumPy array / bool used as an index: an integer or bool gpuarr
- * array on x's device (see the file comment for which host data is accepted). */
+ * array on the CPU (see the file comment for which host data is accepted). The key is
+ * marked as host data: the core checks its indices on the host and uploads it to x's
+ * device (ga_key.host), so an out-of-range index raises at once on every device. */
 static PyObject *
 host_index_array(PyObject *o, const ga_array *x)
 {
     if (is_numpy_array(o) && ga_array_device(x).kind != GA_DEV_CPU) {
         return device_mismatch_host("indexing", x);
     }
-    PyObject *arr = asarray_on(o, ga_array_device(x));
+    PyObject *arr = asarray_on(o, ga_cpu());
     if (arr == NULL) {
         if (PyErr_ExceptionMatches(PyExc_ValueError) ||
             PyErr_ExceptionMatches(PyExc_TypeError)) {
@@ -183,6 +185,7 @@ parse_one(PyObject *o, const ga_array *x, parsed_key *k)
         k->owned[k->n] = arr;
         key->kind = GA_KEY_ARRAY;
         key->array = pyga_arr(arr);
+        key->host = 1;
     } else if (PyLong_Check(o) || PyIndex_Check(o)) {
         PyObject *i = PyNumber_Index(o);
         if (i == NULL) {
@@ -527,8 +530,9 @@ fn_take(PyObject *m, PyObject *args)
 {
     ga_array *x, *idx, out;
     PyObject *axis = Py_None;
-    if (!PyArg_ParseTuple(args, "O&O&|O:take", array_converter, &x, array_converter,
-                          &idx, &axis)) {
+    int host = 0;
+    if (!PyArg_ParseTuple(args, "O&O&|Op:take", array_converter, &x, array_converter,
+                          &idx, &axis, &host)) {
         return NULL;
     }
     long long ax = 0;
@@ -538,7 +542,7 @@ fn_take(PyObject *m, PyObject *args)
             return NULL;
         }
     }
-    return finish(ga_take(x, idx, axis != Py_None, ax, &out), &out);
+    return finish(ga_take(x, idx, axis != Py_None, ax, host, &out), &out);
 }
 
 static PyObject *
@@ -570,7 +574,9 @@ PyMethodDef pyga_index_functions[] = {
     {"_nonzero", fn_nonzero, METH_O,
      "_nonzero(x)\n--\n\nThe (count, ndim) int64 coordinates of the nonzero elements."},
     {"_take", fn_take, METH_VARARGS,
-     "_take(x, indices, axis=None)\n--\n\nElements at integer indices along axis."},
+     "_take(x, indices, axis=None, host=False)\n--\n\nElements at integer "
+     "indices along axis; host: indices are host data on the CPU, checked before the "
+     "upload."},
     {"_copy", fn_copy, METH_O,
      "_copy(x)\n--\n\nA new C-contiguous copy on x's device."},
     {NULL},

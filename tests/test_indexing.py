@@ -1,6 +1,8 @@
 """x[key] and x[key] = value against NumPy: basic keys give views, integer arrays and
 boolean masks give copies (gather) and assignments (scatter), with NumPy's shapes,
 errors and assignment rules, on every device."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -174,6 +176,27 @@ def test_out_of_range_index_array_raises_and_leaves_x_unchanged(device):
     with pytest.raises(IndexError, match="out of bounds"):
         x[[0, 3, 9]] = 1
         gpuarr.synchronize()
+    np.testing.assert_array_equal(x.numpy(), a)
+
+
+@pytest.mark.parametrize("key, msg", [
+    ([0, 4], "index 4 is out of bounds for axis 0 with size 4"),
+    ((slice(None), [-6]), "index -6 is out of bounds for axis 1 with size 5"),
+    ((Ellipsis, [[1], [7]]), "index 7 is out of bounds for axis 2 with size 6"),
+], ids=["axis0", "axis1", "ellipsis"])
+def test_out_of_range_host_index_raises_at_once_naming_the_axis(device, key, msg):
+    # host data (a list) is checked on the host before it goes to the device, so the
+    # error comes from the indexing call itself on every device, as in NumPy
+    a = np.zeros((4, 5, 6))
+    x = gpuarr.asarray(a, device=device)
+    with pytest.raises(IndexError) as np_err:
+        a[key]
+    assert str(np_err.value) == msg
+    with pytest.raises(IndexError, match=re.escape(msg)):
+        x[key]
+    with pytest.raises(IndexError, match=re.escape(msg)):
+        x[key] = 1.0
+    gpuarr.synchronize()  # nothing was deferred
     np.testing.assert_array_equal(x.numpy(), a)
 
 

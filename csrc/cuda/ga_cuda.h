@@ -120,6 +120,15 @@ int ga_cuda_gather(int dev, const ga_index_desc *d);
 int ga_cuda_scatter(int dev, const ga_index_desc *d);
 int ga_cuda_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out);
 int ga_cuda_arange(int dev, const ga_arange_desc *d);
+
+/* Deferred index errors (k_index.cu). Every host wait on a device's stream that
+ * hands control back to the user (synchronize, copies to the host) calls
+ * ga_cuda_index_pending_begin(dev) before it waits and passes its answer to
+ * ga_cuda_index_pending_end(dev, stream, armed) after: GA_ERR_INDEX when a gather or
+ * scatter queued before the wait met an out-of-range index (the record is cleared, so
+ * the error is reported once), else GA_OK. */
+int ga_cuda_index_pending_begin(int dev);
+int ga_cuda_index_pending_end(int dev, cudaStream_t stream, int armed);
 }
 
 #endif

@@ -298,6 +298,8 @@ cuda_device_props(int dev, ga_device_props *out)
     return GA_OK;
 }
 
+/* A wait that hands control back to the user also reports a deferred index error
+ * (ga_cuda.h). */
 int
 cuda_synchronize(int dev)
 {
@@ -305,9 +307,10 @@ cuda_synchronize(int dev)
     GA_TRY(state(dev, &d));
     waiting_host w;
     GA_CUDA_TRY(cudaSetDevice(dev));
+    int armed = ga_cuda_index_pending_begin(dev);
     d->syncs++;
     GA_CUDA_TRY(cudaStreamSynchronize(d->stream));
-    return GA_OK;
+    return ga_cuda_index_pending_end(dev, d->stream, armed);
 }
 
 int
@@ -436,8 +439,8 @@ pinned_buffers(int dev, device_state *d)
     return d->pinned_state == 1;
 }
 
-int
-cuda_copy_d2h(int dev, void *dst, const void *src, size_t nbytes)
+static int
+copy_d2h_wait(int dev, void *dst, const void *src, size_t nbytes)
 {
     device_state *d;
     cudaStream_t s = NULL;
@@ -475,6 +478,21 @@ cuda_copy_d2h(int dev, void *dst, const void *src, size_t nbytes)
         }
     }
     return GA_OK;
+}
+
+/* The copy waits for the stream, so it reports a deferred index error too (after the
+ * data arrived: .numpy() of an array gathered with a bad index raises IndexError). */
+int
+cuda_copy_d2h(int dev, void *dst, const void *src, size_t nbytes)
+{
+    int armed = ga_cuda_index_pending_begin(dev);
+    int st = copy_d2h_wait(dev, dst, src, nbytes);
+    if (st != GA_OK) {
+        return st;
+    }
+    cudaStream_t s = NULL;
+    GA_TRY(ga_cuda_stream(dev, &s));
+    return ga_cuda_index_pending_end(dev, s, armed);
 }
 
 int

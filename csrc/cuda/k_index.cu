@@ -1,13 +1,23 @@
 /* k_index.cu: integer-array indexing (gather, scatter), nonzero and arange on a CUDA
  * device.
  *
- * Bad indices: a kernel cannot return a status, so the index kernels write the first
- * out-of-range index they meet into a small device record (ga_k_errrec); the host
- * reads it back after synchronising the stream and turns it into GA_ERR_INDEX with
- * the index and the size. That read-back is a synchronisation per gather/scatter: the
- * price of reporting the error where NumPy would.
+ * Bad indices without a host wait: a kernel cannot return a status, so the index
+ * kernels write the first out-of-range index they meet into the device's pending-error
+ * record (ga_k_errrec in device memory, one per device, made at the first gather or
+ * scatter). The gather/scatter call returns at once; the record is read after the
+ * next host wait on that device (synchronize, a copy to the host) and turned into
+ * GA_ERR_INDEX there, then cleared in stream order. This is PyTorch's rule for its
+ * device-side asserts (docs/DESIGN.md, "Deferred index errors"). GPUARR_SYNC_CHECKS=1
+ * waits after every gather/scatter instead, so the error comes from the indexing call.
+ * Index arrays made from host data never get here out of range: the core checks
+ * them on the host before the upload (ga_index.c).
  */
 #include "k_common.cuh"
+
+#include <atomic>
+#include <mutex>
+#include <stdlib.h>
+#include <string.h>
 
 /* Element copies by size, with typed loads where the size allows. */
 template <int SZ> struct ga_elem_bytes {
@@ -27,13 +37,19 @@ enum { GA_IDX_GATHER = 0, GA_IDX_CHECK = 1, GA_IDX_SCATTER = 2 };
 
 /* One thread per element of the loop (the result for a gather, the value for a
  * scatter). CHECK only validates every index (a scatter runs it first, so that a bad
- * index leaves the destination untouched). */
+ * index leaves the destination untouched). SCATTER with index arrays first reads the
+ * pending record: stream order makes the CHECK pass's writes visible, and a set record
+ * (this scatter's bad index, or an earlier one not yet reported): write nothing. */
 template <int SZ>
 __global__ void
 k_index(ga_index_desc d, int mode, ga_k_errrec *err)
 {
     const ga_loop &l = d.loop;
     const int nidx = l.nargs - 2;
+    if (mode == GA_IDX_SCATTER && nidx > 0 &&
+        *(volatile unsigned int *)&err->count != 0u) {
+        return;
+    }
     for (int64_t i = ga_gtid(); i < l.size; i += ga_gstride()) {
         int64_t off = ga_offset(l.ndim, l.shape, l.args[1].strides, i);
         bool ok = true;
@@ -101,20 +117,99 @@ ga_index_launch(int dev, const ga_index_desc *d, int mode, ga_k_errrec *err,
     return GA_OK;
 }
 
-/* Wait for the kernels and turn a recorded bad index into GA_ERR_INDEX. */
-static int
-ga_index_read_error(const ga_k_errrec *err, cudaStream_t stream)
+/* GPUARR_SYNC_CHECKS=1: every gather/scatter waits and reports its own bad index.
+ * Read once (a static local is initialised once, thread-safely). */
+static bool
+ga_sync_checks(void)
 {
+    static const bool on = [] {
+        const char *v = getenv("GPUARR_SYNC_CHECKS");
+        return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+    }();
+    return on;
+}
+
+/* The per-device pending-error records. `armed` says a gather/scatter with index
+ * arrays was queued since the record was last read, so that the host waits of code
+ * that never indexes pay nothing for the check. */
+static ga_k_errrec *ga_pending[GA_MAX_DEVICES];
+static std::atomic<int> ga_pending_armed[GA_MAX_DEVICES];
+static std::mutex ga_pending_lock;
+
+static int
+ga_pending_record(int dev, cudaStream_t stream, ga_k_errrec **out)
+{
+    if (dev < 0 || dev >= GA_MAX_DEVICES) {
+        return ga_error(GA_ERR_DEVICE, "indexing: bad device %d", dev);
+    }
+    std::lock_guard<std::mutex> g(ga_pending_lock);
+    if (ga_pending[dev] == NULL) {
+        /* cudaMalloc, not the caching allocator: the record lives as long as the
+         * process and is no user allocation (memory statistics keep their meaning) */
+        void *mem = NULL;
+        GA_CUDA_TRY(cudaMalloc(&mem, sizeof(ga_k_errrec)));
+        cudaError_t ce = cudaMemsetAsync(mem, 0, sizeof(ga_k_errrec), stream);
+        if (ce != cudaSuccess) {
+            cudaFree(mem);
+            return ga_cuda_error(ce, "cudaMemsetAsync(pending)", __FILE__, __LINE__);
+        }
+        ga_pending[dev] = (ga_k_errrec *)mem;
+    }
+    *out = ga_pending[dev];
+    return GA_OK;
+}
+
+extern "C" int
+ga_cuda_index_pending_begin(int dev)
+{
+    if (dev < 0 || dev >= GA_MAX_DEVICES) {
+        return 0;
+    }
+    return ga_pending_armed[dev].exchange(0);
+}
+
+extern "C" int
+ga_cuda_index_pending_end(int dev, cudaStream_t stream, int armed)
+{
+    if (!armed) {
+        return GA_OK;
+    }
+    ga_k_errrec *rec = NULL;
+    {
+        std::lock_guard<std::mutex> g(ga_pending_lock);
+        rec = ga_pending[dev];
+    }
+    if (rec == NULL) {
+        return GA_OK;
+    }
+    /* The caller's wait covered every launch that armed the record before it began;
+     * the stream is idle up to there, so this small read adds no wait of its own
+     * worth counting (it is part of the caller's). */
     ga_k_errrec h;
     memset(&h, 0, sizeof(h));
-    GA_CUDA_TRY(cudaMemcpyAsync(&h, err, sizeof(h), cudaMemcpyDeviceToHost, stream));
+    GA_CUDA_TRY(cudaMemcpyAsync(&h, rec, sizeof(h), cudaMemcpyDeviceToHost, stream));
+    GA_CUDA_TRY(cudaStreamSynchronize(stream));
+    if (h.count == 0) {
+        return GA_OK;
+    }
+    /* reported once: cleared in stream order before the error goes to the caller */
+    GA_CUDA_TRY(cudaMemsetAsync(rec, 0, sizeof(*rec), stream));
+    return ga_error(GA_ERR_INDEX,
+                    "index %lld is out of bounds for axis with size %lld (an index "
+                    "array on the device, checked by the kernel: reported at the next "
+                    "synchronizing call on that device; GPUARR_SYNC_CHECKS=1 reports "
+                    "it at the indexing call)",
+                    (long long)h.value, (long long)h.size);
+}
+
+/* GPUARR_SYNC_CHECKS=1: wait for the launches and report a recorded bad index now. */
+static int
+ga_index_wait_and_report(int dev, cudaStream_t stream)
+{
+    int armed = ga_cuda_index_pending_begin(dev);
     ga_cuda_count_sync(stream);
     GA_CUDA_TRY(cudaStreamSynchronize(stream));
-    if (h.count != 0) {
-        return ga_error(GA_ERR_INDEX, "index %lld is out of bounds for axis with size %lld",
-                        (long long)h.value, (long long)h.size);
-    }
-    return GA_OK;
+    return ga_cuda_index_pending_end(dev, stream, armed);
 }
 
 static int
@@ -128,38 +223,26 @@ ga_index_run(int dev, const ga_index_desc *d, bool scatter)
         return GA_OK;
     }
     cudaStream_t stream;
-    int st = ga_cuda_stream(dev, &stream);
-    if (st != GA_OK) {
-        return st;
-    }
-    void *mem = NULL;
-    st = ga_cuda_alloc(dev, sizeof(ga_k_errrec), &mem);
-    if (st != GA_OK) {
-        return st;
-    }
-    ga_k_errrec *err = (ga_k_errrec *)mem;
-    /* cleared in stream order: no kernel launch, no host wait */
-    cudaError_t ce = cudaMemsetAsync(err, 0, sizeof(*err), stream);
-    if (ce != cudaSuccess) {
-        st = ga_cuda_error(ce, "cudaMemsetAsync(err)", __FILE__, __LINE__);
-        goto done;
-    }
+    GA_TRY(ga_cuda_stream(dev, &stream));
+    ga_k_errrec *err = NULL;
+    GA_TRY(ga_pending_record(dev, stream, &err));
     if (l->nargs == 2) {
         /* no index arrays: nothing can be out of range */
-        st = ga_index_launch(dev, d, scatter ? GA_IDX_SCATTER : GA_IDX_GATHER, err, stream);
-        goto done;
+        return ga_index_launch(dev, d, scatter ? GA_IDX_SCATTER : GA_IDX_GATHER, err,
+                               stream);
     }
-    st = ga_index_launch(dev, d, scatter ? GA_IDX_CHECK : GA_IDX_GATHER, err, stream);
-    if (st == GA_OK) {
-        st = ga_index_read_error(err, stream);
+    int first = scatter ? GA_IDX_CHECK : GA_IDX_GATHER;
+    GA_TRY(ga_index_launch(dev, d, first, err, stream));
+    /* armed after the launch is queued: a host wait that sees the flag began after
+     * the launch, so its stream wait covers it (ga_cuda_index_pending_begin) */
+    ga_pending_armed[dev].store(1);
+    if (ga_sync_checks()) {
+        GA_TRY(ga_index_wait_and_report(dev, stream));
     }
-    if (st == GA_OK && scatter) {
-        st = ga_index_launch(dev, d, GA_IDX_SCATTER, err, stream);
+    if (scatter) {
+        GA_TRY(ga_index_launch(dev, d, GA_IDX_SCATTER, err, stream));
     }
-done:
-    /* stream-ordered: the record is reused only by later work on this stream */
-    ga_cuda_free(dev, mem, sizeof(ga_k_errrec));
-    return st;
+    return GA_OK;
 }
 
 /* A gather writes only its (new) result, so one pass is enough: on a bad index the

@@ -349,9 +349,10 @@ def take(x, indices, /, *, axis=None):
     if not isinstance(indices, Array):
         if isinstance(indices, (list, tuple, int)):
             from ._creation import asarray
-            indices = asarray(indices, device=x.device)  # a small counted transfer
-        else:
-            raise TypeError("take: indices must be a gpuarr array (or a list of ints)")
+            # host data: the core checks it on the host before its (counted) upload,
+            # so an out-of-range index raises here, not at the next synchronize
+            return _core._take(x, asarray(indices, device=_core.cpu()), axis, True)
+        raise TypeError("take: indices must be a gpuarr array (or a list of ints)")
     return _core._take(x, indices, axis)
 
 
