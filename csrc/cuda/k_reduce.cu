@@ -3,19 +3,22 @@
  *
  * A reduction is described by the core as out[o] = reduce_r in[o, r], with the input
  * addressed through two stride sets (ga_backend.h). Each operation is a small policy
- * (how to load an element, combine two partial results, store the result); two
+ * (how to load an element, combine two partial results, store the result); three
  * kernel templates run every policy:
- *   - k_reduce_block: one block per output element. Each thread folds a strided
- *     slice of the reduced elements serially (Kahan-compensated for floating sums),
- *     then the block combines its partials with a tree in shared memory (log2(block)
- *     levels, pairwise in shape). For long reductions (sum of a whole array).
- *   - k_reduce_thread: one thread per output element, no barriers. For short
- *     reductions, and for reductions over an outer axis where neighbouring outputs
- *     are neighbours in memory (then neighbouring threads read neighbouring addresses:
- *     coalesced, whereas a block per output would read with the reduced stride).
- * Known limit: a reduction to very few outputs (a full sum) runs on that many blocks,
- * i.e. uses few multiprocessors; a two-pass split of the reduced range would use them
- * all. Correct, not yet fast.
+ *   - k_reduce_block: a block per output (and split, below). Each thread folds a
+ *     strided slice of the reduced elements serially (Kahan-compensated for floating
+ *     sums), then the block combines its partials: warp shuffles within each warp,
+ *     then warp 0 over the warps (pairwise in shape). For reductions along the inner
+ *     axis, where a block's threads read neighbouring elements.
+ *   - k_reduce_cols: a thread per output (and split), no barriers. For reductions
+ *     over an outer axis, where neighbouring outputs are neighbours in memory (then
+ *     neighbouring threads read neighbouring addresses: coalesced, whereas a block per
+ *     output would read with the reduced stride), and for short reductions.
+ *   - k_reduce_finish: when the outputs alone would leave multiprocessors idle (a sum
+ *     of a whole array has one output), the reduced range is split so that the first
+ *     kernel's grid covers every multiprocessor; each split writes its partial result
+ *     to scratch memory and this second kernel combines them (two launches, no host
+ *     wait, no atomics: the result does not depend on the order blocks ran in).
  */
 #include "k_common.cuh"
 
@@ -165,6 +168,18 @@ template <int DT> struct ga_cmpval {
 };
 template <> struct ga_cmpval<GA_FLOAT16> {
     typedef float type; /* decoded: every half is exactly a float */
+};
+/* Byte-wide values compare as int: an accumulator {uint8_t, int64_t} that a warp
+ * shuffle moves through registers made nvcc spill the block reduction to local
+ * memory, {int, int64_t} does not (cuobjdump -res-usage). */
+template <> struct ga_cmpval<GA_BOOL> {
+    typedef int type;
+};
+template <> struct ga_cmpval<GA_INT8> {
+    typedef int type;
+};
+template <> struct ga_cmpval<GA_UINT8> {
+    typedef int type;
 };
 
 template <int DT>
@@ -324,7 +339,7 @@ struct ga_rp_ext : ga_rp_simple<ga_rp_ext<DT>, ga_ext_acc<DT>> {
         }
         else {
             if (dt == DT) {
-                ga_st(p, a.v);
+                ga_st(p, (typename ga_storage<DT>::type)a.v);
             }
             else {
                 ga_st_as(p, dt, a.v);
@@ -432,47 +447,172 @@ ga_red_offset(const ga_reduce_desc &d, int64_t r)
                            : ga_offset(d.red_ndim, d.red_shape, d.in_red_strides, r);
 }
 
-/* 4 blocks of 256 per multiprocessor (50% occupancy) caps registers at 64 */
-template <class P>
-GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
-k_reduce_block(ga_reduce_desc d)
+/* Shuffle plain data of any size down `delta` lanes of a full warp, a register at a
+ * time (the hardware moves 32-bit registers; accumulators such as argmax's (value,
+ * index) are wider than one). */
+template <class T>
+static GA_DEV inline T
+ga_shfl_down(T v, int delta)
 {
-    __shared__ typename P::acc_t part[GA_RED_BLOCK];
-    const int t = (int)threadIdx.x;
-    for (int64_t o = blockIdx.x; o < d.out_size; o += gridDim.x) {
-        const char *in = d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
-        typename P::state_t st = P::init(d.op);
-        for (int64_t r = t; r < d.red_size; r += blockDim.x) {
-            P::push(st, P::load(in + ga_red_offset(d, r), r), d.op);
+    typedef typename std::conditional<sizeof(T) % 8 == 0, unsigned long long,
+                                      unsigned>::type word;
+    constexpr int words = (int)((sizeof(T) + sizeof(word) - 1) / sizeof(word));
+    word w[words] = {};
+    memcpy(w, &v, sizeof(T));
+    for (int i = 0; i < words; i++) {
+        w[i] = __shfl_down_sync(0xffffffffu, w[i], delta);
+    }
+    memcpy(&v, w, sizeof(T));
+    return v;
+}
+
+/* The identity of a policy's combine (the partial result of no elements). */
+template <class P>
+static GA_HD inline typename P::acc_t
+ga_red_identity(int op)
+{
+    return P::value(P::init(op));
+}
+
+/* Combine one partial result per thread into a value valid in thread 0. Each warp
+ * folds its 32 lanes with shuffles (registers only, no barrier), warp 0 folds the
+ * warps' results: two barriers per call instead of the log2(block) of a tree in
+ * shared memory. Every thread of the block must call it; blockDim.x is a multiple
+ * of 32. */
+template <class P>
+static GA_DEV inline typename P::acc_t
+ga_block_reduce(typename P::acc_t v, int op)
+{
+    __shared__ typename P::acc_t warp_part[32];
+    const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+    const int nwarps = (int)blockDim.x / 32;
+    for (int h = 16; h > 0; h /= 2) {
+        v = P::combine(v, ga_shfl_down(v, h), op);
+    }
+    if (nwarps == 1) {
+        return v;
+    }
+    if (lane == 0) {
+        warp_part[warp] = v;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < nwarps ? warp_part[lane] : ga_red_identity<P>(op);
+        for (int h = 16; h > 0; h /= 2) {
+            v = P::combine(v, ga_shfl_down(v, h), op);
         }
-        part[t] = P::value(st);
-        __syncthreads();
-        for (int h = (int)blockDim.x / 2; h > 0; h /= 2) {
-            if (t < h) {
-                part[t] = P::combine(part[t], part[t + h], d.op);
-            }
-            __syncthreads();
-        }
-        if (t == 0) {
-            P::store(d.out + ga_offset(d.out_ndim, d.out_shape, d.out_strides, o),
-                     d.out_dtype, part[0]);
-        }
-        __syncthreads(); /* part[0] is read before the next output overwrites it */
+    }
+    __syncthreads(); /* warp_part is read before a later call overwrites it */
+    return v;
+}
+
+/* The range [r0, r1) of the reduced elements that split s of `splits` folds. */
+static GA_HD inline void
+ga_red_split(const ga_reduce_desc &d, int64_t splits, int64_t s, int64_t *r0, int64_t *r1)
+{
+    const int64_t chunk = (d.red_size + splits - 1) / splits;
+    *r0 = s * chunk < d.red_size ? s * chunk : d.red_size;
+    *r1 = *r0 + chunk < d.red_size ? *r0 + chunk : d.red_size;
+}
+
+/* Where a partial result goes: the output itself when the reduction is not split,
+ * else slot [s][o] of the scratch array `partial` for k_reduce_finish. */
+template <class P>
+static GA_DEV inline void
+ga_red_put(const ga_reduce_desc &d, typename P::acc_t *partial, int64_t s, int64_t o,
+           typename P::acc_t v)
+{
+    if (partial != nullptr) {
+        partial[s * d.out_size + o] = v;
+    }
+    else {
+        P::store(d.out + ga_offset(d.out_ndim, d.out_shape, d.out_strides, o), d.out_dtype,
+                 v);
     }
 }
 
+/* A block per (output, split): its threads fold the split's elements with a stride
+ * of the block (neighbouring threads read neighbouring elements when the reduced axis
+ * is contiguous), then the block combines them. For reductions along the inner axis. */
+/* 4 blocks of 256 per multiprocessor (50% occupancy) caps registers at 64 */
 template <class P>
-__global__ void
-k_reduce_thread(ga_reduce_desc d)
+GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
+k_reduce_block(ga_reduce_desc d, int64_t splits, typename P::acc_t *partial)
 {
-    for (int64_t o = ga_gtid(); o < d.out_size; o += ga_gstride()) {
+    const int t = (int)threadIdx.x;
+    const int64_t items = d.out_size * splits;
+    for (int64_t b = blockIdx.x; b < items; b += gridDim.x) {
+        const int64_t o = b / splits, s = b % splits;
+        int64_t r0, r1;
+        ga_red_split(d, splits, s, &r0, &r1);
         const char *in = d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
         typename P::state_t st = P::init(d.op);
-        for (int64_t r = 0; r < d.red_size; r++) {
+        for (int64_t r = r0 + t; r < r1; r += blockDim.x) {
             P::push(st, P::load(in + ga_red_offset(d, r), r), d.op);
         }
-        P::store(d.out + ga_offset(d.out_ndim, d.out_shape, d.out_strides, o), d.out_dtype,
-                 P::value(st));
+        typename P::acc_t v = ga_block_reduce<P>(P::value(st), d.op);
+        if (t == 0) {
+            ga_red_put<P>(d, partial, s, o, v);
+        }
+    }
+}
+
+/* Loads in flight per thread of k_reduce_cols: unrolled 4 deep, except max/min of
+ * 64-bit integers, which spilled to local memory at 64 registers (cuobjdump
+ * -res-usage: 24 spill instructions unrolled 2 deep, none unrolled once). */
+template <class P> struct ga_cols_unroll {
+    static constexpr int value = 4;
+};
+template <> struct ga_cols_unroll<ga_rp_ext<GA_INT64>> {
+    static constexpr int value = 1;
+};
+template <> struct ga_cols_unroll<ga_rp_ext<GA_UINT64>> {
+    static constexpr int value = 1;
+};
+
+/* A thread per (output, split), the splits along the grid's y: neighbouring threads
+ * own neighbouring outputs, so when those are neighbours in memory (a reduction along
+ * an outer axis) every step of the serial fold reads coalesced. Also the kernel for
+ * short reductions, where a block per output would leave most threads idle. Launched
+ * with ga_cuda_launch_dims's 256 threads; 4 resident blocks cap registers at 64. */
+template <class P>
+__global__ void GA_LAUNCH_BOUNDS(256, 4)
+k_reduce_cols(ga_reduce_desc d, int64_t splits, typename P::acc_t *partial)
+{
+    for (int64_t s = blockIdx.y; s < splits; s += gridDim.y) {
+        int64_t r0, r1;
+        ga_red_split(d, splits, s, &r0, &r1);
+        for (int64_t o = ga_gtid(); o < d.out_size; o += ga_gstride()) {
+            const char *in =
+                d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
+            typename P::state_t st = P::init(d.op);
+#pragma unroll(ga_cols_unroll<P>::value)
+            for (int64_t r = r0; r < r1; r++) {
+                P::push(st, P::load(in + ga_red_offset(d, r), r), d.op);
+            }
+            ga_red_put<P>(d, partial, s, o, P::value(st));
+        }
+    }
+}
+
+/* Second pass of a split reduction: a block per output combines its `splits`
+ * partial results and stores the value. No atomics, so the result does not depend on
+ * the order in which blocks ran. */
+template <class P>
+GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
+k_reduce_finish(ga_reduce_desc d, int64_t splits, const typename P::acc_t *partial)
+{
+    const int t = (int)threadIdx.x;
+    for (int64_t o = blockIdx.x; o < d.out_size; o += gridDim.x) {
+        typename P::acc_t v = ga_red_identity<P>(d.op);
+        for (int64_t s = t; s < splits; s += blockDim.x) {
+            v = P::combine(v, partial[s * d.out_size + o], d.op);
+        }
+        v = ga_block_reduce<P>(v, d.op);
+        if (t == 0) {
+            P::store(d.out + ga_offset(d.out_ndim, d.out_shape, d.out_strides, o),
+                     d.out_dtype, v);
+        }
     }
 }
 
@@ -481,31 +621,95 @@ typedef int (*ga_red_launcher)(int dev, const ga_reduce_desc *d);
 /* Reductions this short go to one thread each: a block of GA_RED_BLOCK threads would
  * leave most of them idle, and a serial Kahan sum of 64 terms loses nothing. */
 #define GA_RED_SERIAL_MAX 64
+/* Resident blocks of GA_RED_BLOCK threads per multiprocessor the launch bounds allow:
+ * a grid of that many per multiprocessor keeps every one busy. */
+#define GA_RED_BLOCKS_PER_SM 4
+/* A split must be worth its block: at least this many elements per thread of the
+ * block kernel, per thread of the column kernel. */
+#define GA_RED_MIN_PER_THREAD 8
+#define GA_RED_MIN_PER_COL 32
 
+/* Splits of the reduced range that give a grid of about GA_RED_BLOCKS_PER_SM blocks
+ * per multiprocessor when `blocks` (the grid without splitting) is fewer, limited so
+ * each split keeps `min_per_split` elements. 1: do not split. */
+static int64_t
+ga_red_splits(int dev, int64_t blocks, int64_t red_size, int64_t min_per_split)
+{
+    const int64_t target = (int64_t)GA_RED_BLOCKS_PER_SM * ga_cuda_sm_count(dev);
+    if (blocks >= target) {
+        return 1;
+    }
+    int64_t splits = (target + blocks - 1) / blocks;
+    if (splits > red_size / min_per_split) {
+        splits = red_size / min_per_split;
+    }
+    return splits < 2 ? 1 : splits;
+}
+
+/* Geometry (documented in tests/test_cuda_budgets.py, which counts it): an outer-axis
+ * or short reduction runs k_reduce_cols, any other k_reduce_block; when its grid would
+ * leave multiprocessors idle the reduced range is split over more blocks and
+ * k_reduce_finish combines the splits: at most 2 launches, no host wait. */
 template <class P>
 static int
 ga_red_launch(int dev, const ga_reduce_desc *d)
 {
+    typedef typename P::acc_t acc_t;
     cudaStream_t stream;
     int st = ga_cuda_stream(dev, &stream);
     if (st != GA_OK) {
         return st;
     }
-    /* an outer-axis reduction: neighbouring outputs are neighbouring input elements */
+    /* an outer-axis reduction: neighbouring outputs are neighbouring input elements
+     * (with fewer than a warp of outputs a column thread would idle its warp) */
     bool outer = d->out_ndim >= 1 && d->red_ndim >= 1 &&
                  llabs(d->in_out_strides[d->out_ndim - 1]) <
                      llabs(d->in_red_strides[d->red_ndim - 1]) &&
-                 d->out_size >= 4096;
-    if (d->red_size <= GA_RED_SERIAL_MAX || outer) {
-        unsigned grid, block;
-        ga_cuda_launch_dims(dev, d->out_size, &grid, &block);
-        GA_LAUNCH(k_reduce_thread<P>, grid, block, 0, stream, *d);
+                 d->out_size >= 32;
+    bool cols = d->red_size <= GA_RED_SERIAL_MAX || outer;
+    int64_t splits;
+    unsigned grid_x, block;
+    if (cols) {
+        ga_cuda_launch_dims(dev, d->out_size, &grid_x, &block);
+        splits = d->red_size <= GA_RED_SERIAL_MAX
+                     ? 1
+                     : ga_red_splits(dev, grid_x, d->red_size, GA_RED_MIN_PER_COL);
     }
     else {
-        GA_LAUNCH(k_reduce_block<P>, ga_k_blocks_for(d->out_size), GA_RED_BLOCK, 0, stream,
-                  *d);
+        grid_x = ga_k_blocks_for(d->out_size);
+        block = GA_RED_BLOCK;
+        splits = ga_red_splits(dev, grid_x, d->red_size,
+                               (int64_t)GA_RED_BLOCK * GA_RED_MIN_PER_THREAD);
     }
-    GA_CUDA_TRY(cudaGetLastError());
+    acc_t *partial = nullptr;
+    if (splits > 1) {
+        st = ga_cuda_alloc(dev, (size_t)(d->out_size * splits) * sizeof(acc_t),
+                           (void **)&partial);
+        if (st != GA_OK) {
+            return st;
+        }
+    }
+    if (cols) {
+        GA_LAUNCH(k_reduce_cols<P>, dim3(grid_x, (unsigned)splits), block, 0, stream, *d,
+                  splits, partial);
+    }
+    else {
+        GA_LAUNCH(k_reduce_block<P>, ga_k_blocks_for(d->out_size * splits), block, 0,
+                  stream, *d, splits, partial);
+    }
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess && splits > 1) {
+        GA_LAUNCH(k_reduce_finish<P>, ga_k_blocks_for(d->out_size), GA_RED_BLOCK, 0,
+                  stream, *d, splits, (const acc_t *)partial);
+        err = cudaGetLastError();
+    }
+    if (partial != nullptr) {
+        /* stream-ordered: the block is reused only by work queued after this */
+        ga_cuda_free(dev, partial, (size_t)(d->out_size * splits) * sizeof(acc_t));
+    }
+    if (err != cudaSuccess) {
+        return ga_cuda_error(err, "reduction launch", __FILE__, __LINE__);
+    }
     return GA_OK;
 }
 

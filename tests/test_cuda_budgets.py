@@ -1,0 +1,208 @@
+"""Launch and wait budgets of CUDA operations (issue 10, items 2 and 8).
+
+Each test counts what the CUDA plugin did with gpuarr.testing.count_kernels on
+emulated CUDA (GPUARR_CUDA_EMULATE=2, 132 multiprocessors unless
+GPUARR_CUDA_EMULATE_SMS says otherwise) or a GPU, and checks the answer against NumPy:
+a budget met with a wrong answer is no budget. Skipped on the CPU and simulated GPUs,
+where nothing is counted.
+
+Reductions over few outputs split the reduced range so that the first grid covers
+every multiprocessor and a second kernel combines the splits (csrc/cuda/k_reduce.cu);
+the split tests below put the interesting element (a NaN, the first of tied maxima)
+in a late split, where a wrong combine order would show.
+"""
+import numpy as np
+import pytest
+
+import gpuarr
+from gpuarr import _core
+
+pytestmark = pytest.mark.skipif(
+    _core._gpu_mode()[0] not in ("cuda", "emulated"),
+    reason=("needs CUDA GPUs: a real GPU with the CUDA plugin built, or emulated ones "
+            "(GPUARR_CUDA_EMULATE=2, only in a build with -DGPUARR_CUDA_EMU=ON)"),
+)
+
+N = 1 << 22
+rng = np.random.default_rng(22)
+
+
+@pytest.fixture
+def dev():
+    d = gpuarr.gpu(0)
+    gpuarr.synchronize(d)  # nothing pending from an earlier test
+    return d
+
+
+@pytest.fixture(scope="module")
+def vec():
+    return rng.standard_normal(N, dtype=np.float32)
+
+
+@pytest.fixture(scope="module")
+def mat():
+    return rng.standard_normal((2048, 2048), dtype=np.float32)
+
+
+def test_add_is_one_launch_and_no_wait(dev, vec):
+    x = gpuarr.asarray(vec, device=dev)
+    y = gpuarr.asarray(vec[::-1].copy(), device=dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        z = x + y
+    assert k.supported
+    assert k.launches == 1 and k.syncs == 0 and k.d2h == 0, k
+    np.testing.assert_array_equal(z.numpy(), vec + vec[::-1])
+
+
+def test_full_sum_uses_every_multiprocessor_in_two_launches_without_a_wait(dev, vec):
+    x = gpuarr.asarray(vec, device=dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        s = x.sum()
+    assert k.launches <= 2 and k.syncs == 0 and k.d2h == 0, k
+    assert k.max_grid_blocks >= 132, k
+    with gpuarr.testing.count_kernels(dev) as k:
+        v = float(s)
+    assert k.syncs == 1 and k.launches == 0, k
+    # float32 accumulation, compensated per thread and pairwise across threads: as
+    # close to the exact sum as NumPy's pairwise float32 sum is
+    exact = vec.astype(np.float64).sum()
+    assert abs(v - exact) <= 4 * abs(float(vec.sum()) - exact) + 1e-3, (v, exact)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_matrix_sum_along_either_axis_fills_the_gpu_in_two_launches(dev, mat, axis):
+    m = gpuarr.asarray(mat, device=dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        s = m.sum(axis=axis)
+    assert k.launches <= 2 and k.syncs == 0, k
+    assert k.max_grid_blocks >= 132, k
+    np.testing.assert_allclose(s.numpy(), mat.astype(np.float64).sum(axis=axis),
+                               rtol=1e-5, atol=1e-3)
+
+
+def test_float_of_a_sum_waits_exactly_once(dev, vec):
+    x = gpuarr.asarray(vec, device=dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        v = float(x.sum())
+    assert k.syncs == 1 and k.d2h == 1, k
+    assert np.isclose(v, vec.astype(np.float64).sum(), rtol=1e-5, atol=1e-2)
+
+
+def test_matmul_does_not_wait(dev):
+    a = rng.standard_normal((256, 128), dtype=np.float32)
+    b = rng.standard_normal((128, 64), dtype=np.float32)
+    x, y = gpuarr.asarray(a, device=dev), gpuarr.asarray(b, device=dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        z = x @ y
+    assert k.syncs == 0 and k.d2h == 0, k
+    np.testing.assert_allclose(z.numpy(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_boolean_mask_waits_exactly_once(dev, vec):
+    x = gpuarr.asarray(vec, device=dev)
+    m = x > 0
+    gpuarr.synchronize(dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        y = x[m]
+    assert k.syncs == 1, k
+    np.testing.assert_array_equal(y.numpy(), vec[vec > 0])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10 item 3: scans still run a thread per "
+                   "row; a multi-block scan is not written yet")
+def test_cumulative_sum_fills_the_gpu_in_three_launches(dev, vec):
+    x = gpuarr.asarray(vec, device=dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        gpuarr.cumulative_sum(x)
+    assert k.launches <= 3 and k.max_grid_blocks >= 132, k
+
+
+# ---- split reductions give NumPy's answers -------------------------------------------
+
+SPLIT_N = 300_001  # long enough to split, odd so the last split is short
+
+
+def _split_cases():
+    for op in ["sum", "prod", "max", "min", "argmax", "argmin", "all", "any"]:
+        for dtype in ["float32", "float64", "int32", "uint8", "complex64", "float16",
+                      "bool"]:
+            if dtype == "bool" and op in ("sum", "prod"):
+                continue  # NumPy sums booleans as integers: int32 covers it
+            if dtype.startswith("complex") and op in ("max", "min", "argmax", "argmin"):
+                continue  # the array API orders no complex numbers
+            yield op, dtype
+
+
+@pytest.mark.parametrize("op, dtype", list(_split_cases()))
+def test_split_reductions_match_numpy(dev, op, dtype):
+    r = np.random.default_rng(SPLIT_N)
+    if dtype == "bool":
+        a = r.random(SPLIT_N) > 0.01
+    elif dtype.startswith("complex"):
+        a = (r.standard_normal(SPLIT_N) + 1j * r.standard_normal(SPLIT_N)).astype(dtype)
+    elif dtype.startswith(("int", "uint")):
+        a = r.integers(0, 100, SPLIT_N).astype(dtype)
+    else:
+        a = r.standard_normal(SPLIT_N).astype(dtype)
+    if op == "prod":
+        a = np.ones(SPLIT_N, dtype)
+        a[SPLIT_N - 5] = 3
+        a[7] = 2
+    if op in ("argmax", "argmin"):
+        # ties: the first one wins, and it lies in a late split
+        extreme = a.max() if op == "argmax" else a.min()
+        a[SPLIT_N - 1000] = extreme
+        a[SPLIT_N - 10] = extreme
+    x = gpuarr.asarray(a, device=dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        got = getattr(gpuarr, op)(x)
+    assert k.launches <= 2 and k.max_grid_blocks >= 132, k
+    want = getattr(np, op)(a)
+    if op == "sum" and a.dtype.kind == "f":
+        want = a.astype(np.float64).sum()
+        tol = {"float16": 2e-2, "float32": 1e-5, "float64": 1e-12}[dtype]
+        np.testing.assert_allclose(got.numpy().astype(np.float64), want, rtol=tol,
+                                   atol=tol * np.sqrt(SPLIT_N))
+    elif op == "sum" and a.dtype.kind == "c":
+        np.testing.assert_allclose(got.numpy(), a.astype(np.complex128).sum(), rtol=1e-4)
+    else:
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin"])
+def test_a_nan_in_the_last_split_wins(dev, op):
+    a = np.random.default_rng(3).standard_normal(SPLIT_N).astype(np.float32)
+    a[SPLIT_N - 3] = np.nan
+    a[SPLIT_N - 2] = np.nan
+    got = getattr(gpuarr, op)(gpuarr.asarray(a, device=dev)).numpy()
+    np.testing.assert_array_equal(got, getattr(np, op)(a))
+
+
+@pytest.mark.parametrize("shape, axis", [
+    ((3000, 40), 0),      # outer axis, 40 outputs: split columns
+    ((40, 30000), 1),     # inner axis, 40 outputs: split rows
+    ((7, 5000, 3), 1),    # middle axis, 21 outputs, 3 of them adjacent
+    ((5000, 5), 0),       # outer axis, fewer outputs than a warp: blocks
+    ((64, 64, 64), (0, 2)),
+])
+@pytest.mark.parametrize("op", ["sum", "max", "argmax", "mean", "var"])
+def test_split_axis_reductions_match_numpy(dev, shape, axis, op):
+    if op == "argmax" and isinstance(axis, tuple):
+        axis = axis[0]  # argmax takes one axis
+    a = np.random.default_rng(len(shape)).standard_normal(shape)
+    x = gpuarr.asarray(a, device=dev)
+    got = getattr(gpuarr, op)(x, axis=axis)
+    np.testing.assert_allclose(got.numpy(), getattr(np, op)(a, axis=axis), rtol=1e-10,
+                               atol=1e-10)
+
+
+def test_split_reduction_of_a_strided_view(dev):
+    a = np.random.default_rng(5).standard_normal((400, 3000)).astype(np.float32)
+    x = gpuarr.asarray(a, device=dev)
+    v, w = x[::3, ::-2], a[::3, ::-2]
+    np.testing.assert_allclose(v.sum(axis=1).numpy(), w.astype(np.float64).sum(axis=1),
+                               rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(v.sum(axis=0).numpy(), w.astype(np.float64).sum(axis=0),
+                               rtol=1e-4, atol=1e-3)
+    assert float(v.max()) == w.max()
+    assert int(gpuarr.argmin(v)) == int(np.argmin(w))
