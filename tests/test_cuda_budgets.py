@@ -99,22 +99,26 @@ def test_matmul_does_not_wait(dev):
 
 
 def test_boolean_mask_waits_exactly_once(dev, vec):
-    x = gpuarr.asarray(vec, device=dev)
+    a = vec[: 1 << 19]  # enough tiles for every multiprocessor, and quick to emulate
+    x = gpuarr.asarray(a, device=dev)
     m = x > 0
     gpuarr.synchronize(dev)
     with gpuarr.testing.count_kernels(dev) as k:
         y = x[m]
-    assert k.syncs == 1, k
-    np.testing.assert_array_equal(y.numpy(), vec[vec > 0])
+    assert k.syncs == 1 and k.max_grid_blocks >= 132, k
+    np.testing.assert_array_equal(y.numpy(), a[a > 0])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 3: scans still run a thread per "
-                   "row; a multi-block scan is not written yet")
-def test_cumulative_sum_fills_the_gpu_in_three_launches(dev, vec):
+def test_cumulative_sum_fills_the_gpu_in_three_launches_without_a_wait(dev, vec):
     x = gpuarr.asarray(vec, device=dev)
     with gpuarr.testing.count_kernels(dev) as k:
-        gpuarr.cumulative_sum(x)
-    assert k.launches <= 3 and k.max_grid_blocks >= 132, k
+        c = gpuarr.cumulative_sum(x)
+    assert k.launches <= 3 and k.max_grid_blocks >= 132 and k.syncs == 0, k
+    want = np.cumsum(vec, dtype=np.float64)
+    # a tiled scan adds the same terms in another order: the error grows like the
+    # running sum's magnitude times float32's epsilon
+    scale = np.maximum.accumulate(np.abs(want)) + np.sqrt(np.arange(1, N + 1))
+    assert np.all(np.abs(c.numpy() - want) <= 1e-5 * scale)
 
 
 # ---- split reductions give NumPy's answers -------------------------------------------
@@ -206,3 +210,77 @@ def test_split_reduction_of_a_strided_view(dev):
                                rtol=1e-4, atol=1e-3)
     assert float(v.max()) == w.max()
     assert int(gpuarr.argmin(v)) == int(np.argmin(w))
+
+
+# ---- tiled scans (few long rows) give NumPy's answers ---------------------------------
+
+SCAN_N = 200_003
+
+
+@pytest.mark.parametrize("dtype, op", [
+    ("int32", "cumulative_sum"), ("uint8", "cumulative_sum"), ("int64", "cumulative_prod"),
+    ("float64", "cumulative_sum"), ("float32", "cumulative_sum"),
+    ("float16", "cumulative_sum"), ("complex64", "cumulative_sum"),
+    ("bool", "cumulative_sum"), ("float64", "cumulative_prod"),
+])
+def test_tiled_scans_match_numpy(dev, dtype, op):
+    r = np.random.default_rng(SCAN_N)
+    if dtype == "bool":
+        a = r.random(SCAN_N) > 0.5
+    elif dtype.startswith(("int", "uint")):
+        a = r.integers(0, 7, SCAN_N).astype(dtype)
+    elif dtype.startswith("complex"):
+        a = (r.standard_normal(SCAN_N) + 1j * r.standard_normal(SCAN_N)).astype(dtype)
+    elif op == "cumulative_prod":
+        a = (1 + r.standard_normal(SCAN_N) * 1e-3).astype(dtype)
+    else:
+        a = r.standard_normal(SCAN_N).astype(dtype)
+    x = gpuarr.asarray(a, device=dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        got = getattr(gpuarr, op)(x)
+    assert k.launches == 3 and k.max_grid_blocks >= 132, k  # the tiled path ran
+    npop = np.cumsum if op == "cumulative_sum" else np.cumprod
+    want = npop(a)
+    if a.dtype.kind in "biu":
+        np.testing.assert_array_equal(got.numpy(), want)  # integers wrap exactly
+    else:
+        wide = npop(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))
+        eps = {"float16": 1e-3, "float32": 1e-6, "float64": 1e-15, "complex64": 1e-6}[dtype]
+        bound = eps * (np.maximum.accumulate(np.abs(wide)) + 1) * 50
+        if dtype == "float16":  # each step rounds to half, as NumPy's does
+            bound = np.abs(want.astype(np.float64) - wide) * 2 + bound
+        assert np.all(np.abs(got.numpy().astype(wide.dtype) - wide) <= bound)
+
+
+@pytest.mark.parametrize("shape, axis", [((3, 70001), 1), ((70001, 3), 0),
+                                         ((2, 50000, 2), 1)])
+def test_tiled_scans_along_any_axis_and_of_views(dev, shape, axis):
+    a = np.random.default_rng(1).integers(-50, 50, shape).astype(np.int64)
+    x = gpuarr.asarray(a, device=dev)
+    np.testing.assert_array_equal(gpuarr.cumulative_sum(x, axis=axis).numpy(),
+                                  np.cumsum(a, axis=axis))
+    v, w = x[..., ::-1], a[..., ::-1]
+    np.testing.assert_array_equal(gpuarr.cumulative_sum(v, axis=axis).numpy(),
+                                  np.cumsum(w, axis=axis))
+    np.testing.assert_array_equal(
+        gpuarr.cumulative_sum(x, axis=axis, dtype=gpuarr.int16).numpy(),
+        np.cumsum(a, axis=axis, dtype=np.int16))
+
+
+def test_nonzero_spreads_over_the_gpu_and_waits_once_for_the_count(dev, mat):
+    mat = mat[:256]  # 2^19 elements: enough tiles, and quick to emulate
+    m = gpuarr.asarray(mat, device=dev) > 0.5
+    gpuarr.synchronize(dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        got = gpuarr.nonzero(m)
+    assert k.syncs == 1 and k.max_grid_blocks >= 132, k
+    for g, w in zip(got, np.nonzero(mat > 0.5)):
+        np.testing.assert_array_equal(g.numpy(), w)
+    # a view whose C order is not memory order, and a mask with a lone last element
+    v = m[::-1, 1::3]
+    for g, w in zip(gpuarr.nonzero(v), np.nonzero((mat > 0.5)[::-1, 1::3])):
+        np.testing.assert_array_equal(g.numpy(), w)
+    lone = np.zeros(SPLIT_N, bool)
+    lone[-1] = True
+    np.testing.assert_array_equal(gpuarr.nonzero(gpuarr.asarray(lone, device=dev))[0]
+                                  .numpy(), [SPLIT_N - 1])

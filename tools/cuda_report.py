@@ -41,6 +41,7 @@ SMEM_PER_BLOCK_RESERVED = 1024
 DEFAULT_BLOCK = 256
 BLOCK_BY_PREFIX = [
     ("k_reverse", 128),  # the self-test's shared-memory kernel
+    ("k_nonzero_offsets", 32),  # one thread scans the tile counts
     ("k_gemm", 256),
 ]
 

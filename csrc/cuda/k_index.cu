@@ -12,6 +12,7 @@
  * Index arrays made from host data never get here out of range: the core checks
  * them on the host before the upload (ga_index.c).
  */
+#include "k_block.cuh"
 #include "k_common.cuh"
 
 #include <atomic>
@@ -261,13 +262,15 @@ ga_cuda_scatter(int dev, const ga_index_desc *d)
 }
 
 /* ---- nonzero ----
- * One block. Each thread takes a contiguous chunk of the mask (C order), counts its
- * true elements, thread 0 turns the counts into starting rows (a serial exclusive
- * scan over the block's threads), then each thread writes the positions of its chunk.
- * The trade-off: one multiprocessor does all the work (two passes over the mask), which
- * is fine for the masks of a textbook and simple enough to check under emulation; a
- * large mask wants a grid-wide scan. The core knows `count` (a SUM of the mask), so
- * no count is read back here. */
+ * The mask (C order) is cut into tiles so that a block per tile covers every
+ * multiprocessor; three launches, no host wait (the core knows `count`, a SUM of the
+ * mask, so no count is read back here):
+ *   1. k_nonzero_counts: a block per tile counts its true elements;
+ *   2. k_nonzero_offsets: one thread turns the counts into each tile's first output
+ *      row (an exclusive scan over a few hundred tiles);
+ *   3. k_nonzero_write: a block per tile walks it in rounds of GA_NZ_ITEMS consecutive
+ *      elements per thread; a block-wide exclusive scan of the threads' counts gives
+ *      each thread its first row, and it writes the positions of its true elements. */
 static GA_HD inline bool
 ga_mask_at(const ga_loop &m, int64_t i)
 {
@@ -278,41 +281,100 @@ ga_mask_at(const ga_loop &m, int64_t i)
     return ga_ld<GA_BOOL>(a.data + ga_offset(m.ndim, m.shape, a.strides, i)) != 0;
 }
 
-GA_BARRIER_KERNEL void
-k_nonzero(ga_loop m, int64_t count, int64_t *out)
+/* Counting as a block policy (k_block.cuh). */
+struct ga_count_pol {
+    typedef int64_t acc_t;
+    typedef int64_t state_t;
+    static GA_HD int64_t
+    init(int op)
+    {
+        (void)op;
+        return 0;
+    }
+    static GA_HD int64_t
+    value(const int64_t &v)
+    {
+        return v;
+    }
+    static GA_HD int64_t
+    combine(int64_t a, int64_t b, int op)
+    {
+        (void)op;
+        return a + b;
+    }
+};
+
+#define GA_NZ_ITEMS 8
+
+static GA_HD inline void
+ga_nz_tile(int64_t size, int64_t tiles, int64_t t, int64_t *k0, int64_t *k1)
 {
-    __shared__ int64_t start[GA_RED_BLOCK];
-    const int t = (int)threadIdx.x;
-    const int nb = (int)blockDim.x;
-    const int64_t chunk = (m.size + nb - 1) / nb;
-    const int64_t lo = t * chunk < m.size ? t * chunk : m.size;
-    const int64_t hi = lo + chunk < m.size ? lo + chunk : m.size;
-    int64_t c = 0;
-    for (int64_t i = lo; i < hi; i++) {
-        c += ga_mask_at(m, i) ? 1 : 0;
+    const int64_t chunk = (size + tiles - 1) / tiles;
+    *k0 = t * chunk < size ? t * chunk : size;
+    *k1 = *k0 + chunk < size ? *k0 + chunk : size;
+}
+
+GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
+k_nonzero_counts(ga_loop m, int64_t tiles, int64_t *counts)
+{
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int64_t k0, k1, c = 0;
+        ga_nz_tile(m.size, tiles, t, &k0, &k1);
+        for (int64_t i = k0 + threadIdx.x; i < k1; i += blockDim.x) {
+            c += ga_mask_at(m, i) ? 1 : 0;
+        }
+        c = ga_block_reduce<ga_count_pol>(c, 0);
+        if (threadIdx.x == 0) {
+            counts[t] = c;
+        }
     }
-    start[t] = c;
-    __syncthreads();
-    if (t == 0) {
+}
+
+__global__ void
+k_nonzero_offsets(int64_t tiles, int64_t *counts)
+{
+    if (ga_gtid() == 0) {
         int64_t run = 0;
-        for (int k = 0; k < nb; k++) {
-            int64_t v = start[k];
-            start[k] = run;
-            run += v;
+        for (int64_t t = 0; t < tiles; t++) {
+            int64_t c = counts[t];
+            counts[t] = run;
+            run += c;
         }
     }
-    __syncthreads();
-    int64_t row = start[t];
-    for (int64_t i = lo; i < hi && row < count; i++) {
-        if (!ga_mask_at(m, i)) {
-            continue;
+}
+
+GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
+k_nonzero_write(ga_loop m, int64_t tiles, const int64_t *first, int64_t count, int64_t *out)
+{
+    const int64_t round = (int64_t)blockDim.x * GA_NZ_ITEMS;
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int64_t k0, k1;
+        ga_nz_tile(m.size, tiles, t, &k0, &k1);
+        int64_t carry = first[t];
+        for (int64_t base = k0; base < k1; base += round) {
+            const int64_t j0 = base + (int64_t)threadIdx.x * GA_NZ_ITEMS;
+            const int64_t j1 = j0 + GA_NZ_ITEMS < k1 ? j0 + GA_NZ_ITEMS : k1;
+            int64_t c = 0;
+            for (int64_t j = j0; j < j1; j++) {
+                c += ga_mask_at(m, j) ? 1 : 0;
+            }
+            int64_t total;
+            int64_t row = carry + ga_block_exclusive_scan<ga_count_pol>(c, 0, &total);
+            /* row < count: the mask changed after the core counted it would write
+             * past the result; positions beyond it are dropped, never written */
+            for (int64_t j = j0; j < j1 && row < count; j++) {
+                if (!ga_mask_at(m, j)) {
+                    continue;
+                }
+                int64_t rem = j;
+                for (int k = m.ndim - 1; k >= 0; k--) {
+                    out[row * m.ndim + k] = rem % m.shape[k];
+                    rem /= m.shape[k];
+                }
+                row++;
+            }
+            carry += total;
         }
-        int64_t rem = i;
-        for (int k = m.ndim - 1; k >= 0; k--) {
-            out[row * m.ndim + k] = rem % m.shape[k];
-            rem /= m.shape[k];
-        }
-        row++;
     }
 }
 
@@ -331,8 +393,33 @@ ga_cuda_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out)
     if (st != GA_OK) {
         return st;
     }
-    GA_LAUNCH(k_nonzero, 1, GA_RED_BLOCK, 0, stream, *mask, count, out);
-    GA_CUDA_TRY(cudaGetLastError());
+    /* about 4 blocks per multiprocessor, each tile at least one round of its block */
+    const int64_t min_tile = (int64_t)GA_RED_BLOCK * GA_NZ_ITEMS;
+    int64_t tiles = 4 * (int64_t)ga_cuda_sm_count(dev);
+    if (tiles > (mask->size + min_tile - 1) / min_tile) {
+        tiles = (mask->size + min_tile - 1) / min_tile;
+    }
+    int64_t *first = nullptr;
+    st = ga_cuda_alloc(dev, (size_t)tiles * sizeof(int64_t), (void **)&first);
+    if (st != GA_OK) {
+        return st;
+    }
+    const unsigned blocks = ga_k_blocks_for(tiles);
+    GA_LAUNCH(k_nonzero_counts, blocks, GA_RED_BLOCK, 0, stream, *mask, tiles, first);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) {
+        GA_LAUNCH(k_nonzero_offsets, 1, 32, 0, stream, tiles, first);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess) {
+        GA_LAUNCH(k_nonzero_write, blocks, GA_RED_BLOCK, 0, stream, *mask, tiles,
+                  (const int64_t *)first, count, out);
+        err = cudaGetLastError();
+    }
+    ga_cuda_free(dev, first, (size_t)tiles * sizeof(int64_t)); /* stream-ordered */
+    if (err != cudaSuccess) {
+        return ga_cuda_error(err, "nonzero launch", __FILE__, __LINE__);
+    }
     return GA_OK;
 }
 

@@ -20,6 +20,7 @@
  *     to scratch memory and this second kernel combines them (two launches, no host
  *     wait, no atomics: the result does not depend on the order blocks ran in).
  */
+#include "k_block.cuh"
 #include "k_common.cuh"
 
 /* ---- accumulator arithmetic (integers wrap like NumPy's, in unsigned arithmetic) ---- */
@@ -447,65 +448,6 @@ ga_red_offset(const ga_reduce_desc &d, int64_t r)
                            : ga_offset(d.red_ndim, d.red_shape, d.in_red_strides, r);
 }
 
-/* Shuffle plain data of any size down `delta` lanes of a full warp, a register at a
- * time (the hardware moves 32-bit registers; accumulators such as argmax's (value,
- * index) are wider than one). */
-template <class T>
-static GA_DEV inline T
-ga_shfl_down(T v, int delta)
-{
-    typedef typename std::conditional<sizeof(T) % 8 == 0, unsigned long long,
-                                      unsigned>::type word;
-    constexpr int words = (int)((sizeof(T) + sizeof(word) - 1) / sizeof(word));
-    word w[words] = {};
-    memcpy(w, &v, sizeof(T));
-    for (int i = 0; i < words; i++) {
-        w[i] = __shfl_down_sync(0xffffffffu, w[i], delta);
-    }
-    memcpy(&v, w, sizeof(T));
-    return v;
-}
-
-/* The identity of a policy's combine (the partial result of no elements). */
-template <class P>
-static GA_HD inline typename P::acc_t
-ga_red_identity(int op)
-{
-    return P::value(P::init(op));
-}
-
-/* Combine one partial result per thread into a value valid in thread 0. Each warp
- * folds its 32 lanes with shuffles (registers only, no barrier), warp 0 folds the
- * warps' results: two barriers per call instead of the log2(block) of a tree in
- * shared memory. Every thread of the block must call it; blockDim.x is a multiple
- * of 32. */
-template <class P>
-static GA_DEV inline typename P::acc_t
-ga_block_reduce(typename P::acc_t v, int op)
-{
-    __shared__ typename P::acc_t warp_part[32];
-    const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
-    const int nwarps = (int)blockDim.x / 32;
-    for (int h = 16; h > 0; h /= 2) {
-        v = P::combine(v, ga_shfl_down(v, h), op);
-    }
-    if (nwarps == 1) {
-        return v;
-    }
-    if (lane == 0) {
-        warp_part[warp] = v;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < nwarps ? warp_part[lane] : ga_red_identity<P>(op);
-        for (int h = 16; h > 0; h /= 2) {
-            v = P::combine(v, ga_shfl_down(v, h), op);
-        }
-    }
-    __syncthreads(); /* warp_part is read before a later call overwrites it */
-    return v;
-}
-
 /* The range [r0, r1) of the reduced elements that split s of `splits` folds. */
 static GA_HD inline void
 ga_red_split(const ga_reduce_desc &d, int64_t splits, int64_t s, int64_t *r0, int64_t *r1)
@@ -799,11 +741,20 @@ ga_cuda_reduce(int dev, const ga_reduce_desc *d)
 }
 
 /* ---- scans ----
- * One thread per row (a row: all elements along the last axis). Simple and exact in
- * order: each partial result is rounded to the output dtype the way NumPy's sequential
- * accumulate rounds it. The trade-off: a single long row runs on one thread (O(n)
- * serial), and rows with a large stride read uncoalesced. A block-wide scan (up-sweep,
- * down-sweep in shared memory) would be the fast version for few long rows. */
+ * Many rows (more rows than a grid needs threads): k_scan_rows, a thread per row,
+ * each partial result rounded to the output dtype the way NumPy's sequential
+ * accumulate rounds it (exact order). Few long rows (a cumulative sum of one vector)
+ * would leave the GPU idle on that kernel, so they run reduce-then-scan over tiles:
+ *   1. k_scan_tile_sums: a block per (row, tile) reduces its tile (block reduction);
+ *   2. k_scan_tile_offsets: a thread per row turns its tiles' sums into exclusive
+ *      prefixes (few tiles per row: a serial loop);
+ *   3. k_scan_tile_apply: a block per (row, tile) scans its tile from that prefix in
+ *      rounds of GA_SCAN_ITEMS consecutive elements per thread (a warp reads one
+ *      contiguous stretch), a block-wide exclusive scan of the threads' sums (warp
+ *      shuffles, then one warp over the warps' totals) giving each thread its start.
+ * Three launches, no host wait. Integer results are exact (wrapping arithmetic is
+ * associative); floating results are a differently ordered sum of the same terms,
+ * within rounding of NumPy's. */
 
 template <class A>
 static GA_HD inline A
@@ -816,6 +767,34 @@ ga_round_to(int out_dt, A v)
     }
     (void)out_dt;
     return v;
+}
+
+/* The scan's combine as a reduction policy (for ga_block_reduce and the block scan). */
+template <class A> struct ga_scan_pol {
+    typedef A acc_t;
+    typedef A state_t;
+    static GA_HD A
+    init(int op)
+    {
+        return ga_const<A>(op == GA_SCAN_CUMPROD ? 1 : 0);
+    }
+    static GA_HD A
+    value(const A &a)
+    {
+        return a;
+    }
+    static GA_HD A
+    combine(A a, A b, int op)
+    {
+        return op == GA_SCAN_CUMPROD ? ga_mul(a, b) : ga_add(a, b);
+    }
+};
+
+template <int DT, class A>
+static GA_HD inline A
+ga_scan_load(const ga_scan_desc &s, const char *p)
+{
+    return ga_round_to(s.out_dtype, ga_ld_as<DT, A>(p));
 }
 
 template <int DT, class A>
@@ -833,12 +812,95 @@ k_scan_rows(ga_scan_desc s)
     for (int64_t row = ga_gtid(); row < rows; row += ga_gstride()) {
         const char *in = s.in + ga_offset(nd - 1, s.shape, s.in_strides, row);
         char *out = s.out + ga_offset(nd - 1, s.shape, s.out_strides, row);
-        A acc = ga_const<A>(s.op == GA_SCAN_CUMPROD ? 1 : 0);
+        A acc = ga_scan_pol<A>::init(s.op);
         for (int64_t k = 0; k < len; k++) {
-            A x = ga_round_to(s.out_dtype, ga_ld_as<DT, A>(in + k * is));
-            acc = s.op == GA_SCAN_CUMPROD ? ga_mul(acc, x) : ga_add(acc, x);
-            acc = ga_round_to(s.out_dtype, acc);
+            A x = ga_scan_load<DT, A>(s, in + k * is);
+            acc = ga_round_to(s.out_dtype, ga_scan_pol<A>::combine(acc, x, s.op));
             ga_st_as(out + k * os, s.out_dtype, acc);
+        }
+    }
+}
+
+/* Consecutive elements per thread in a round of k_scan_tile_apply. */
+#define GA_SCAN_ITEMS 8
+/* A tile is worth its block from this many elements (a round of the whole block). */
+#define GA_SCAN_MIN_TILE (GA_RED_BLOCK * GA_SCAN_ITEMS)
+
+/* The tile [k0, k1) of `len` elements cut in `tiles`. */
+static GA_HD inline void
+ga_scan_tile(int64_t len, int64_t tiles, int64_t t, int64_t *k0, int64_t *k1)
+{
+    const int64_t chunk = (len + tiles - 1) / tiles;
+    *k0 = t * chunk < len ? t * chunk : len;
+    *k1 = *k0 + chunk < len ? *k0 + chunk : len;
+}
+
+template <int DT, class A>
+GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
+k_scan_tile_sums(ga_scan_desc s, int64_t rows, int64_t tiles, A *sums)
+{
+    const int nd = s.ndim;
+    const int64_t len = s.shape[nd - 1], is = s.in_strides[nd - 1];
+    for (int64_t b = blockIdx.x; b < rows * tiles; b += gridDim.x) {
+        int64_t k0, k1;
+        ga_scan_tile(len, tiles, b % tiles, &k0, &k1);
+        const char *in = s.in + ga_offset(nd - 1, s.shape, s.in_strides, b / tiles);
+        A acc = ga_scan_pol<A>::init(s.op);
+        for (int64_t k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
+            acc = ga_scan_pol<A>::combine(acc, ga_scan_load<DT, A>(s, in + k * is), s.op);
+        }
+        acc = ga_block_reduce<ga_scan_pol<A>>(acc, s.op);
+        if (threadIdx.x == 0) {
+            sums[b] = acc;
+        }
+    }
+}
+
+template <class A>
+__global__ void
+k_scan_tile_offsets(int op, int64_t rows, int64_t tiles, A *sums)
+{
+    for (int64_t row = ga_gtid(); row < rows; row += ga_gstride()) {
+        A acc = ga_scan_pol<A>::init(op);
+        for (int64_t t = 0; t < tiles; t++) {
+            A x = sums[row * tiles + t];
+            sums[row * tiles + t] = acc;
+            acc = ga_scan_pol<A>::combine(acc, x, op);
+        }
+    }
+}
+
+template <int DT, class A>
+GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
+k_scan_tile_apply(ga_scan_desc s, int64_t rows, int64_t tiles, const A *offsets)
+{
+    typedef ga_scan_pol<A> P;
+    const int nd = s.ndim;
+    const int64_t len = s.shape[nd - 1];
+    const int64_t is = s.in_strides[nd - 1], os = s.out_strides[nd - 1];
+    const int64_t round = (int64_t)blockDim.x * GA_SCAN_ITEMS;
+    for (int64_t b = blockIdx.x; b < rows * tiles; b += gridDim.x) {
+        int64_t k0, k1;
+        ga_scan_tile(len, tiles, b % tiles, &k0, &k1);
+        const int64_t row = b / tiles;
+        const char *in = s.in + ga_offset(nd - 1, s.shape, s.in_strides, row);
+        char *out = s.out + ga_offset(nd - 1, s.shape, s.out_strides, row);
+        A carry = offsets[b];
+        for (int64_t base = k0; base < k1; base += round) {
+            int64_t j0 = base + (int64_t)threadIdx.x * GA_SCAN_ITEMS;
+            int64_t j1 = j0 + GA_SCAN_ITEMS < k1 ? j0 + GA_SCAN_ITEMS : k1;
+            A part = P::init(s.op);
+            for (int64_t j = j0; j < j1; j++) {
+                part = P::combine(part, ga_scan_load<DT, A>(s, in + j * is), s.op);
+            }
+            A total;
+            A acc = P::combine(carry, ga_block_exclusive_scan<P>(part, s.op, &total), s.op);
+            for (int64_t j = j0; j < j1; j++) {
+                A x = ga_scan_load<DT, A>(s, in + j * is);
+                acc = ga_round_to(s.out_dtype, P::combine(acc, x, s.op));
+                ga_st_as(out + j * os, s.out_dtype, acc);
+            }
+            carry = P::combine(carry, total, s.op);
         }
     }
 }
@@ -855,8 +917,41 @@ ga_scan_launch(int dev, const ga_scan_desc *s, int64_t rows)
     if (st != GA_OK) {
         return st;
     }
-    GA_LAUNCH((k_scan_rows<DT, A>), grid, block, 0, stream, *s);
-    GA_CUDA_TRY(cudaGetLastError());
+    /* tiles only when a thread per row leaves multiprocessors idle; then enough of
+     * them that the tile kernels' grid (a block per row and tile) covers every one */
+    const int64_t len = s->shape[s->ndim - 1];
+    const int64_t tiles = ga_red_splits(dev, grid, len, GA_SCAN_MIN_TILE) > 1
+                              ? ga_red_splits(dev, rows, len, GA_SCAN_MIN_TILE)
+                              : 1;
+    if (tiles <= 1) {
+        GA_LAUNCH((k_scan_rows<DT, A>), grid, block, 0, stream, *s);
+        GA_CUDA_TRY(cudaGetLastError());
+        return GA_OK;
+    }
+    A *sums = nullptr;
+    const size_t bytes = (size_t)(rows * tiles) * sizeof(A);
+    st = ga_cuda_alloc(dev, bytes, (void **)&sums);
+    if (st != GA_OK) {
+        return st;
+    }
+    const unsigned blocks = ga_k_blocks_for(rows * tiles);
+    GA_LAUNCH((k_scan_tile_sums<DT, A>), blocks, GA_RED_BLOCK, 0, stream, *s, rows, tiles,
+              sums);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) {
+        GA_LAUNCH(k_scan_tile_offsets<A>, grid, block, 0, stream, (int)s->op, rows, tiles,
+                  sums);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess) {
+        GA_LAUNCH((k_scan_tile_apply<DT, A>), blocks, GA_RED_BLOCK, 0, stream, *s, rows,
+                  tiles, (const A *)sums);
+        err = cudaGetLastError();
+    }
+    ga_cuda_free(dev, sums, bytes); /* stream-ordered, like the reductions' scratch */
+    if (err != cudaSuccess) {
+        return ga_cuda_error(err, "scan launch", __FILE__, __LINE__);
+    }
     return GA_OK;
 }
 
