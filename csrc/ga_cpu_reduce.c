@@ -41,249 +41,120 @@ typedef struct {
     double re, im;
 } cplx;
 
-/* --- conversion of one strided run into the working buffer ------------------------ */
+/* --- conversion between strided runs and the working buffer ------------------------
+ * Every conversion goes through the shared casts of ga_kernels.h (GA_K_READ_<dtype>
+ * reads an element and hands it to the writer ga_w_<i|u|d|c>_<dtype> of the target),
+ * the same rule the CUDA kernels and astype use: NaN to 0, floats saturate to an
+ * integer type's range, integers wrap. One case per dtype, expanded from GA_DTYPES. */
 
-#define LOAD_LOOP(ctype, expr)                                                         \
-    for (int64_t i = 0; i < n; i++) {                                                  \
-        ctype v;                                                                       \
-        memcpy(&v, p + i * s, sizeof(v));                                              \
-        out[i] = (expr);                                                               \
-    }                                                                                  \
-    break;
-
-/* Cases shared by the real loaders: `CONV(x)` turns a real value into the target. */
-#define REAL_CASES(CONV)                                                               \
-    case GA_BOOL:                                                                      \
-        LOAD_LOOP(uint8_t, CONV(v != 0))                                               \
-    case GA_INT8:                                                                      \
-        LOAD_LOOP(int8_t, CONV(v))                                                     \
-    case GA_INT16:                                                                     \
-        LOAD_LOOP(int16_t, CONV(v))                                                    \
-    case GA_INT32:                                                                     \
-        LOAD_LOOP(int32_t, CONV(v))                                                    \
-    case GA_INT64:                                                                     \
-        LOAD_LOOP(int64_t, CONV(v))                                                    \
-    case GA_UINT8:                                                                     \
-        LOAD_LOOP(uint8_t, CONV(v))                                                    \
-    case GA_UINT16:                                                                    \
-        LOAD_LOOP(uint16_t, CONV(v))                                                   \
-    case GA_UINT32:                                                                    \
-        LOAD_LOOP(uint32_t, CONV(v))                                                   \
-    case GA_UINT64:                                                                    \
-        LOAD_LOOP(uint64_t, CONV(v))
-
-#define TO_F64(x) ((double)(x))
-#define TO_I64(x) ((int64_t)(x))
-#define F_TO_I64(x) ga_f64_to_int64((double)(x)) /* ga_kernels.h: NaN 0, saturates */
+/* Extra level so TO is expanded before GA_K_READ_<name> pastes it into a writer name. */
+#define READ_AS(name, in, to, o) READ_AS_(name, in, to, o)
+#define READ_AS_(name, in, to, o) GA_K_READ_##name(0, in, to, o)
+#define READ_CASE(e, name, kind, size, ch, ctype)                                      \
+    case e:                                                                            \
+        for (int64_t i = 0; i < n; i++) {                                              \
+            READ_AS(name, p + i * s, TO, (char *)&out[i]);                             \
+        }                                                                              \
+        break;
 
 static void
 load_f64(int dt, const char *p, int64_t s, int64_t n, double *out)
 {
+#define TO float64
     switch (dt) {
-        REAL_CASES(TO_F64)
-    case GA_FLOAT16:
-        LOAD_LOOP(uint16_t, (double)ga_half_to_float(v))
-    case GA_FLOAT32:
-        LOAD_LOOP(float, (double)v)
-    case GA_FLOAT64:
-        LOAD_LOOP(double, v)
-    case GA_COMPLEX64:
-        LOAD_LOOP(ga_complex64_storage, (double)v.re)
-    case GA_COMPLEX128:
-        LOAD_LOOP(ga_complex128_storage, v.re)
+        GA_DTYPES(READ_CASE)
     }
+#undef TO
 }
 
-#define F_TO_U64(x) ((int64_t)ga_f64_to_uint64((double)(x)))
-static void
-load_u64_from_float(int dt, const char *p, int64_t s, int64_t n, int64_t *out)
-{
-    switch (dt) {
-    case GA_FLOAT16:
-        LOAD_LOOP(uint16_t, F_TO_U64(ga_half_to_float(v)))
-    case GA_FLOAT32:
-        LOAD_LOOP(float, F_TO_U64(v))
-    case GA_FLOAT64:
-        LOAD_LOOP(double, F_TO_U64(v))
-    case GA_COMPLEX64:
-        LOAD_LOOP(ga_complex64_storage, F_TO_U64(v.re))
-    case GA_COMPLEX128:
-        LOAD_LOOP(ga_complex128_storage, F_TO_U64(v.re))
-    }
-}
-
+/* `is_unsigned`: the working type is uint64 (its bits kept in the int64 slots), so a
+ * float saturates to uint64's range; integers have the same bits either way. */
 static void
 load_i64(int dt, const char *p, int64_t s, int64_t n, int64_t *out, int is_unsigned)
 {
-    /* a float becomes the accumulator's type by the one float->int rule (NaN 0,
-     * saturate to int64 or uint64); the uint64 bits are kept in the int64 slots */
-    if (is_unsigned && ga_dtype_kind((ga_dtype)dt) >= GA_KIND_FLOAT) {
-        load_u64_from_float(dt, p, s, n, out);
+    if (is_unsigned) {
+#define TO uint64
+        switch (dt) {
+            GA_DTYPES(READ_CASE)
+        }
+#undef TO
         return;
     }
+#define TO int64
     switch (dt) {
-        REAL_CASES(TO_I64)
-    case GA_FLOAT16:
-        LOAD_LOOP(uint16_t, F_TO_I64(ga_half_to_float(v)))
-    case GA_FLOAT32:
-        LOAD_LOOP(float, F_TO_I64(v))
-    case GA_FLOAT64:
-        LOAD_LOOP(double, F_TO_I64(v))
-    case GA_COMPLEX64:
-        LOAD_LOOP(ga_complex64_storage, F_TO_I64(v.re))
-    case GA_COMPLEX128:
-        LOAD_LOOP(ga_complex128_storage, F_TO_I64(v.re))
+        GA_DTYPES(READ_CASE)
     }
+#undef TO
 }
 
-#define TO_C(x) ((cplx){(double)(x), 0.0})
 static void
 load_c128(int dt, const char *p, int64_t s, int64_t n, cplx *out)
 {
+#define TO complex128
     switch (dt) {
-        REAL_CASES(TO_C)
-    case GA_FLOAT16:
-        LOAD_LOOP(uint16_t, TO_C(ga_half_to_float(v)))
-    case GA_FLOAT32:
-        LOAD_LOOP(float, TO_C(v))
-    case GA_FLOAT64:
-        LOAD_LOOP(double, TO_C(v))
-    case GA_COMPLEX64:
-        LOAD_LOOP(ga_complex64_storage, ((cplx){v.re, v.im}))
-    case GA_COMPLEX128:
-        LOAD_LOOP(ga_complex128_storage, ((cplx){v.re, v.im}))
+        GA_DTYPES(READ_CASE)
     }
+#undef TO
 }
 
-#define TO_NZ(x) ((uint8_t)((x) != 0))
+/* truth: nonzero (NaN is true; complex: either part nonzero) */
 static void
 load_nz(int dt, const char *p, int64_t s, int64_t n, uint8_t *out)
 {
+#define TO bool
     switch (dt) {
-        REAL_CASES(TO_NZ)
-    case GA_FLOAT16:
-        /* any bit other than the sign means nonzero (NaN counts as true) */
-        LOAD_LOOP(uint16_t, (uint8_t)((v & 0x7fffu) != 0))
-    case GA_FLOAT32:
-        LOAD_LOOP(float, TO_NZ(v))
-    case GA_FLOAT64:
-        LOAD_LOOP(double, TO_NZ(v))
-    case GA_COMPLEX64:
-        LOAD_LOOP(ga_complex64_storage, (uint8_t)(v.re != 0 || v.im != 0))
-    case GA_COMPLEX128:
-        LOAD_LOOP(ga_complex128_storage, (uint8_t)(v.re != 0 || v.im != 0))
+        GA_DTYPES(READ_CASE)
     }
+#undef TO
 }
+#undef READ_CASE
 
-/* --- stores of working values into any dtype ---------------------------------------
- */
-
-#define STORE_LOOP(ctype, expr)                                                        \
-    for (int64_t i = 0; i < n; i++) {                                                  \
-        ctype v = (expr);                                                              \
-        memcpy(p + i * s, &v, sizeof(v));                                              \
-    }                                                                                  \
-    break;
-
-#define STORE_INT_CASES(X)                                                             \
-    case GA_BOOL:                                                                      \
-        STORE_LOOP(uint8_t, (uint8_t)(X != 0))                                         \
-    case GA_INT8:                                                                      \
-        STORE_LOOP(int8_t, I(int8, int8_t, X))                                               \
-    case GA_INT16:                                                                     \
-        STORE_LOOP(int16_t, I(int16, int16_t, X))                                             \
-    case GA_INT32:                                                                     \
-        STORE_LOOP(int32_t, I(int32, int32_t, X))                                             \
-    case GA_INT64:                                                                     \
-        STORE_LOOP(int64_t, I(int64, int64_t, X))                                             \
-    case GA_UINT8:                                                                     \
-        STORE_LOOP(uint8_t, I(uint8, uint8_t, X))                                             \
-    case GA_UINT16:                                                                    \
-        STORE_LOOP(uint16_t, I(uint16, uint16_t, X))                                           \
-    case GA_UINT32:                                                                    \
-        STORE_LOOP(uint32_t, I(uint32, uint32_t, X))                                           \
-    case GA_UINT64:                                                                    \
-        STORE_LOOP(uint64_t, I(uint64, uint64_t, X))
+#define STORE_CASE(e, name, kind, size, ch, ctype)                                     \
+    case e:                                                                            \
+        for (int64_t i = 0; i < n; i++) {                                              \
+            WRITE(name, p + i * s, in[i]);                                             \
+        }                                                                              \
+        break;
 
 static void
 store_f64(int dt, char *p, int64_t s, int64_t n, const double *in)
 {
-#define I(dt, T, x) ga_f64_to_##dt(x)
+#define WRITE(name, o, v) ga_w_d_##name(o, v)
     switch (dt) {
-        STORE_INT_CASES(in[i])
-    case GA_FLOAT16:
-        STORE_LOOP(uint16_t, ga_double_to_half(in[i]))
-    case GA_FLOAT32:
-        STORE_LOOP(float, (float)in[i])
-    case GA_FLOAT64:
-        STORE_LOOP(double, in[i])
-    case GA_COMPLEX64:
-        STORE_LOOP(ga_complex64_storage, ((ga_complex64_storage){(float)in[i], 0.0f}))
-    case GA_COMPLEX128:
-        STORE_LOOP(ga_complex128_storage, ((ga_complex128_storage){in[i], 0.0}))
+        GA_DTYPES(STORE_CASE)
     }
-#undef I
+#undef WRITE
 }
 
 /* `is_unsigned`: the bits hold a uint64 (matters only for conversion to floats). */
 static void
 store_i64(int dt, char *p, int64_t s, int64_t n, const int64_t *in, int is_unsigned)
 {
-#define I(dt, T, x) ((T)(x)) /* int -> int wraps */
-#define F(x) (is_unsigned ? (double)(uint64_t)(x) : (double)(x))
-    switch (dt) {
-        STORE_INT_CASES(in[i])
-    case GA_FLOAT16:
-        STORE_LOOP(uint16_t, ga_double_to_half(F(in[i])))
-    case GA_FLOAT32:
-        STORE_LOOP(float, (float)F(in[i]))
-    case GA_FLOAT64:
-        STORE_LOOP(double, F(in[i]))
-    case GA_COMPLEX64:
-        STORE_LOOP(ga_complex64_storage,
-                   ((ga_complex64_storage){(float)F(in[i]), 0.0f}))
-    case GA_COMPLEX128:
-        STORE_LOOP(ga_complex128_storage, ((ga_complex128_storage){F(in[i]), 0.0}))
+    if (is_unsigned) {
+#define WRITE(name, o, v) ga_w_u_##name(o, (uint64_t)(v))
+        switch (dt) {
+            GA_DTYPES(STORE_CASE)
+        }
+#undef WRITE
+        return;
     }
-#undef I
-#undef F
+#define WRITE(name, o, v) ga_w_i_##name(o, v)
+    switch (dt) {
+        GA_DTYPES(STORE_CASE)
+    }
+#undef WRITE
 }
 
 static void
 store_c128(int dt, char *p, int64_t s, int64_t n, const cplx *in)
 {
+#define WRITE(name, o, v) ga_w_c_##name(o, (v).re, (v).im)
     switch (dt) {
-    case GA_BOOL:
-        STORE_LOOP(uint8_t, (uint8_t)(in[i].re != 0 || in[i].im != 0))
-    case GA_INT8:
-        STORE_LOOP(int8_t, ga_f64_to_int8(in[i].re))
-    case GA_INT16:
-        STORE_LOOP(int16_t, ga_f64_to_int16(in[i].re))
-    case GA_INT32:
-        STORE_LOOP(int32_t, ga_f64_to_int32(in[i].re))
-    case GA_INT64:
-        STORE_LOOP(int64_t, ga_f64_to_int64(in[i].re))
-    case GA_UINT8:
-        STORE_LOOP(uint8_t, ga_f64_to_uint8(in[i].re))
-    case GA_UINT16:
-        STORE_LOOP(uint16_t, ga_f64_to_uint16(in[i].re))
-    case GA_UINT32:
-        STORE_LOOP(uint32_t, ga_f64_to_uint32(in[i].re))
-    case GA_UINT64:
-        STORE_LOOP(uint64_t, ga_f64_to_uint64(in[i].re))
-    case GA_FLOAT16:
-        STORE_LOOP(uint16_t, ga_double_to_half(in[i].re))
-    case GA_FLOAT32:
-        STORE_LOOP(float, (float)in[i].re)
-    case GA_FLOAT64:
-        STORE_LOOP(double, in[i].re)
-    case GA_COMPLEX64:
-        STORE_LOOP(ga_complex64_storage,
-                   ((ga_complex64_storage){(float)in[i].re, (float)in[i].im}))
-    case GA_COMPLEX128:
-        STORE_LOOP(ga_complex128_storage, ((ga_complex128_storage){in[i].re, in[i].im}))
+        GA_DTYPES(STORE_CASE)
     }
+#undef WRITE
 }
+#undef STORE_CASE
 
 /* --- reduction state ------------------------------------------------------------ */
 

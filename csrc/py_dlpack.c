@@ -55,11 +55,14 @@ pyga_getbuffer(PyObject *self, Py_buffer *view, int flags)
         dims[i] = (Py_ssize_t)a->shape[i];
         dims[a->ndim + i] = (Py_ssize_t)a->strides[i];
     }
-    static const char *formats[GA_NTYPES] = {
-        [GA_BOOL] = "?",    [GA_INT8] = "b",   [GA_INT16] = "h",   [GA_INT32] = "i",
-        [GA_INT64] = "q",   [GA_UINT8] = "B",  [GA_UINT16] = "H",  [GA_UINT32] = "I",
-        [GA_UINT64] = "Q",  [GA_FLOAT16] = "e", [GA_FLOAT32] = "f", [GA_FLOAT64] = "d",
-        [GA_COMPLEX64] = "Zf", [GA_COMPLEX128] = "Zd",
+    /* struct-module codes from the dtype list: its character, or for complex types
+     * 'Z' and the part's float code ("Zf", "Zd"), as PEP 3118 spells them */
+    static const char formats[GA_NTYPES][3] = {
+#define GA_X_FMT(e, name, kind, size, ch, ctype)                                       \
+    [e] = {kind == GA_KIND_COMPLEX ? 'Z' : ch,                                         \
+           kind == GA_KIND_COMPLEX ? (char)(ch - 'A' + 'a') : 0, 0},
+        GA_DTYPES(GA_X_FMT)
+#undef GA_X_FMT
     };
     int itemsize = ga_dtype_itemsize((ga_dtype)a->dtype);
     view->buf = ga_array_data(a);

@@ -98,3 +98,16 @@ def test_copies_of_read_only_views_are_writable(device):
     for c in (b.copy(), b + 0, b.astype("float64"), gpuarr.asarray(b, copy=True)):
         assert c.flags.writeable
         c[0, 0] = 7
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "int64", "uint8",
+                                   "uint16", "uint32", "uint64", "float16", "float32",
+                                   "float64", "complex64", "complex128"])
+def test_the_buffer_protocol_names_every_dtype(dtype):
+    # the format codes come from the dtype list (py_dlpack.c): NumPy reads them back
+    a = np.arange(6).reshape(2, 3).astype(dtype)
+    m = memoryview(gpuarr.asarray(a))
+    assert m.itemsize == a.itemsize and m.shape == a.shape, (m.format, m.shape)
+    b = np.asarray(m)
+    assert b.dtype == a.dtype, (m.format, b.dtype)
+    np.testing.assert_array_equal(b, a)
