@@ -167,8 +167,8 @@ struct ga_emu_stream {
     std::condition_variable cv;
     std::deque<std::function<void()>> q;
     uint64_t enqueued = 0, done = 0; /* tasks; guarded by m */
-    uint64_t launches = 0;            /* kernels queued so far; guarded by m */
-    unsigned ordinal = 0;             /* among its device's streams, by creation */
+    uint64_t launches = 0;           /* kernels queued so far; guarded by m */
+    unsigned ordinal = 0;            /* among its device's streams, by creation */
     std::thread worker;
 };
 struct ga_emu_event {
@@ -1762,7 +1762,8 @@ ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
         std::lock_guard<std::mutex> g(s->m);
         n = s->launches++;
     }
-    uint64_t key = mix64(mix64(mix64(schedule_seed) ^ ((uint64_t)s->device << 32 | s->ordinal)) ^ n);
+    uint64_t stream_id = (uint64_t)s->device << 32 | s->ordinal;
+    uint64_t key = mix64(mix64(mix64(schedule_seed) ^ stream_id) ^ n);
     enqueue(s, [grid, block, shmem, thread_fn, ctx, free_ctx, key] {
         run_grid(grid, block, shmem, thread_fn, ctx, key);
         free_ctx(ctx);
@@ -1790,8 +1791,8 @@ run_grid(dim3 grid, dim3 block, size_t shmem, void (*thread_fn)(void *), void *c
 {
     if (schedule_is_random && !schedule_said.exchange(true)) {
         fprintf(stderr,
-                "gpuarr: emulated CUDA schedule seed %llu (GPUARR_CUDA_EMULATE_SCHEDULE=random; "
-                "set it to %llu to replay)\n",
+                "gpuarr: emulated CUDA schedule seed %llu "
+                "(GPUARR_CUDA_EMULATE_SCHEDULE=random; set it to %llu to replay)\n",
                 schedule_seed.load(), schedule_seed.load());
     }
     unsigned long long nthreads = (unsigned long long)block.x * block.y * block.z;
