@@ -65,7 +65,9 @@ PRELUDE = textwrap.dedent("""
 """)
 
 
-def run_emulated(code, **env):
+def emulated_process(code, **env):
+    """Run PRELUDE + `code` in a fresh interpreter on two emulated devices; the
+    finished process (asserted to have exited with 0)."""
     e = {k: v for k, v in os.environ.items() if not k.startswith("GPUARR_")}
     e["PYTHONPATH"] = os.path.dirname(PKG_DIR) + os.pathsep + e.get("PYTHONPATH", "")
     e["GPUARR_CUDA_EMULATE"] = "2"
@@ -73,7 +75,11 @@ def run_emulated(code, **env):
     r = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)],
                        capture_output=True, text=True, env=e, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
+    return r
+
+
+def run_emulated(code, **env):
+    return emulated_process(code, **env).stdout
 
 
 def test_emulate_2_gives_two_emulated_cuda_devices():
@@ -602,3 +608,89 @@ def test_kernel_fault_is_reported_at_the_next_wait_and_is_sticky():
     for msg in (first, second):
         assert "cudaErrorLaunchTimeout" in msg and "restarted" in msg, out
     assert other == "[1.0, 2.0]"  # the other device is unaffected
+
+
+# --- the schedule (GPUARR_CUDA_EMULATE_SCHEDULE): blocks, and threads between barriers,
+# run in an order drawn from a seed, so races that index order would hide show up.
+
+def run_schedule_case(name, seed=None, **env):
+    """Run the plugin's schedule self-test case `name` (ga_cuda_selftest_schedule.cu)
+    under the schedule `seed`: (rc, msg)."""
+    if seed is not None:
+        env["GPUARR_CUDA_EMULATE_SCHEDULE"] = str(seed)
+    out = run_emulated(f"""
+        msg = ctypes.create_string_buffer(1024)
+        rc = lib.gpuarr_cuda_selftest_schedule(0, b"{name}", msg, 1024)
+        print(rc)
+        print(msg.value.decode())
+    """, **env)
+    rc, _, msg = out.partition("\n")
+    return int(rc), msg.strip()
+
+
+def orders(msg):
+    """{"blocks": [..], ...} from a *_order case's message."""
+    return {label: [int(v) for v in values.split(",")]
+            for label, values in (word.split(":") for word in msg.split())}
+
+
+def test_shared_memory_race_without_a_barrier_gives_a_wrong_answer_under_some_seed():
+    # each thread reads its neighbour's slot with no __syncthreads after the writes:
+    # in thread order every neighbour would have written first and the race would pass
+    results = [run_schedule_case("racy_neighbour", seed) for seed in (1, 2)]
+    assert any(rc == 1 and "neighbour's slot" in msg for rc, msg in results), results
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_same_exchange_with_a_barrier_is_right_under_every_seed(seed):
+    assert run_schedule_case("neighbour_with_barrier", seed) == (0, "")
+
+
+def test_block_order_differs_between_seeds_and_the_same_seed_replays_it():
+    runs = {seed: [run_schedule_case("block_order", seed) for _ in range(2)]
+            for seed in (1, 2)}
+    got = {}
+    for seed, (first, again) in runs.items():
+        assert first[0] == 0 and first == again, runs  # replayed exactly
+        got[seed] = orders(first[1])["blocks"]
+        assert sorted(got[seed]) == list(range(64)), got
+    assert got[1] != got[2], got
+    assert list(range(64)) not in got.values(), got
+
+
+def test_threads_run_in_a_seeded_order_with_and_without_barriers():
+    got = {}
+    for seed in (1, 2):
+        rc, msg = run_schedule_case("thread_order", seed)
+        assert rc == 0, msg
+        got[seed] = orders(msg)
+        # a block without barriers runs thread 0 first (it tells how the block runs),
+        # then the others as plain calls, also in the schedule's order
+        assert got[seed]["plain"][0] == 0, got
+        for order in got[seed].values():
+            assert sorted(order) == list(range(64)) and order != list(range(64)), got
+    assert got[1] != got[2], got
+
+
+def test_random_schedule_prints_its_seed_and_that_seed_replays_it():
+    code = """
+        msg = ctypes.create_string_buffer(1024)
+        print(lib.gpuarr_cuda_selftest_schedule(0, b"block_order", msg, 1024))
+        print(msg.value.decode())
+    """
+    drawn = emulated_process(code, GPUARR_CUDA_EMULATE_SCHEDULE="random")
+    seed = drawn.stderr.split("schedule seed ")[1].split()[0]
+    assert seed.isdigit() and f"set it to {seed} to replay" in drawn.stderr, drawn.stderr
+    replay = emulated_process(code, GPUARR_CUDA_EMULATE_SCHEDULE=seed)
+    assert replay.stdout == drawn.stdout and replay.stdout.startswith("0"), (seed, replay)
+
+
+def test_bad_schedule_value_is_reported_and_the_default_seed_used():
+    r = emulated_process("print(gpuarr.num_gpus())", GPUARR_CUDA_EMULATE_SCHEDULE="often")
+    assert r.stdout.split() == ["2"], r.stdout
+    assert "GPUARR_CUDA_EMULATE_SCHEDULE=often is neither a seed" in r.stderr, r.stderr
+
+
+def test_a_failed_launch_names_the_schedule_seed_that_replays_it():
+    rc, msg = run_case("warp_missing_lane", GPUARR_CUDA_EMULATE_SCHEDULE="7")
+    assert rc == 1 and "GPUARR_CUDA_EMULATE_SCHEDULE=7 replays it" in msg, msg

@@ -37,7 +37,8 @@ REG_UNIT = 256  # registers are allocated per warp in units of 256
 SMEM_PER_BLOCK_RESERVED = 1024
 
 # Threads per block each kernel is launched with (the plugin's launch geometry:
-# ga_cuda_launch_dims and GA_RED_BLOCK give 256; exceptions by name prefix).
+# ga_cuda_launch_dims and GA_RED_BLOCK give 256, in the emulated build too; exceptions
+# by name prefix).
 DEFAULT_BLOCK = 256
 BLOCK_BY_PREFIX = [
     ("k_reverse", 128),  # the self-test's shared-memory kernel

@@ -2,21 +2,24 @@
  *
  * Launches. A block's threads must be able to stop at __syncthreads and wait for the
  * others. Spawning an OS thread per CUDA thread would make every elementwise launch
- * cost hundreds of thread creations, so this uses ucontext fibers, lazily:
+ * cost hundreds of thread creations, so this uses fibers, lazily:
  *   1. thread 0 of the block runs on a fiber;
  *   2. if it finishes without reaching a barrier, the block is barrier-free (barriers
  *      must be reached by every thread of a block in CUDA too) and threads 1..n-1 run
  *      as plain calls on the host stack: no context switch at all;
  *   3. if it stops at a barrier, every other thread gets a fiber of its own and runs to
- *      its first barrier (or its end); then passes resume each waiting fiber in thread
- *      order until all are done. A pass ends only when every live thread is at the
- *      barrier, which is exactly __syncthreads's guarantee. Exited threads do not
- *      hold a barrier up, as on current GPUs.
+ *      its first barrier (or its end); then passes resume each waiting fiber until all
+ *      are done. A pass ends only when every live thread is at the barrier, which is
+ *      exactly __syncthreads's guarantee. Exited threads do not hold a barrier up, as
+ *      on current GPUs.
+ * The order of the blocks, of the plain calls of step 2 and of the fibers in each pass
+ * of step 3 is the schedule's (GPUARR_CUDA_EMULATE_SCHEDULE, "the schedule" below).
  * A thread that reaches __syncthreads in step 2 (a barrier thread 0 skipped) cannot be
  * suspended: the launch fails with cudaErrorLaunchFailure and ga_emu_error_detail()
- * says why. Fiber stacks (512 KiB, a guard page below, reserved lazily) are pooled for
- * the process. Under AddressSanitizer every switch is announced with
- * __sanitizer_start/finish_switch_fiber.
+ * says why. Fiber stacks (256 KiB, 512 KiB under AddressSanitizer, a guard page below,
+ * reserved lazily) are pooled for the process; a switch saves only the callee-saved
+ * registers on x86-64 ("Switching fibers" below). Under AddressSanitizer every switch
+ * is announced with __sanitizer_start/finish_switch_fiber.
  *
  * Streams. Each stream, and each device's legacy default stream (stream 0), is a
  * queue of tasks run in order by its own worker thread, so work really is
@@ -46,6 +49,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -53,6 +57,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -94,6 +99,13 @@ size_t memory_limit;
 int multiprocessors = 132; /* GPUARR_CUDA_EMULATE_SMS; an H100's count */
 ga_emu_device devices[64];
 double watchdog_seconds; /* GPUARR_CUDA_EMULATE_WATCHDOG; 0: none */
+/* GPUARR_CUDA_EMULATE_SCHEDULE: the seed of the order of blocks and threads (see
+ * "the schedule" below); "random" draws one per process and says which. */
+const unsigned long long default_schedule_seed = 1;
+std::atomic<unsigned long long> schedule_seed{default_schedule_seed};
+unsigned long long random_schedule_seed; /* 0: none drawn yet (state_lock) */
+std::atomic<bool> schedule_said;         /* the drawn seed was printed */
+std::atomic<bool> schedule_is_random;
 /* A fault found by a worker (state_lock): reported by the next wait on the device. */
 cudaError_t device_fault[64];
 char device_fault_detail[64][512];
@@ -155,6 +167,8 @@ struct ga_emu_stream {
     std::condition_variable cv;
     std::deque<std::function<void()>> q;
     uint64_t enqueued = 0, done = 0; /* tasks; guarded by m */
+    uint64_t launches = 0;           /* kernels queued so far; guarded by m */
+    unsigned ordinal = 0;            /* among its device's streams, by creation */
     std::thread worker;
 };
 struct ga_emu_event {
@@ -217,6 +231,9 @@ new_stream(int dev, unsigned flags)
     s->worker = std::thread(worker_main, s);
     s->worker.detach();
     std::lock_guard<std::mutex> g(state_lock);
+    for (ga_emu_stream *o : all_streams) {
+        s->ordinal += o->device == dev;
+    }
     all_streams.push_back(s);
     return s;
 }
@@ -409,6 +426,32 @@ ga_emu_init(int n)
                     "gpuarr: GPUARR_CUDA_EMULATE_SMS=%s is not a count from 1 to 4096; "
                     "using 132\n",
                     v);
+        }
+    }
+    schedule_is_random = false;
+    schedule_seed = default_schedule_seed;
+    v = getenv("GPUARR_CUDA_EMULATE_SCHEDULE");
+    if (v != NULL && strcmp(v, "random") == 0) {
+        /* once per process (the backend may be asked for its table again); 12 digits
+         * are plenty of schedules and short enough to type back */
+        while (random_schedule_seed == 0) {
+            random_schedule_seed = ((unsigned long long)std::random_device{}() << 32 |
+                                    std::random_device{}()) % 1000000000000ull;
+        }
+        schedule_seed = random_schedule_seed;
+        schedule_is_random = true;
+    }
+    else if (v != NULL && *v != '\0') {
+        char *end;
+        errno = 0;
+        unsigned long long seed = strtoull(v, &end, 10);
+        if (errno == 0 && *end == '\0' && *v >= '0' && *v <= '9') {
+            schedule_seed = seed;
+        } else {
+            fprintf(stderr,
+                    "gpuarr: GPUARR_CUDA_EMULATE_SCHEDULE=%s is neither a seed (a decimal "
+                    "integer from 0 to 2^64-1) nor 'random'; using the seed %llu\n",
+                    v, default_schedule_seed);
         }
     }
 }
@@ -1007,9 +1050,58 @@ cudaDeviceEnablePeerAccess(int peer, unsigned flags)
 
 /* --- launches ----------------------------------------------------------------------- */
 
+/* Switching fibers. A 256-thread block that meets 10 barriers is 5,000 switches, so
+ * their cost is the emulator's cost: glibc's swapcontext makes a sigprocmask system
+ * call each time (about 0.5 us), while a switch that only saves the callee-saved
+ * registers and the stack pointer, as boost.context does, costs a few nanoseconds.
+ * That one is used on x86-64; elsewhere (or with shadow stacks, whose `ret` into a
+ * new stack would fault) ucontext serves. */
+#if defined(__x86_64__) && !(defined(__CET__) && (__CET__ & 2))
+#define GA_EMU_FAST_SWITCH 1
+/* Save rbp, rbx, r12-r15, MXCSR and the x87 control word on the current stack, store
+ * the stack pointer in *from, load `to` and restore the same from it. A fiber's first
+ * switch "returns" into the trampoline that ga_emu_fiber_init left on its stack. */
+extern "C" void ga_emu_switch(void **from, void *to);
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type ga_emu_switch,@function\n"
+        ".hidden ga_emu_switch\n"
+        "ga_emu_switch:\n"
+        "    pushq %rbp\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    pushq %r13\n"
+        "    pushq %r14\n"
+        "    pushq %r15\n"
+        "    subq $8, %rsp\n"
+        "    stmxcsr (%rsp)\n"
+        "    fnstcw 4(%rsp)\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    ldmxcsr (%rsp)\n"
+        "    fldcw 4(%rsp)\n"
+        "    addq $8, %rsp\n"
+        "    popq %r15\n"
+        "    popq %r14\n"
+        "    popq %r13\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n"
+        ".size ga_emu_switch,.-ga_emu_switch\n");
+#else
+#define GA_EMU_FAST_SWITCH 0
+#endif
+
 namespace {
 
-const size_t fiber_stack_size = 512 * 1024;
+/* Each CUDA thread of a barrier block has a fiber. Kernels keep little on the stack
+ * (AddressSanitizer's redzones make frames larger), and a guard page turns an overflow
+ * into a fault. */
+const size_t fiber_stack_size = GA_EMU_ASAN ? 512 * 1024 : 256 * 1024;
+/* Stack tops are staggered by a few cache lines: tops 256 KiB apart would all map to
+ * the same cache sets, and 256 fibers' hot frames would evict each other. */
+const size_t fiber_stack_colours = 32, fiber_stack_colour = 320;
 
 enum { F_IDLE, F_AT_BARRIER, F_AT_WARP, F_READY, F_DONE };
 
@@ -1024,8 +1116,13 @@ struct warp_op {
 };
 
 struct fiber {
+#if GA_EMU_FAST_SWITCH
+    void *sp; /* saved stack pointer while suspended */
+#else
     ucontext_t ctx;
+#endif
     char *stack; /* usable part, above the guard page */
+    size_t stack_size;
     int state;
     uint3 tid;
     unsigned index; /* linear thread index in the block: lane = index % 32 */
@@ -1036,7 +1133,11 @@ struct fiber {
 struct launch_state {
     void (*fn)(void *);
     void *ctx;
+#if GA_EMU_FAST_SWITCH
+    void *sched_sp;
+#else
     ucontext_t sched;
+#endif
     fiber *current;      /* the fiber running now, or NULL in direct mode */
     int direct_barrier;  /* a barrier was reached outside a fiber */
     int bar_acc;         /* sum of predicates at the barrier being formed */
@@ -1069,6 +1170,8 @@ fiber_get(size_t i)
         mprotect(m, page, PROT_NONE); /* overflow faults instead of corrupting */
         fiber *f = new fiber();
         f->stack = (char *)m + page;
+        f->stack_size = fiber_stack_size -
+                        fiber_pool.size() % fiber_stack_colours * fiber_stack_colour;
         fiber_pool.push_back(f);
     }
     return fiber_pool[i];
@@ -1090,6 +1193,17 @@ thread_of(unsigned i)
     return t;
 }
 
+/* Suspend the running fiber `f` and go back to the scheduler. */
+inline void
+switch_to_scheduler(fiber *f)
+{
+#if GA_EMU_FAST_SWITCH
+    ga_emu_switch(&f->sp, L.sched_sp);
+#else
+    swapcontext(&f->ctx, &L.sched);
+#endif
+}
+
 void
 fiber_entry(void)
 {
@@ -1102,7 +1216,11 @@ fiber_entry(void)
 #if GA_EMU_ASAN
     __sanitizer_start_switch_fiber(nullptr, L.sched_bottom, L.sched_size);
 #endif
-    /* returning resumes uc_link, the scheduler */
+#if GA_EMU_FAST_SWITCH
+    switch_to_scheduler(f); /* never resumed: a done fiber is started afresh */
+    abort();
+#endif
+    /* ucontext: returning resumes uc_link, the scheduler */
 }
 
 /* Run `f` until it reaches a barrier or ends. */
@@ -1113,9 +1231,13 @@ resume(fiber *f)
     L.current = f;
 #if GA_EMU_ASAN
     void *fake = nullptr;
-    __sanitizer_start_switch_fiber(&fake, f->stack, fiber_stack_size);
+    __sanitizer_start_switch_fiber(&fake, f->stack, f->stack_size);
 #endif
+#if GA_EMU_FAST_SWITCH
+    ga_emu_switch(&L.sched_sp, f->sp);
+#else
     swapcontext(&L.sched, &f->ctx);
+#endif
 #if GA_EMU_ASAN
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
@@ -1128,11 +1250,31 @@ start(fiber *f, unsigned index)
     f->index = index;
     f->tid = thread_of(index);
     f->state = F_IDLE;
+#if GA_EMU_FAST_SWITCH
+    /* The frame ga_emu_switch pops, from the (16-byte aligned) top down: a zero return
+     * address for fiber_entry (which never returns), fiber_entry as the address `ret`
+     * jumps to, six zero registers, then the caller's MXCSR and x87 control word. At
+     * fiber_entry's first instruction the stack is aligned as after a call. */
+    uintptr_t top = ((uintptr_t)f->stack + f->stack_size) & ~(uintptr_t)15;
+    uint64_t *sp = (uint64_t *)top;
+    *--sp = 0;
+    *--sp = (uint64_t)(uintptr_t)&fiber_entry;
+    for (int r = 0; r < 6; r++) {
+        *--sp = 0;
+    }
+    uint32_t mxcsr;
+    uint16_t fpucw;
+    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+    __asm__ volatile("fnstcw %0" : "=m"(fpucw));
+    *--sp = (uint64_t)mxcsr | (uint64_t)fpucw << 32;
+    f->sp = sp;
+#else
     getcontext(&f->ctx);
     f->ctx.uc_stack.ss_sp = f->stack;
-    f->ctx.uc_stack.ss_size = fiber_stack_size;
+    f->ctx.uc_stack.ss_size = f->stack_size;
     f->ctx.uc_link = &L.sched;
     makecontext(&f->ctx, fiber_entry, 0);
+#endif
     resume(f);
     return f->state;
 }
@@ -1279,8 +1421,97 @@ missing_lane_error(unsigned nthreads)
     return -1;
 }
 
-/* One block; returns 0, or -1 after a malformed barrier or warp primitive (with
- * error_detail), or -2 when no fiber stack could be had.
+/* --- the schedule (GPUARR_CUDA_EMULATE_SCHEDULE) ------------------------------------
+ * A GPU promises no order between the blocks of a grid, nor between the threads of a
+ * block from one barrier to the next; a kernel that depends on one has a race that
+ * an emulator running everything in index order would never show. So blocks run in a
+ * pseudo-random order, and so do the threads of a block between two barriers (thread
+ * 0 first: it decides how the block runs), both drawn from the seed, the stream and
+ * the launch's number on it: the same program with the same seed replays the same
+ * schedule, another seed gives another. */
+
+uint64_t
+mix64(uint64_t z)
+{
+    /* splitmix64's finaliser: every input bit moves every output bit */
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+struct schedule_rng {
+    uint64_t state;
+    unsigned
+    below(unsigned n)
+    {
+        state += 0x9e3779b97f4a7c15ull;
+        return (unsigned)((mix64(state) >> 32) * n >> 32);
+    }
+};
+
+/* Put order[from..] in a random order (Fisher-Yates). */
+void
+shuffle(std::vector<unsigned> &order, size_t from, schedule_rng &r)
+{
+    for (size_t i = order.size(); i > from + 1; i--) {
+        size_t j = from + r.below((unsigned)(i - from));
+        std::swap(order[i - 1], order[j]);
+    }
+}
+
+/* A random permutation of [0, n) for any n up to 2^64 without storing it: a 4-round
+ * Feistel network is a bijection on [0, 4^h) with 4^h >= n, and walking its cycle
+ * until the value falls below n makes it one on [0, n) (fewer than 4 steps on
+ * average). A grid may have billions of blocks; this costs nothing per launch. */
+struct block_order {
+    uint64_t n, key, mask;
+    unsigned half;
+
+    block_order(uint64_t blocks, uint64_t k) : n(blocks), key(k), half(0)
+    {
+        while (half < 32 && (half == 0 || ((uint64_t)1 << (2 * half)) < n)) {
+            half++;
+        }
+        mask = ((uint64_t)1 << half) - 1;
+    }
+    uint64_t
+    at(uint64_t i) const
+    {
+        uint64_t x = i;
+        do {
+            uint64_t l = x >> half, r = x & mask;
+            for (uint64_t round = 0; round < 4; round++) {
+                uint64_t t = l ^ (mix64(r ^ key ^ round << 60) & mask);
+                l = r;
+                r = t;
+            }
+            x = l << half | r;
+        } while (x >= n);
+        return x;
+    }
+};
+
+/* The running block's thread order (under launch_lock); never destroyed, like the
+ * fiber pool: a detached worker may still be in a launch when the process exits. */
+std::vector<unsigned> &thread_order = *new std::vector<unsigned>();
+
+/* Resume, in a random order, every fiber in state `from`. */
+void
+resume_all(int from, schedule_rng &r)
+{
+    shuffle(thread_order, 0, r);
+    for (unsigned i : thread_order) {
+        fiber *f = fiber_pool[i];
+        if (f->state == from) {
+            f->state = F_IDLE;
+            resume(f);
+        }
+    }
+}
+
+/* One block, its threads ordered by `key`; returns 0, or -1 after a malformed barrier
+ * or warp primitive (with error_detail), or -2 when no fiber stack could be had.
  *
  * Warps. A lane reaching a warp primitive suspends (F_AT_WARP) like one at a barrier.
  * When every live fiber is suspended, the warp primitives whose lanes have all
@@ -1288,20 +1519,26 @@ missing_lane_error(unsigned nthreads)
  * primitive can complete does a __syncthreads complete. A warp primitive that still
  * cannot complete then names a lane that exited or waits at the barrier: an error. */
 int
-run_block(unsigned nthreads)
+run_block(unsigned nthreads, uint64_t key)
 {
     fiber *f0 = fiber_get(0);
     if (f0 == nullptr) {
         return -2;
     }
+    schedule_rng rng{key};
+    thread_order.resize(nthreads);
+    for (unsigned i = 0; i < nthreads; i++) {
+        thread_order[i] = i;
+    }
+    shuffle(thread_order, 1, rng);
     L.bar_acc = 0;
     L.bar_count = 0;
     L.nthreads = nthreads;
     if (start(f0, 0) == F_DONE) {
         /* Thread 0 met no barrier and no warp primitive: the block has no intra-block
          * communication, so its threads may run one after another as plain calls. */
-        for (unsigned i = 1; i < nthreads; i++) {
-            set_thread_index(thread_of(i));
+        for (unsigned k = 1; k < nthreads; k++) {
+            set_thread_index(thread_of(thread_order[k]));
             L.fn(L.ctx);
             if (L.direct_barrier) {
                 return -1;
@@ -1309,12 +1546,14 @@ run_block(unsigned nthreads)
         }
         return 0;
     }
-    for (unsigned i = 1; i < nthreads; i++) {
-        fiber *f = fiber_get(i);
+    for (unsigned k = 1; k < nthreads; k++) {
+        fiber *f = fiber_get(thread_order[k]);
         if (f == nullptr) {
             return -2;
         }
-        start(f, i);
+    }
+    for (unsigned k = 1; k < nthreads; k++) {
+        start(fiber_pool[thread_order[k]], thread_order[k]);
     }
     for (;;) {
         int released = resolve_warps(nthreads);
@@ -1322,13 +1561,7 @@ run_block(unsigned nthreads)
             return -1;
         }
         if (released > 0) {
-            for (unsigned i = 0; i < nthreads; i++) {
-                fiber *f = fiber_pool[i];
-                if (f->state == F_READY) {
-                    f->state = F_IDLE;
-                    resume(f);
-                }
-            }
+            resume_all(F_READY, rng);
             continue;
         }
         int live = 0;
@@ -1345,13 +1578,7 @@ run_block(unsigned nthreads)
         L.bar_result = L.bar_acc;
         L.bar_acc = 0;
         L.bar_count = 0;
-        for (unsigned i = 0; i < nthreads; i++) {
-            fiber *f = fiber_pool[i];
-            if (f->state == F_AT_BARRIER) {
-                f->state = F_IDLE;
-                resume(f);
-            }
-        }
+        resume_all(F_AT_BARRIER, rng);
     }
 }
 
@@ -1373,7 +1600,7 @@ suspend(fiber *f, int state)
 #if GA_EMU_ASAN
     __sanitizer_start_switch_fiber(&f->fake_stack, L.sched_bottom, L.sched_size);
 #endif
-    swapcontext(&f->ctx, &L.sched);
+    switch_to_scheduler(f);
 #if GA_EMU_ASAN
     __sanitizer_finish_switch_fiber(f->fake_stack, &L.sched_bottom, &L.sched_size);
 #endif
@@ -1496,7 +1723,7 @@ __threadfence_block(void)
 
 }  // extern "C"
 static void run_grid(dim3 grid, dim3 block, size_t shmem, void (*thread_fn)(void *),
-                     void *ctx);
+                     void *ctx, uint64_t key);
 extern "C" {
 
 void
@@ -1527,20 +1754,50 @@ ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
         return;
     }
     /* checked now (cudaGetLastError reports a bad launch at once); run on the worker,
-     * whose faults the next wait reports */
-    enqueue(resolve(stream), [grid, block, shmem, thread_fn, ctx, free_ctx] {
-        run_grid(grid, block, shmem, thread_fn, ctx);
+     * whose faults the next wait reports. The schedule is keyed by the launch's place
+     * in its stream, which the program decides, not by when the worker gets to it. */
+    ga_emu_stream *s = resolve(stream);
+    uint64_t n;
+    {
+        std::lock_guard<std::mutex> g(s->m);
+        n = s->launches++;
+    }
+    uint64_t stream_id = (uint64_t)s->device << 32 | s->ordinal;
+    uint64_t key = mix64(mix64(mix64(schedule_seed) ^ stream_id) ^ n);
+    enqueue(s, [grid, block, shmem, thread_fn, ctx, free_ctx, key] {
+        run_grid(grid, block, shmem, thread_fn, ctx, key);
         free_ctx(ctx);
     });
 }
 
 }  // extern "C"
 
-/* The grid's blocks, on a stream's worker. */
+/* A launch failed: name the schedule's seed in the message, so the failure can be
+ * replayed (GPUARR_CUDA_EMULATE_SCHEDULE=seed); a race may fail under one seed only. */
 static void
-run_grid(dim3 grid, dim3 block, size_t shmem, void (*thread_fn)(void *), void *ctx)
+fail_launch(cudaError_t err)
 {
+    size_t used = strlen(error_detail);
+    snprintf(error_detail + used, sizeof(error_detail) - used,
+             "%s[emulated schedule seed %llu: GPUARR_CUDA_EMULATE_SCHEDULE=%llu replays it]",
+             used ? " " : "", schedule_seed.load(), schedule_seed.load());
+    fail(err);
+}
+
+/* The grid's blocks, in the schedule's order, on a stream's worker. */
+static void
+run_grid(dim3 grid, dim3 block, size_t shmem, void (*thread_fn)(void *), void *ctx,
+         uint64_t key)
+{
+    if (schedule_is_random && !schedule_said.exchange(true)) {
+        fprintf(stderr,
+                "gpuarr: emulated CUDA schedule seed %llu "
+                "(GPUARR_CUDA_EMULATE_SCHEDULE=random; set it to %llu to replay)\n",
+                schedule_seed.load(), schedule_seed.load());
+    }
     unsigned long long nthreads = (unsigned long long)block.x * block.y * block.z;
+    uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
+    block_order order(nblocks, key);
     auto started = std::chrono::steady_clock::now();
     std::lock_guard<std::mutex> g(launch_lock);
     L.fn = thread_fn;
@@ -1551,38 +1808,33 @@ run_grid(dim3 grid, dim3 block, size_t shmem, void (*thread_fn)(void *), void *c
     L.dynamic_shared.assign(shmem, 0xA5); /* not zero, like real shared memory */
     gridDim = grid;
     blockDim = block;
-    for (unsigned z = 0; z < grid.z; z++) {
-        for (unsigned y = 0; y < grid.y; y++) {
-            for (unsigned x = 0; x < grid.x; x++) {
-                blockIdx.x = x;
-                blockIdx.y = y;
-                blockIdx.z = z;
-                if (watchdog_seconds > 0 &&
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                  started)
-                            .count() > watchdog_seconds) {
-                    snprintf(error_detail, sizeof(error_detail),
-                             "a kernel ran for more than %g s "
-                             "(GPUARR_CUDA_EMULATE_WATCHDOG, the emulated display "
-                             "watchdog)",
-                             watchdog_seconds);
-                    fail(cudaErrorLaunchTimeout);
-                    return;
-                }
-                int r = run_block((unsigned)nthreads);
-                if (r == -2) {
-                    fail(cudaErrorLaunchOutOfResources);
-                    return;
-                }
-                if (r != 0) {
-                    fail(cudaErrorLaunchFailure);
-                    return;
-                }
-                if (L.fault != cudaSuccess) {
-                    fail(L.fault);
-                    return;
-                }
-            }
+    for (uint64_t i = 0; i < nblocks; i++) {
+        uint64_t b = order.at(i);
+        blockIdx.x = (unsigned)(b % grid.x);
+        blockIdx.y = (unsigned)(b / grid.x % grid.y);
+        blockIdx.z = (unsigned)(b / grid.x / grid.y);
+        if (watchdog_seconds > 0 &&
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+                    .count() > watchdog_seconds) {
+            snprintf(error_detail, sizeof(error_detail),
+                     "a kernel ran for more than %g s (GPUARR_CUDA_EMULATE_WATCHDOG, the "
+                     "emulated display watchdog)",
+                     watchdog_seconds);
+            fail_launch(cudaErrorLaunchTimeout);
+            return;
+        }
+        int r = run_block((unsigned)nthreads, mix64(key ^ b));
+        if (r == -2) {
+            fail_launch(cudaErrorLaunchOutOfResources);
+            return;
+        }
+        if (r != 0) {
+            fail_launch(cudaErrorLaunchFailure);
+            return;
+        }
+        if (L.fault != cudaSuccess) {
+            fail_launch(L.fault);
+            return;
         }
     }
 }

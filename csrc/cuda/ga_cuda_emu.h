@@ -13,12 +13,22 @@
  *     worker thread: launches, async copies, memsets and event records enqueue and
  *     return; the calls that wait on a GPU wait here (see ga_cuda_emu.cpp, "streams");
  *   - a launch runs its blocks one after another. Thread 0 of each block runs on a
- *     ucontext fiber; if it reaches __syncthreads or a warp primitive the whole block
- *     runs on fibers (one per CUDA thread, switched at each barrier and warp
- *     primitive), otherwise the remaining threads are plain function calls (fast: no
- *     fiber, no OS thread; safe only because such a block has no intra-block
- *     communication). A barrier or warp primitive reached by some thread when thread 0
- *     of its block reached none is reported as a launch failure;
+ *     fiber; if it reaches __syncthreads or a warp primitive the whole block runs on
+ *     fibers (one per CUDA thread, switched at each barrier and warp primitive),
+ *     otherwise the remaining threads are plain function calls (fast: no fiber, no OS
+ *     thread; safe only because such a block has no intra-block communication). A
+ *     barrier or warp primitive reached by some thread when thread 0 of its block
+ *     reached none is reported as a launch failure;
+ *   - the schedule is a GPU's, not index order: the blocks of a launch run in a
+ *     pseudo-random order, and so do the threads of a block between two barriers
+ *     (thread 0 first; warps interleave at warp primitives; the plain calls of a
+ *     barrier-free block too), drawn from GPUARR_CUDA_EMULATE_SCHEDULE=<seed> (a
+ *     decimal integer; default a fixed seed; "random" draws one and prints it to
+ *     stderr at the first launch; anything else is reported on stderr and the default
+ *     used), the stream and the launch's number on it. The same seed replays the same
+ *     schedule, and a failed launch names its seed in the error, so a race (a shared
+ *     memory read with no __syncthreads after the write) that fails under one seed can
+ *     be replayed;
  *   - one global lock serialises launches, so `__shared__` (mapped to `static`) is
  *     private to the block that runs;
  *   - each device looks like an H100 (GPUARR_CUDA_EMULATE_SMS multiprocessors, default

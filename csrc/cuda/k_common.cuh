@@ -36,17 +36,11 @@
 #include "../ga_kernels.h"
 
 /* Threads per block of the kernels that cooperate through shared memory (block
- * reductions). The emulator runs such a block with one host thread per CUDA thread,
- * so its build uses a small block; a GPU wants 256 (8 warps: enough to hide memory
- * latency, small enough for several resident blocks per multiprocessor). Must be a
- * power of two (the tree reduction halves it). */
-#ifndef GA_RED_BLOCK
-#ifdef GA_CUDA_EMULATION
-#define GA_RED_BLOCK 32
-#else
+ * reductions, nonzero): 256, 8 warps, enough to hide memory latency and small enough
+ * for several resident blocks per multiprocessor. The emulated build uses the same
+ * size, so it checks the geometry a GPU runs (a kernel that only works with one warp
+ * a block fails there too). Must be a power of two (the tree reduction halves it). */
 #define GA_RED_BLOCK 256
-#endif
-#endif
 
 /* A kernel that calls __syncthreads (the emulator must run its threads concurrently).
  * ga_cuda.h names the marker; it is plain __global__ wherever nobody defined it. */
