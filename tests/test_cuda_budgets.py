@@ -238,7 +238,7 @@ def test_tiled_scans_match_numpy(dev, dtype, op):
     x = gpuarr.asarray(a, device=dev)
     with gpuarr.testing.count_kernels(dev) as k:
         got = getattr(gpuarr, op)(x)
-    assert k.launches == 3 and k.max_grid_blocks >= 132, k  # the tiled path ran
+    assert k.launches == 3, k  # the tiled path ran
     npop = np.cumsum if op == "cumulative_sum" else np.cumprod
     want = npop(a)
     if a.dtype.kind in "biu":
