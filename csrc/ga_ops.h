@@ -113,8 +113,17 @@ typedef enum {
         GA_NREDUCE
 } ga_reduce_op;
 
-/* Scans along one axis. */
-typedef enum { GA_SCAN_CUMSUM = 0, GA_SCAN_CUMPROD = 1 } ga_scan_op;
+/* Scans along one axis; the binding's names come from the same list. */
+#define GA_SCAN_OPS(X)                                                                 \
+    X(GA_SCAN_CUMSUM, cumsum)                                                          \
+    X(GA_SCAN_CUMPROD, cumprod)
+
+typedef enum {
+#define GA_X_ENUM(e, name) e,
+    GA_SCAN_OPS(GA_X_ENUM)
+#undef GA_X_ENUM
+        GA_NSCAN
+} ga_scan_op;
 
 /* Distributions of random numbers (ga_random and the backends' random entry); the
  * binding's names come from the same list. */

@@ -113,12 +113,18 @@ add_enums(PyObject *m)
 #define GA_X_CODE(e, name) e,
     static const char *const red_names[] = {GA_REDUCE_OPS(GA_X_NAME)};
     static const int red_codes[] = {GA_REDUCE_OPS(GA_X_CODE)};
+    static const char *const scan_names[] = {GA_SCAN_OPS(GA_X_NAME)};
+    static const int scan_codes[] = {GA_SCAN_OPS(GA_X_CODE)};
     static const char *const rand_names[] = {GA_RAND_DISTS(GA_X_NAME)};
     static const int rand_codes[] = {GA_RAND_DISTS(GA_X_CODE)};
 #undef GA_X_NAME
 #undef GA_X_CODE
     if (add_enum(m, "reduce_ops", red_names, red_codes,
                  (int)(sizeof(red_codes) / sizeof(int))) < 0) {
+        return -1;
+    }
+    if (add_enum(m, "scan_ops", scan_names, scan_codes,
+                 (int)(sizeof(scan_codes) / sizeof(int))) < 0) {
         return -1;
     }
     return add_enum(m, "random_dists", rand_names, rand_codes,

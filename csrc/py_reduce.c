@@ -1,4 +1,6 @@
 /* py_reduce.c: reductions, scans, mean/var/std (the Python API is in _reduce.py). */
+#include <string.h>
+
 #include "py_common.h"
 
 #include "ga_reduce.h"
@@ -77,22 +79,27 @@ fn_stat(PyObject *m, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"x", "kind", "axis", "keepdims", "correction", "dtype", NULL};
     PyObject *x, *axis = Py_None;
-    int kind, keepdims = 0, dtype = -1;
+    const char *name;
+    int keepdims = 0, dtype = -1;
     double correction = 0.0;
     (void)m;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&i|OpdO&:_stat", kwlist, pyga_array_arg, &x,
-                                     &kind, &axis, &keepdims, &correction,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&s|OpdO&:_stat", kwlist, pyga_array_arg, &x,
+                                     &name, &axis, &keepdims, &correction,
                                      pyga_dtype_converter, &dtype)) {
         return NULL;
+    }
+    /* by name: the Python side never passes positions of a C list */
+    int is_mean = strcmp(name, "mean") == 0, is_std = strcmp(name, "std") == 0;
+    if (!is_mean && !is_std && strcmp(name, "var") != 0) {
+        return PyErr_Format(PyExc_ValueError, "_stat: %s is not mean, var or std", name);
     }
     uint32_t mask;
     if (parse_axes(axis, pyga_arr(x)->ndim, &mask) < 0) {
         return NULL;
     }
     ga_array out;
-    int st = kind == 0 ? ga_mean(pyga_arr(x), mask, keepdims, dtype, &out)
-                       : ga_var(pyga_arr(x), mask, keepdims, correction, dtype, kind == 2,
-                                &out);
+    int st = is_mean ? ga_mean(pyga_arr(x), mask, keepdims, dtype, &out)
+                     : ga_var(pyga_arr(x), mask, keepdims, correction, dtype, is_std, &out);
     if (st != GA_OK) {
         return pyga_raise(st);
     }

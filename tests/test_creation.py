@@ -267,3 +267,8 @@ def test_python_takes_the_cores_operation_codes_by_name():
                                      "any"}
     assert len(set(_core.reduce_ops.values())) == 8
     assert set(_core.random_dists) == {"uniform", "normal", "integers"}
+    assert set(_core.scan_ops) == {"cumsum", "cumprod"}
+    x = gpuarr.asarray([1.0, 2.0, 4.0])
+    assert np.isclose(float(_core._stat(x, "std")), np.std([1.0, 2.0, 4.0]), rtol=1e-6)
+    with pytest.raises(ValueError, match="not mean, var or std"):
+        _core._stat(x, "median")

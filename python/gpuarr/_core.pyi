@@ -45,6 +45,7 @@ _Index: TypeAlias = _IndexItem | tuple[_IndexItem, ...]
 
 MAXDIMS: Final[int]
 reduce_ops: Final[dict[str, int]]
+scan_ops: Final[dict[str, int]]
 random_dists: Final[dict[str, int]]
 
 @final

@@ -19,6 +19,8 @@ __all__ = [
 # the core's reduction codes, by name (ga_ops.h GA_REDUCE_OPS, exported by _core)
 _SUM, _PROD, _MAX, _MIN, _ARGMAX, _ARGMIN, _ALL, _ANY = (
     _core.reduce_ops[n] for n in ("sum", "prod", "max", "min", "argmax", "argmin", "all", "any"))
+# and its scan codes (GA_SCAN_OPS)
+_CUMSUM, _CUMPROD = (_core.scan_ops[n] for n in ("cumsum", "cumprod"))
 
 AxisError = _np.exceptions.AxisError
 
@@ -116,7 +118,7 @@ def mean(x, /, *, axis=None, keepdims=False, dtype=None):
     Arithmetic mean over ``axis``: float64 for integers, float16 computed in
     float32. The mean of nothing is NaN."""
     _check(x, "mean")
-    return _core._stat(x, 0, _normalize_axis(axis, x.ndim), keepdims, 0.0, dtype)
+    return _core._stat(x, "mean", _normalize_axis(axis, x.ndim), keepdims, 0.0, dtype)
 
 
 def _correction(correction, ddof):
@@ -133,7 +135,7 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False, dtype=None, ddof=Non
     Variance over ``axis``: sum(|x - mean|**2) / (N - correction). ``ddof`` is
     NumPy's name for ``correction``. Complex input gives a real result."""
     _check(x, "var")
-    return _core._stat(x, 1, _normalize_axis(axis, x.ndim), keepdims,
+    return _core._stat(x, "var", _normalize_axis(axis, x.ndim), keepdims,
                        _correction(correction, ddof), dtype)
 
 
@@ -142,7 +144,7 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False, dtype=None, ddof=Non
 
     Standard deviation: the square root of :func:`var`."""
     _check(x, "std")
-    return _core._stat(x, 2, _normalize_axis(axis, x.ndim), keepdims,
+    return _core._stat(x, "std", _normalize_axis(axis, x.ndim), keepdims,
                        _correction(correction, ddof), dtype)
 
 
@@ -164,14 +166,14 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
 
     Running sums along ``axis`` (optional for 1-d input); ``include_initial`` puts
     a 0 first. Small integers accumulate in int64 as in :func:`sum`."""
-    return _scan(x, 0, "cumulative_sum", axis, dtype, include_initial)
+    return _scan(x, _CUMSUM, "cumulative_sum", axis, dtype, include_initial)
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     """cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False)
 
     Running products along ``axis``; ``include_initial`` puts a 1 first."""
-    return _scan(x, 1, "cumulative_prod", axis, dtype, include_initial)
+    return _scan(x, _CUMPROD, "cumulative_prod", axis, dtype, include_initial)
 
 
 def cumsum(x, /, axis=None, dtype=None):
