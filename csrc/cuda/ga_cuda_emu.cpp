@@ -38,6 +38,7 @@
  * so copies check that device pointers really are device memory (a swapped argument
  * fails like an illegal address, instead of silently copying host memory), and
  * cuBLAS checks that the whole extent of each strided operand lies in one block.
+ * Under AddressSanitizer the host may not touch device blocks ("Memcheck" below).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -144,8 +145,10 @@ find_block(const void *p, size_t n, uintptr_t *start)
 /* Memcheck (AddressSanitizer builds only). Device memory is host memory here, so a
  * host dereference of a device pointer (a bug that crashes on a GPU, or reads garbage)
  * would pass silently. So every device block is poisoned for the host, and opened
- * only while device work runs: a kernel, copy, memset or cuBLAS call on any stream's
- * worker, or emulator code that stands for the device (ga_emu_device_access).
+ * only while device work runs: a kernel, copy, memset or cuBLAS call on a stream's
+ * worker. Emulator code that reads device memory on the host's behalf (the index
+ * error record, the DLPack selftests' fake libraries) goes through these copies, as
+ * it would on a GPU.
  *
  * Which blocks does a running task touch? A copy knows, a kernel does not: its
  * arguments are opaque values (a pointer may hide in a struct, or be computed).
@@ -154,8 +157,11 @@ find_block(const void *p, size_t n, uintptr_t *start)
  * poisoned. All devices, not one: a kernel may read a peer's memory. The price: a
  * host dereference is caught only when it happens while no device work runs (a
  * stream is idle, or the host waited), which is where it usually is, since host
- * code that reads device results does so after a wait. Opening costs a shadow
- * write of 1/8 of the live device bytes per idle-to-busy transition.
+ * code that reads device results does so after a wait (a read while work runs is a
+ * race on a GPU too, which this cannot see). Tasks on several streams may overlap:
+ * the count of tasks in the window (under state_lock) opens on 0 -> 1 and poisons on
+ * 1 -> 0. Opening costs a shadow write of 1/8 of the live device bytes per
+ * idle-to-busy transition.
  *
  * Within a block only [start, start + extent) is opened: the rest (the caching
  * allocator's rounding, set with ga_emu_mem_extent) and ASan's redzone after the
