@@ -223,9 +223,10 @@ upload_host_index(const ga_array *x, int ax, const ga_array *a, ga_array *out)
     int64_t size = ga_array_size(&cc), n = x->shape[ax];
     for (int64_t i = 0; i < size; i++) {
         if (v[i] < -n || v[i] >= n) {
+            long long bad = (long long)v[i]; /* v dies with cc */
             ga_array_release(&cc);
             return ga_error(GA_ERR_INDEX, "index %lld is out of bounds for axis %d with "
-                            "size %lld", (long long)v[i], ax, (long long)n);
+                            "size %lld", bad, ax, (long long)n);
         }
     }
     if (same) {

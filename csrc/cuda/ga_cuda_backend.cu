@@ -24,16 +24,14 @@
 
 #define GA_EXPORT extern "C" __attribute__((visibility("default")))
 
-/* Under AddressSanitizer (emulated plugin) the unused tail of each fresh bin is
- * poisoned, so a kernel that runs past the bytes it asked for is reported, not hidden
- * by rounding. */
-#if defined(GA_CUDA_EMULATION) && defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define GA_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define GA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+/* Emulated plugin under AddressSanitizer: device work may touch only the bytes a
+ * fresh bin was asked for, so a kernel that runs past them is reported, not hidden by
+ * rounding. The emulator owns the shadow of device memory (it poisons all of it for
+ * the host between tasks), so the backend tells it the extent instead of poisoning. */
+#ifdef GA_CUDA_EMULATION
+#define GA_EXTENT(p, n) ga_emu_mem_extent((p), (n))
 #else
-#define GA_POISON(p, n) ((void)(p), (void)(n))
-#define GA_UNPOISON(p, n) ((void)(p), (void)(n))
+#define GA_EXTENT(p, n) ((void)(p), (void)(n))
 #endif
 
 namespace {
@@ -354,10 +352,10 @@ cuda_alloc(int dev, size_t nbytes, void **ptr)
         GA_CUDA_TRY(err);
         d->stats.reserved_bytes += bin;
         d->stats.alloc_calls++;
-        /* Only a fresh block's tail is poisoned: a cached one may still be read by
+        /* Only a fresh block's extent is narrowed: a cached one may still be read by
          * work queued before it was freed (stream order makes that safe on a GPU), and
-         * the host poisoning it now would race with the emulator's stream workers. */
-        GA_POISON((char *)p + nbytes, bin - nbytes);
+         * narrowing it now would fault that work (cuda_free widens it to the bin). */
+        GA_EXTENT(p, nbytes);
     }
     d->stats.allocated_bytes += nbytes;
     if (d->stats.allocated_bytes > d->stats.peak_allocated_bytes) {
@@ -376,7 +374,7 @@ cuda_free(int dev, void *ptr, size_t nbytes)
     device_state *d = G.devs[dev];
     size_t bin = bin_size(nbytes);
     std::lock_guard<std::mutex> g(d->lock);
-    GA_UNPOISON(ptr, bin);
+    GA_EXTENT(ptr, bin);
     d->stats.allocated_bytes -= nbytes;
     try {
         d->cache[bin].push_back(ptr);

@@ -41,6 +41,7 @@
  * so copies check that device pointers really are device memory (a swapped argument
  * fails like an illegal address, instead of silently copying host memory), and
  * cuBLAS checks that the whole extent of each strided operand lies in one block.
+ * Under AddressSanitizer the host may not touch device blocks ("Memcheck" below).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -66,7 +67,13 @@
 
 #include "../ga_half.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
+#define __SANITIZE_ADDRESS__ 1 /* clang spells it this way */
+#endif
+#endif
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define GA_EMU_ASAN 1
 #else
@@ -89,7 +96,8 @@ struct ga_emu_device {
 
 struct block_info {
     size_t size;
-    int device; /* -1: pinned host memory */
+    int device;    /* -1: pinned host memory */
+    size_t extent; /* bytes device code may touch (ga_emu_mem_extent); <= size */
 };
 
 std::mutex state_lock; /* devices, the address map */
@@ -145,6 +153,94 @@ find_block(const void *p, size_t n, uintptr_t *start)
     }
     return &it->second;
 }
+
+/* Memcheck (AddressSanitizer builds only). Device memory is host memory here, so a
+ * host dereference of a device pointer (a bug that crashes on a GPU, or reads garbage)
+ * would pass silently. So every device block is poisoned for the host, and opened
+ * only while device work runs: a kernel, copy, memset or cuBLAS call on a stream's
+ * worker. Emulator code that reads device memory on the host's behalf (the index
+ * error record, the DLPack selftests' fake libraries) goes through these copies, as
+ * it would on a GPU.
+ *
+ * Which blocks does a running task touch? A copy knows, a kernel does not: its
+ * arguments are opaque values (a pointer may hide in a struct, or be computed).
+ * So the window is all or nothing: while at least one task of any device runs, every
+ * live device block is addressable up to its extent; when none runs, all are
+ * poisoned. All devices, not one: a kernel may read a peer's memory. The price: a
+ * host dereference is caught only when it happens while no device work runs (a
+ * stream is idle, or the host waited), which is where it usually is, since host
+ * code that reads device results does so after a wait (a read while work runs is a
+ * race on a GPU too, which this cannot see). Tasks on several streams may overlap:
+ * the count of tasks in the window (under state_lock) opens on 0 -> 1 and poisons on
+ * 1 -> 0. Opening costs a shadow write of 1/8 of the live device bytes per
+ * idle-to-busy transition.
+ *
+ * Within a block only [start, start + extent) is opened: the rest (the caching
+ * allocator's rounding, set with ga_emu_mem_extent) and ASan's redzone after the
+ * block stay unaddressable, so reading one byte past the requested size is a report.
+ * Pinned host memory is never poisoned: the host may touch it, as on a GPU. */
+int window_users; /* tasks in the window; state_lock */
+
+void
+shadow_open(uintptr_t start, const block_info &b)
+{
+#if GA_EMU_ASAN
+    ASAN_UNPOISON_MEMORY_REGION((void *)start, b.extent);
+    ASAN_POISON_MEMORY_REGION((void *)(start + b.extent), b.size - b.extent);
+#else
+    (void)start, (void)b;
+#endif
+}
+
+void
+shadow_close(uintptr_t start, const block_info &b)
+{
+#if GA_EMU_ASAN
+    ASAN_POISON_MEMORY_REGION((void *)start, b.size);
+#else
+    (void)start, (void)b;
+#endif
+}
+
+void
+window_enter(void)
+{
+    if (!GA_EMU_ASAN) {
+        return;
+    }
+    std::lock_guard<std::mutex> g(state_lock);
+    if (window_users++ == 0) {
+        for (auto &kv : blocks) {
+            if (kv.second.device >= 0) {
+                shadow_open(kv.first, kv.second);
+            }
+        }
+    }
+}
+
+void
+window_leave(void)
+{
+    if (!GA_EMU_ASAN) {
+        return;
+    }
+    std::lock_guard<std::mutex> g(state_lock);
+    if (--window_users == 0) {
+        for (auto &kv : blocks) {
+            if (kv.second.device >= 0) {
+                shadow_close(kv.first, kv.second);
+            }
+        }
+    }
+}
+
+/* A task that touches device memory: the window is open for its lifetime. */
+struct in_window {
+    in_window() { window_enter(); }
+    ~in_window() { window_leave(); }
+    in_window(const in_window &) = delete;
+    in_window &operator=(const in_window &) = delete;
+};
 
 /* The device of the block that holds [p, p + n): -1 for pinned host memory, -2 for
  * anything else (pageable host memory). */
@@ -665,7 +761,10 @@ cudaMalloc(void **ptr, size_t size)
     /* like fresh device memory: not zero (catches reads of unwritten outputs) */
     memset(p, 0xA5, size);
     d.used += size;
-    blocks[(uintptr_t)p] = block_info{size, current_device};
+    block_info &b = blocks[(uintptr_t)p] = block_info{size, current_device, size};
+    if (window_users == 0) {
+        shadow_close((uintptr_t)p, b); /* the host may not touch it (memcheck) */
+    }
     *ptr = p;
     return cudaSuccess;
 }
@@ -691,9 +790,26 @@ cudaFree(void *ptr)
         return fail(cudaErrorInvalidDevicePointer);
     }
     devices[it->second.device].used -= it->second.size;
+#if GA_EMU_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(ptr, it->second.size); /* the allocator's again */
+#endif
     blocks.erase(it);
     free(ptr);
     return cudaSuccess;
+}
+
+void
+ga_emu_mem_extent(void *ptr, size_t n)
+{
+    std::lock_guard<std::mutex> g(state_lock);
+    auto it = blocks.find((uintptr_t)ptr);
+    if (it == blocks.end() || it->second.device < 0) {
+        return;
+    }
+    it->second.extent = n < it->second.size ? n : it->second.size;
+    if (window_users > 0) {
+        shadow_open(it->first, it->second);
+    }
 }
 
 cudaError_t
@@ -706,7 +822,7 @@ cudaHostAlloc(void **ptr, size_t size, unsigned flags)
         return fail(cudaErrorMemoryAllocation);
     }
     std::lock_guard<std::mutex> g(state_lock);
-    blocks[(uintptr_t)p] = block_info{size, -1};
+    blocks[(uintptr_t)p] = block_info{size, -1, size};
     *ptr = p;
     return cudaSuccess;
 }
@@ -767,10 +883,16 @@ checked_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
         /* pageable source: staged now, so the caller may reuse it at once */
         std::shared_ptr<std::vector<char>> staged =
             std::make_shared<std::vector<char>>((const char *)src, (const char *)src + n);
-        enqueue(s, [dst, staged, n] { memmove(dst, staged->data(), n); });
+        enqueue(s, [dst, staged, n] {
+            in_window w;
+            memmove(dst, staged->data(), n);
+        });
     }
     else {
-        enqueue(s, [dst, src, n] { memmove(dst, src, n); });
+        enqueue(s, [dst, src, n] {
+            in_window w;
+            memmove(dst, src, n);
+        });
     }
     if (wait || ds == -2) {
         return host_wait(s);
@@ -810,7 +932,10 @@ cudaMemcpyPeerAsync(void *dst, int dst_dev, const void *src, int src_dev, size_t
                  "(emulation check)");
         return fail(cudaErrorIllegalAddress);
     }
-    enqueue(resolve(stream), [dst, src, n] { memmove(dst, src, n); });
+    enqueue(resolve(stream), [dst, src, n] {
+        in_window w;
+        memmove(dst, src, n);
+    });
     return cudaSuccess;
 }
 
@@ -829,7 +954,10 @@ cudaMemsetAsync(void *ptr, int value, size_t n, cudaStream_t stream)
     if (n != 0 && where(ptr, n) < 0) {
         return fail(cudaErrorInvalidValue);
     }
-    enqueue(resolve(stream), [ptr, value, n] { memset(ptr, value, n); });
+    enqueue(resolve(stream), [ptr, value, n] {
+        in_window w;
+        memset(ptr, value, n);
+    });
     return cudaSuccess;
 }
 
@@ -1765,7 +1893,10 @@ ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
     uint64_t stream_id = (uint64_t)s->device << 32 | s->ordinal;
     uint64_t key = mix64(mix64(mix64(schedule_seed) ^ stream_id) ^ n);
     enqueue(s, [grid, block, shmem, thread_fn, ctx, free_ctx, key] {
-        run_grid(grid, block, shmem, thread_fn, ctx, key);
+        {
+            in_window w;
+            run_grid(grid, block, shmem, thread_fn, ctx, key);
+        }
         free_ctx(ctx);
     });
 }
@@ -1968,6 +2099,7 @@ gemm_ref(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, in
     bool ca = ta == CUBLAS_OP_C, cb = tb == CUBLAS_OP_C;
     /* checked now, computed in order on the handle's stream, like cuBLAS's kernels */
     enqueue(resolve(h->stream), [=] {
+    in_window w;
     for (int b = 0; b < batch; b++) {
         const S *a = A + b * sa;
         const S *bb = B + b * sb;

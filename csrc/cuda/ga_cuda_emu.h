@@ -36,6 +36,15 @@
  *     65535)); a launch beyond a limit fails with the GPU's error;
  *   - device memory is host memory with a per-device limit
  *     (GPUARR_CUDA_EMULATE_MEMORY bytes, default 1 GiB), so out-of-memory is testable;
+ *     pinned memory (cudaHostAlloc) is a kind of its own, so copies from it stay
+ *     asynchronous and copies from pageable memory are staged, as on a GPU;
+ *   - memcheck under AddressSanitizer: device blocks are poisoned for host code and
+ *     opened only while device work (a launch, copy, memset, cuBLAS call) runs on
+ *     some stream, so a host dereference of a device pointer is a use-after-poison
+ *     report; device work may touch only the bytes asked for (cudaMalloc's size, or
+ *     what ga_emu_mem_extent says), so a read one byte past them is reported although
+ *     blocks start 256-byte aligned (ga_cuda_emu.cpp, "Memcheck", says what the
+ *     window cannot catch);
  *   - device math is not host math: the transcendental functions the kernels call
  *     (sinf, exp, pow, ...) return the correctly rounded value moved by a
  *     deterministic 0..k ulps, k the CUDA Programming Guide's bound, so a test that
@@ -244,6 +253,12 @@ cudaError_t ga_emu_stream_sleep(cudaStream_t stream, unsigned ms);
  * cudaStreamPerThread, or one cudaStreamCreate made), else 0: a GPU would crash or
  * misbehave on a made-up handle from another library; the emulation says so. */
 int ga_emu_stream_known(cudaStream_t stream);
+
+/* Memcheck (ASan builds; see ga_cuda_emu.cpp): device work may touch only the first
+ * `n` bytes of the cudaMalloc block that starts at `p` (the caching allocator's
+ * request inside its rounded bin), from now on. Narrow it only while no queued work
+ * may still use the old extent. */
+void ga_emu_mem_extent(void *p, size_t n);
 
 /* Start of the launch's dynamic shared memory (`extern __shared__`). */
 void *ga_emu_dynamic_shared(void);

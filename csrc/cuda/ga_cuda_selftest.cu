@@ -256,3 +256,76 @@ done:
     ga_cuda_free(dev, d, 4096 * sizeof(int32_t));
     return rc;
 }
+
+/* --- memcheck (tests/test_cuda_memcheck.py) ------------------------------------------ */
+
+namespace {
+
+/* One thread copies byte i of p to byte 0 (i may lie past p's size: that is the test). */
+__global__ void
+k_read_byte(unsigned char *p, int64_t i)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        p[0] = p[i];
+    }
+}
+
+}  // namespace
+
+/* Deliberate memory errors that the emulated plugin under AddressSanitizer must
+ * report (each aborts the process there; the test runs it in a subprocess):
+ *   0: host code reads a byte of a cudaMalloc block (use-after-poison: device memory
+ *      is poisoned for the host);
+ *   1: a kernel reads one byte past a 100-byte cudaMalloc block (heap-buffer-overflow,
+ *      although cudaMalloc's start is 256-byte aligned);
+ *   2: a kernel reads one byte past 100 bytes asked of the caching allocator, whose
+ *      bin is 512 (use-after-poison);
+ *   3: none: a kernel reads byte 99 of the same block, then the host reads a byte
+ *      from a pinned buffer a copy filled; returns what it read (0x5A).
+ * Returns the byte read when nothing was reported, -1 on a CUDA failure, -2 for a case
+ * that would crash a real GPU's host (only the emulation runs 0). */
+extern "C" __attribute__((visibility("default"))) int
+gpuarr_cuda_selftest_memcheck(int dev, int what)
+{
+    cudaStream_t s;
+    unsigned char *p = NULL, *h = NULL;
+    int got = -1;
+    bool cached = what == 2 || what == 3;
+#ifndef GA_CUDA_EMULATION
+    if (what == 0) {
+        return -2;
+    }
+#endif
+    if (ga_cuda_stream(dev, &s) != GA_OK || cudaSetDevice(dev) != cudaSuccess) {
+        return -1;
+    }
+    if (cached ? ga_cuda_alloc(dev, 100, (void **)&p) != GA_OK
+               : cudaMalloc((void **)&p, 100) != cudaSuccess) {
+        return -1;
+    }
+    if (cudaMemsetAsync(p, 0x5A, 100, s) != cudaSuccess ||
+        cudaStreamSynchronize(s) != cudaSuccess) {
+        goto done;
+    }
+    if (what == 0) {
+        got = ((volatile unsigned char *)p)[7]; /* the bug: p is a device pointer */
+        goto done;
+    }
+    GA_LAUNCH(k_read_byte, 1, 32, 0, s, p, (int64_t)(what == 3 ? 99 : 100));
+    if (cudaGetLastError() != cudaSuccess || cudaMallocHost((void **)&h, 1) != cudaSuccess) {
+        goto done;
+    }
+    if (cudaMemcpyAsync(h, p, 1, cudaMemcpyDeviceToHost, s) == cudaSuccess &&
+        cudaStreamSynchronize(s) == cudaSuccess) {
+        got = h[0]; /* pinned memory is host memory */
+    }
+    cudaFreeHost(h);
+done:
+    if (cached) {
+        ga_cuda_free(dev, p, 100);
+    }
+    else {
+        cudaFree(p);
+    }
+    return got;
+}
