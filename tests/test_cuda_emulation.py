@@ -590,6 +590,19 @@ def test_watchdog_fails_a_kernel_that_runs_too_long_and_the_fault_is_reported():
     assert rc == "1" and "cudaErrorLaunchTimeout" in msg and "WATCHDOG" in msg, out
 
 
+def test_watchdog_fails_a_single_serial_block_that_runs_too_long():
+    # one block of serial work: no check between blocks can see it, the end of the
+    # launch does (and without a watchdog the same kernel succeeds)
+    code = """
+        msg = ctypes.create_string_buffer(512)
+        print(lib.gpuarr_cuda_selftest_long_one_block(0, msg, 512))
+        print(msg.value.decode())
+    """
+    rc, msg = run_emulated(code, GPUARR_CUDA_EMULATE_WATCHDOG="0.01").strip().splitlines()
+    assert rc == "1" and "cudaErrorLaunchTimeout" in msg, (rc, msg)
+    assert run_emulated(code).strip().splitlines()[0] == "0"
+
+
 def test_kernel_fault_is_reported_at_the_next_wait_and_is_sticky():
     # the watchdog fails a long elementwise kernel; the launch itself returned at once
     out = run_emulated("""

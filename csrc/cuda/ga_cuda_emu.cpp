@@ -1968,11 +1968,18 @@ run_grid(dim3 grid, dim3 block, size_t shmem, void (*thread_fn)(void *), void *c
             return;
         }
     }
+    /* a launch of few blocks (one serial block over a large input) passes the check
+     * between blocks; it still ran too long: a GPU's watchdog would have killed it */
+    if (watchdog_seconds > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >
+            watchdog_seconds) {
+        snprintf(error_detail, sizeof(error_detail),
+                 "a kernel ran for more than %g s (GPUARR_CUDA_EMULATE_WATCHDOG, the "
+                 "emulated display watchdog)",
+                 watchdog_seconds);
+        fail_launch(cudaErrorLaunchTimeout);
+    }
 }
-
-extern "C" {
-
-}  // extern "C"
 
 /* --- cuBLAS reference ----------------------------------------------------------------- */
 

@@ -257,6 +257,26 @@ done:
     return rc;
 }
 
+/* The same work in one block (a serial kernel): the emulator's watchdog checks between
+ * blocks, so this is the case its end-of-launch check exists for. */
+extern "C" __attribute__((visibility("default"))) int
+gpuarr_cuda_selftest_long_one_block(int dev, char *msg, size_t n)
+{
+    cudaStream_t s;
+    int32_t *d = NULL;
+    int rc = 1;
+    msg[0] = '\0';
+    ST_TRY(ga_cuda_stream(dev, &s));
+    ST_TRY(ga_cuda_alloc(dev, 4096 * sizeof(int32_t), (void **)&d));
+    GA_LAUNCH(k_slow_fill, 1, 64, 0, s, (int64_t)4096, (int64_t)100000, d);
+    ST_TRY(CU(cudaGetLastError()));
+    ST_TRY(CU(cudaStreamSynchronize(s)));
+    rc = 0;
+done:
+    ga_cuda_free(dev, d, 4096 * sizeof(int32_t));
+    return rc;
+}
+
 /* --- memcheck (tests/test_cuda_memcheck.py) ------------------------------------------ */
 
 namespace {
