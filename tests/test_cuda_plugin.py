@@ -64,7 +64,9 @@ def test_plugin_exports_only_its_entry_points():
                      "gpuarr_cuda_selftest_dl_own_stream", "gpuarr_cuda_selftest_dl_sleep",
                      "gpuarr_cuda_selftest_dl_alloc", "gpuarr_cuda_selftest_dl_free",
                      "gpuarr_cuda_selftest_dl_memset", "gpuarr_cuda_selftest_dl_copy",
-                     "gpuarr_cuda_selftest_dl_sync", "gpuarr_cuda_selftest_dl_wait"}, names
+                     "gpuarr_cuda_selftest_dl_sync", "gpuarr_cuda_selftest_dl_wait",
+                     "gpuarr_cuda_selftest_schedule", "gpuarr_cuda_selftest_memcheck",
+                     "gpuarr_cuda_selftest_long_one_block"}, names
 
 
 @needs_plugin
