@@ -24,6 +24,14 @@ def _devices():
 
 DEVICES = _devices()
 
+# Files that call or count CUDA kernels: a real GPU with the plugin, or emulated ones.
+needs_cuda_devices = pytest.mark.skipif(
+    gpuarr._core._gpu_mode()[0] not in ("cuda", "emulated"),
+    reason=("needs CUDA GPUs: a real GPU with the CUDA plugin built, or emulated ones "
+            "(GPUARR_CUDA_EMULATE=2, only in a build with -DGPUARR_CUDA_EMU=ON, see "
+            "tools/dev-build.sh)"),
+)
+
 
 @pytest.fixture(params=DEVICES, ids=[repr(d) for d in DEVICES])
 def device(request):

@@ -15,13 +15,9 @@ import numpy as np
 import pytest
 
 import gpuarr
-from gpuarr import _core
+from conftest import needs_cuda_devices
 
-pytestmark = pytest.mark.skipif(
-    _core._gpu_mode()[0] not in ("cuda", "emulated"),
-    reason=("needs CUDA GPUs: a real GPU with the CUDA plugin built, or emulated ones "
-            "(GPUARR_CUDA_EMULATE=2, only in a build with -DGPUARR_CUDA_EMU=ON)"),
-)
+pytestmark = needs_cuda_devices
 
 N = 1 << 22
 rng = np.random.default_rng(22)

@@ -4,6 +4,7 @@
  * check that the emulation agrees with the hardware).
  */
 #include "ga_cuda.h"
+#include "ga_cuda_selftest.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -77,13 +78,6 @@ fail(char *msg, size_t n, const char *what)
 }
 
 }  // namespace
-
-static int
-cu_status(cudaError_t e, const char *expr, int line)
-{
-    return e == cudaSuccess ? GA_OK : ga_cuda_error(e, expr, __FILE__, line);
-}
-#define CU(expr) cu_status((expr), #expr, __LINE__)
 
 #define ST_TRY(expr)                                                                   \
     do {                                                                               \
@@ -236,11 +230,10 @@ done:
     return got;
 }
 
-/* A kernel that runs for seconds (serial spin in every thread): with
- * GPUARR_CUDA_EMULATE_WATCHDOG set below that, the wait reports cudaErrorLaunchTimeout.
- * 0 when the kernel finished; 1 and the message otherwise. */
-extern "C" __attribute__((visibility("default"))) int
-gpuarr_cuda_selftest_long_kernel(int dev, char *msg, size_t n)
+/* k_slow_fill over 4096 elements with `spin` steps each, in `blocks` blocks of 64
+ * threads, then a wait: 0 when the kernel finished; 1 and the message otherwise. */
+static int
+long_fill(int dev, unsigned blocks, int64_t spin, char *msg, size_t n)
 {
     cudaStream_t s;
     int32_t *d = NULL;
@@ -248,7 +241,7 @@ gpuarr_cuda_selftest_long_kernel(int dev, char *msg, size_t n)
     msg[0] = '\0';
     ST_TRY(ga_cuda_stream(dev, &s));
     ST_TRY(ga_cuda_alloc(dev, 4096 * sizeof(int32_t), (void **)&d));
-    GA_LAUNCH(k_slow_fill, 64, 64, 0, s, (int64_t)4096, (int64_t)2000000, d);
+    GA_LAUNCH(k_slow_fill, blocks, 64, 0, s, (int64_t)4096, spin, d);
     ST_TRY(CU(cudaGetLastError()));
     ST_TRY(CU(cudaStreamSynchronize(s)));
     rc = 0;
@@ -257,24 +250,20 @@ done:
     return rc;
 }
 
-/* The same work in one block (a serial kernel): the emulator's watchdog checks between
+/* A kernel that runs for seconds (serial spin in every thread): with
+ * GPUARR_CUDA_EMULATE_WATCHDOG set below that, the wait reports cudaErrorLaunchTimeout. */
+extern "C" __attribute__((visibility("default"))) int
+gpuarr_cuda_selftest_long_kernel(int dev, char *msg, size_t n)
+{
+    return long_fill(dev, 64, 2000000, msg, n);
+}
+
+/* Less work in one block (a serial kernel): the emulator's watchdog checks between
  * blocks, so this is the case its end-of-launch check exists for. */
 extern "C" __attribute__((visibility("default"))) int
 gpuarr_cuda_selftest_long_one_block(int dev, char *msg, size_t n)
 {
-    cudaStream_t s;
-    int32_t *d = NULL;
-    int rc = 1;
-    msg[0] = '\0';
-    ST_TRY(ga_cuda_stream(dev, &s));
-    ST_TRY(ga_cuda_alloc(dev, 4096 * sizeof(int32_t), (void **)&d));
-    GA_LAUNCH(k_slow_fill, 1, 64, 0, s, (int64_t)4096, (int64_t)100000, d);
-    ST_TRY(CU(cudaGetLastError()));
-    ST_TRY(CU(cudaStreamSynchronize(s)));
-    rc = 0;
-done:
-    ga_cuda_free(dev, d, 4096 * sizeof(int32_t));
-    return rc;
+    return long_fill(dev, 1, 100000, msg, n);
 }
 
 /* --- memcheck (tests/test_cuda_memcheck.py) ------------------------------------------ */

@@ -12,6 +12,7 @@
  * ticket from an atomic counter. On a GPU these orders are whatever the hardware did;
  * in the emulator they are the schedule's, replayed by the same seed.
  */
+#include "ga_cuda_selftest.h"
 #include "k_common.cuh"
 
 #include <stdio.h>
@@ -55,29 +56,6 @@ k_thread_order(unsigned *ticket, int32_t *order, int barrier)
     order[atomicAdd(ticket, 1u)] = (int32_t)threadIdx.x;
 }
 
-int
-say(char *msg, size_t n, const char *what)
-{
-    snprintf(msg, n, "%s", what);
-    return 1;
-}
-
-int
-cu_status(cudaError_t e, const char *expr, int line)
-{
-    return e == cudaSuccess ? GA_OK : ga_cuda_error(e, expr, __FILE__, line);
-}
-
-#define CU(expr) cu_status((expr), #expr, __LINE__)
-
-#define CASE_TRY(expr)                                                                 \
-    do {                                                                               \
-        if ((expr) != GA_OK) {                                                         \
-            snprintf(msg, n, "%s", ga_error_message());                                \
-            rc = 1;                                                                    \
-            goto done;                                                                 \
-        }                                                                              \
-    } while (0)
 
 int
 neighbour(int dev, char *msg, size_t n, int barrier)
@@ -143,7 +121,7 @@ append_order(char *msg, size_t n, const char *label, const int32_t *order)
     snprintf(msg + used, n - used, "%s%s:", used ? " " : "", label);
     for (unsigned i = 0; i < ORDERED; i++) {
         if (order[i] < 0 || order[i] >= (int32_t)ORDERED || seen[order[i]]++) {
-            return say(msg, n, "the tickets are not a permutation");
+            return ga_st_say(msg, n, "the tickets are not a permutation");
         }
         used = strlen(msg);
         snprintf(msg + used, n - used, "%s%d", i ? "," : "", order[i]);

@@ -10,6 +10,7 @@
  * address fault). "device_props" reports the geometry (and occupancy estimates) for
  * the test to compare; "launch_limits" checks the error of each launch past a limit.
  */
+#include "ga_cuda_selftest.h"
 #include "k_common.cuh"
 
 #include <stdio.h>
@@ -139,30 +140,6 @@ k_misaligned(const float *in, float *out)
     out[threadIdx.x] = a.x;
 }
 
-int
-say(char *msg, size_t n, const char *what)
-{
-    snprintf(msg, n, "%s", what);
-    return 1;
-}
-
-int
-cu_status(cudaError_t e, const char *expr, int line)
-{
-    return e == cudaSuccess ? GA_OK : ga_cuda_error(e, expr, __FILE__, line);
-}
-
-#define CU(expr) cu_status((expr), #expr, __LINE__)
-
-/* Run `body` (an int-returning expression using dev/s); map a GA error to msg. */
-#define CASE_TRY(expr)                                                                 \
-    do {                                                                               \
-        if ((expr) != GA_OK) {                                                         \
-            snprintf(msg, n, "%s", ga_error_message());                                \
-            rc = 1;                                                                    \
-            goto done;                                                                 \
-        }                                                                              \
-    } while (0)
 
 int
 case_warp(int dev, char *msg, size_t n)
@@ -206,7 +183,7 @@ case_warp_missing_lane(int dev, char *msg, size_t n)
     GA_LAUNCH(k_warp_missing_lane, 1, 32, 0, s, d);
     CASE_TRY(CU(cudaGetLastError()));
     CASE_TRY(CU(cudaStreamSynchronize(s)));
-    say(msg, n, "a shuffle whose mask names an exited lane was not reported");
+    ga_st_say(msg, n, "a shuffle whose mask names an exited lane was not reported");
     rc = 0;
 done:
     ga_cuda_free(dev, d, 32 * sizeof(int));
@@ -234,7 +211,7 @@ case_vector(int dev, char *msg, size_t n)
     CASE_TRY(ga_cuda_alloc(dev, sizeof(hd), (void **)&dout));
     CASE_TRY(ga_cuda_alloc(dev, sizeof(hi), (void **)&iout));
     if (((uintptr_t)in | (uintptr_t)out | (uintptr_t)dout | (uintptr_t)iout) % 256 != 0) {
-        rc = say(msg, n, "a device block is not 256-byte aligned");
+        rc = ga_st_say(msg, n, "a device block is not 256-byte aligned");
         goto done;
     }
     CASE_TRY(CU(cudaMemcpyAsync(in, hin, sizeof(hin), cudaMemcpyHostToDevice, s)));
@@ -249,7 +226,7 @@ case_vector(int dev, char *msg, size_t n)
         if (hout[t].x != a.w || hout[t].y != a.z || hout[t].z != a.y || hout[t].w != a.x ||
             hd[t].x != (double)a.x + a.y || hd[t].y != (double)a.z + a.w ||
             hi[t].x != (int)a.x || hi[t].w != (int)a.w) {
-            rc = say(msg, n, "vector load/store: wrong value");
+            rc = ga_st_say(msg, n, "vector load/store: wrong value");
             goto done;
         }
     }
@@ -274,7 +251,7 @@ case_misaligned_vector(int dev, char *msg, size_t n)
     GA_LAUNCH(k_misaligned, 1, 32, 0, s, (const float *)in, out);
     CASE_TRY(CU(cudaGetLastError()));
     CASE_TRY(CU(cudaStreamSynchronize(s)));
-    say(msg, n, "a misaligned float4 load was not reported");
+    ga_st_say(msg, n, "a misaligned float4 load was not reported");
 done:
     ga_cuda_free(dev, in, 64 * sizeof(float));
     ga_cuda_free(dev, out, 32 * sizeof(float));
@@ -302,7 +279,7 @@ case_device_props(int dev, char *msg, size_t n)
             cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_shared, k_nothing, 64,
                                                       40 * 1024) != cudaSuccess) {
-        return say(msg, n, "cudaGetDeviceProperties or the occupancy query failed");
+        return ga_st_say(msg, n, "cudaGetDeviceProperties or the occupancy query failed");
     }
     snprintf(msg, n,
              "sms=%d threads=%d shared=%zu grid=%d,%d,%d warp=%d regs=%d occ256=%d "
@@ -320,7 +297,7 @@ case_launch_limits(int dev, char *msg, size_t n)
 {
     cudaStream_t s;
     if (ga_cuda_stream(dev, &s) != GA_OK) {
-        return say(msg, n, ga_error_message());
+        return ga_st_say(msg, n, ga_error_message());
     }
     struct {
         dim3 grid, block;
