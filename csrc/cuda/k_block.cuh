@@ -43,6 +43,16 @@ ga_shfl_up(T v, int delta)
     return ga_shfl_by<true>(v, delta);
 }
 
+/* Part i of `parts` equal consecutive parts of [0, len): [*lo, *hi) (empty past the
+ * end). How split reductions, tiled scans and nonzero cut their range. */
+static GA_HD inline void
+ga_chunk(int64_t len, int64_t parts, int64_t i, int64_t *lo, int64_t *hi)
+{
+    const int64_t size = (len + parts - 1) / parts;
+    *lo = i * size < len ? i * size : len;
+    *hi = *lo + size < len ? *lo + size : len;
+}
+
 /* The identity of a policy's combine (the partial result of no elements). */
 template <class P>
 static GA_HD inline typename P::acc_t

@@ -306,20 +306,12 @@ struct ga_count_pol {
 
 #define GA_NZ_ITEMS 8
 
-static GA_HD inline void
-ga_nz_tile(int64_t size, int64_t tiles, int64_t t, int64_t *k0, int64_t *k1)
-{
-    const int64_t chunk = (size + tiles - 1) / tiles;
-    *k0 = t * chunk < size ? t * chunk : size;
-    *k1 = *k0 + chunk < size ? *k0 + chunk : size;
-}
-
 GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
 k_nonzero_counts(ga_loop m, int64_t tiles, int64_t *counts)
 {
     for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
         int64_t k0, k1, c = 0;
-        ga_nz_tile(m.size, tiles, t, &k0, &k1);
+        ga_chunk(m.size, tiles, t, &k0, &k1);
         for (int64_t i = k0 + threadIdx.x; i < k1; i += blockDim.x) {
             c += ga_mask_at(m, i) ? 1 : 0;
         }
@@ -349,7 +341,7 @@ k_nonzero_write(ga_loop m, int64_t tiles, const int64_t *first, int64_t count, i
     const int64_t round = (int64_t)blockDim.x * GA_NZ_ITEMS;
     for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
         int64_t k0, k1;
-        ga_nz_tile(m.size, tiles, t, &k0, &k1);
+        ga_chunk(m.size, tiles, t, &k0, &k1);
         int64_t carry = first[t];
         for (int64_t base = k0; base < k1; base += round) {
             const int64_t j0 = base + (int64_t)threadIdx.x * GA_NZ_ITEMS;

@@ -448,15 +448,6 @@ ga_red_offset(const ga_reduce_desc &d, int64_t r)
                            : ga_offset(d.red_ndim, d.red_shape, d.in_red_strides, r);
 }
 
-/* The range [r0, r1) of the reduced elements that split s of `splits` folds. */
-static GA_HD inline void
-ga_red_split(const ga_reduce_desc &d, int64_t splits, int64_t s, int64_t *r0, int64_t *r1)
-{
-    const int64_t chunk = (d.red_size + splits - 1) / splits;
-    *r0 = s * chunk < d.red_size ? s * chunk : d.red_size;
-    *r1 = *r0 + chunk < d.red_size ? *r0 + chunk : d.red_size;
-}
-
 /* Where a partial result goes: the output itself when the reduction is not split,
  * else slot [s][o] of the scratch array `partial` for k_reduce_finish. */
 template <class P>
@@ -486,7 +477,7 @@ k_reduce_block(ga_reduce_desc d, int64_t splits, typename P::acc_t *partial)
     for (int64_t b = blockIdx.x; b < items; b += gridDim.x) {
         const int64_t o = b / splits, s = b % splits;
         int64_t r0, r1;
-        ga_red_split(d, splits, s, &r0, &r1);
+        ga_chunk(d.red_size, splits, s, &r0, &r1);
         const char *in = d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
         typename P::state_t st = P::init(d.op);
         for (int64_t r = r0 + t; r < r1; r += blockDim.x) {
@@ -523,7 +514,7 @@ k_reduce_cols(ga_reduce_desc d, int64_t splits, typename P::acc_t *partial)
 {
     for (int64_t s = blockIdx.y; s < splits; s += gridDim.y) {
         int64_t r0, r1;
-        ga_red_split(d, splits, s, &r0, &r1);
+        ga_chunk(d.red_size, splits, s, &r0, &r1);
         for (int64_t o = ga_gtid(); o < d.out_size; o += ga_gstride()) {
             const char *in =
                 d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
@@ -826,15 +817,6 @@ k_scan_rows(ga_scan_desc s)
 /* A tile is worth its block from this many elements (a round of the whole block). */
 #define GA_SCAN_MIN_TILE (GA_RED_BLOCK * GA_SCAN_ITEMS)
 
-/* The tile [k0, k1) of `len` elements cut in `tiles`. */
-static GA_HD inline void
-ga_scan_tile(int64_t len, int64_t tiles, int64_t t, int64_t *k0, int64_t *k1)
-{
-    const int64_t chunk = (len + tiles - 1) / tiles;
-    *k0 = t * chunk < len ? t * chunk : len;
-    *k1 = *k0 + chunk < len ? *k0 + chunk : len;
-}
-
 template <int DT, class A>
 GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
 k_scan_tile_sums(ga_scan_desc s, int64_t rows, int64_t tiles, A *sums)
@@ -843,7 +825,7 @@ k_scan_tile_sums(ga_scan_desc s, int64_t rows, int64_t tiles, A *sums)
     const int64_t len = s.shape[nd - 1], is = s.in_strides[nd - 1];
     for (int64_t b = blockIdx.x; b < rows * tiles; b += gridDim.x) {
         int64_t k0, k1;
-        ga_scan_tile(len, tiles, b % tiles, &k0, &k1);
+        ga_chunk(len, tiles, b % tiles, &k0, &k1);
         const char *in = s.in + ga_offset(nd - 1, s.shape, s.in_strides, b / tiles);
         A acc = ga_scan_pol<A>::init(s.op);
         for (int64_t k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
@@ -881,7 +863,7 @@ k_scan_tile_apply(ga_scan_desc s, int64_t rows, int64_t tiles, const A *offsets)
     const int64_t round = (int64_t)blockDim.x * GA_SCAN_ITEMS;
     for (int64_t b = blockIdx.x; b < rows * tiles; b += gridDim.x) {
         int64_t k0, k1;
-        ga_scan_tile(len, tiles, b % tiles, &k0, &k1);
+        ga_chunk(len, tiles, b % tiles, &k0, &k1);
         const int64_t row = b / tiles;
         const char *in = s.in + ga_offset(nd - 1, s.shape, s.in_strides, row);
         char *out = s.out + ga_offset(nd - 1, s.shape, s.out_strides, row);
