@@ -242,6 +242,24 @@ ga_array_is_c_contiguous(const ga_array *a)
 }
 
 int
+ga_array_element_aligned(const ga_array *a)
+{
+    int64_t align = ga_dtype_itemsize(a->dtype);
+    if (ga_dtype_kind(a->dtype) == GA_KIND_COMPLEX) {
+        align /= 2;
+    }
+    if ((uint64_t)(uintptr_t)ga_array_data(a) % (uint64_t)align != 0) {
+        return 0;
+    }
+    for (int i = 0; i < a->ndim; i++) {
+        if (a->shape[i] > 1 && a->strides[i] % align != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int
 ga_array_is_f_contiguous(const ga_array *a)
 {
     int64_t s = ga_dtype_itemsize(a->dtype);

@@ -108,6 +108,10 @@ ga_array_writeable(const ga_array *a)
 }
 int ga_array_is_c_contiguous(const ga_array *a);
 int ga_array_is_f_contiguous(const ga_array *a);
+/* Are the first element's address and every stride multiples of the element's
+ * alignment (its size; half of it for complex types, whose parts are the unit)? Only a
+ * foreign buffer (a DLPack or NumPy import with an odd offset) can fail this. */
+int ga_array_element_aligned(const ga_array *a);
 /* Byte range [lo, hi) the view touches relative to its first element (for bounds
  * checks of foreign buffers and for copies of whole views). */
 void ga_array_extent(const ga_array *a, int64_t *lo, int64_t *hi);

@@ -18,4 +18,32 @@
 #define GA_HD
 #endif
 
+/* GA_K_ELEMENT(p, A): p as the address of an element aligned to A bytes, for the
+ * memcpy that loads or stores it (ga_kernels.h, ga_philox.h, the CUDA kernels).
+ *   - CPU (C11): p itself. CPU arrays may be unaligned (a NumPy view at an odd byte
+ *     offset), and memcpy of a constant size is one plain load on every CPU we build for.
+ *   - nvcc device code: p with the alignment promised to the compiler, so the memcpy is
+ *     one LDG/STG of the element's width instead of one per byte (a GPU has no
+ *     unaligned loads, so unknown alignment forces byte loads). The promise holds
+ *     because the core hands GPU kernels element-aligned operands only
+ *     (ga_element_aligned in ga_transfer.h stages the rest).
+ *   - the emulated build: the promise is checked, as a GPU checks it: an unaligned
+ *     element is a cudaErrorMisalignedAddress fault of the launch. */
+#if defined(__CUDA_ARCH__)
+#define GA_K_ELEMENT(p, A) __builtin_assume_aligned((p), (A))
+#elif defined(GA_CUDA_EMULATION) && defined(__cplusplus)
+extern "C" void ga_emu_check_element(const void *p, unsigned long align);
+static inline void *
+ga_k_element_checked(const void *p, unsigned long align)
+{
+    if ((unsigned long)(__UINTPTR_TYPE__)p % align != 0) {
+        ga_emu_check_element(p, align);
+    }
+    return (void *)p;
+}
+#define GA_K_ELEMENT(p, A) ga_k_element_checked((p), (A))
+#else
+#define GA_K_ELEMENT(p, A) (p)
+#endif
+
 #endif

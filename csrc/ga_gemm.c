@@ -163,10 +163,27 @@ ga_gemm_plan(ga_dtype dtype, const ga_gemm_operand *a, const ga_gemm_operand *b,
 
 
 
+static int batched_gemm_aligned(const ga_array *a, const ga_array *b, ga_array *c);
+
 /* The product of a (..., m, k) and b (..., k, n) into c (..., m, n), all of one dtype
- * and device, batch axes already broadcast to c's (a/b strides 0 there). */
+ * and device, batch axes already broadcast to c's (a/b strides 0 there). c is always
+ * our own output (aligned); a and b are staged when unaligned (ga_element_aligned). */
 static int
 batched_gemm(const ga_array *a, const ga_array *b, ga_array *c)
+{
+    ga_array aa, ba;
+    GA_TRY(ga_element_aligned(a, &aa));
+    int st = ga_element_aligned(b, &ba);
+    if (st == GA_OK) {
+        st = batched_gemm_aligned(&aa, &ba, c);
+        ga_array_release(&ba);
+    }
+    ga_array_release(&aa);
+    return st;
+}
+
+static int
+batched_gemm_aligned(const ga_array *a, const ga_array *b, ga_array *c)
 {
     int nd = c->ndim;
     int nb = nd - 2;

@@ -166,8 +166,7 @@ static int
 as_int64(const ga_array *a, ga_array *out)
 {
     if (a->dtype == GA_INT64) {
-        ga_array_view(out, a);
-        return GA_OK;
+        return ga_element_aligned(a, out);
     }
     GA_TRY(ga_array_empty(out, ga_array_device(a), GA_INT64, a->ndim, a->shape));
     int st;
@@ -765,6 +764,15 @@ ga_index_get(const ga_array *x, int nkeys, const ga_key *keys, ga_array *out)
         ga_array_view(out, &p.view);
         return GA_OK;
     }
+    if (ga_array_device(x).kind != GA_DEV_CPU && !ga_array_element_aligned(x)) {
+        /* the gather kernel loads whole elements: gather from an aligned copy */
+        plan_release(&p);
+        ga_array xa;
+        GA_TRY(ga_element_aligned(x, &xa));
+        int st = ga_index_get(&xa, nkeys, keys, out);
+        ga_array_release(&xa);
+        return st;
+    }
     adv_layout L;
     int st = plan_layout(&p, &L);
     ga_array res;
@@ -825,8 +833,7 @@ prepare_value(const ga_array *x, const ga_array *value, int nd, const int64_t *s
         }
         return st;
     }
-    ga_array_view(out, &v);
-    return GA_OK;
+    return ga_element_aligned(&v, out); /* the scatter loads whole elements */
 }
 
 int
@@ -835,6 +842,18 @@ ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
 {
     if (!ga_array_writeable(x)) {
         return ga_error(GA_ERR_VALUE, "assignment destination is read-only");
+    }
+    if (ga_array_device(x).kind != GA_DEV_CPU && !ga_array_element_aligned(x)) {
+        /* the scatter kernel stores whole elements: assign into an aligned copy, then
+         * copy it back (the copy kernel takes unaligned operands) */
+        ga_array xa;
+        GA_TRY(ga_element_aligned(x, &xa));
+        int st = ga_index_set(&xa, nkeys, keys, value, scalar);
+        if (st == GA_OK) {
+            st = ga_copy_same_device(x, &xa);
+        }
+        ga_array_release(&xa);
+        return st;
     }
     index_plan p;
     GA_TRY(plan_build(x, nkeys, keys, &p));

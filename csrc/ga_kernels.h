@@ -8,8 +8,9 @@
  *     bool) and writes one element of the output dtype the core put in args[0]:
  *     bool for comparisons, logical_*, isfinite/isinf/isnan/signbit; the real dtype
  *     for abs/real/imag of complex; the loop dtype otherwise. Unused inputs are
- *     ignored (pass NULL). Pointers need no alignment (loads go through memcpy,
- *     which compilers turn into plain loads).
+ *     ignored (pass NULL). On the CPU pointers need no alignment (loads go through
+ *     memcpy, which compilers turn into plain loads). In CUDA code every pointer is
+ *     aligned to its element (GA_K_ELEMENT, ga_config.h): one load of the element's width.
  *   - For every pair in GA_CAST_LIST: ga_k_cast_<from>_<to>(char *out, const char *in)
  *     with NumPy's unsafe-casting semantics where NumPy defines them: float->int
  *     truncates toward zero; where NumPy leaves the result to the CPU (NaN, +-inf and
@@ -59,29 +60,29 @@ ga_offset(int ndim, const int64_t *shape, const int64_t *strides, int64_t linear
 typedef ga_complex64_storage ga_c64;
 typedef ga_complex128_storage ga_c128;
 
-#define GA_K_LDST(dt, T)                                                               \
+#define GA_K_LDST(dt, T, A)                                                            \
     GA_HD static inline T ga_ld_##dt(const char *p)                                    \
     {                                                                                  \
         T v;                                                                           \
-        memcpy(&v, p, sizeof(T));                                                      \
+        memcpy(&v, GA_K_ELEMENT(p, A), sizeof(T));                                     \
         return v;                                                                      \
     }                                                                                  \
     GA_HD static inline void ga_st_##dt(char *p, T v)                                  \
     {                                                                                  \
-        memcpy(p, &v, sizeof(T));                                                      \
+        memcpy(GA_K_ELEMENT(p, A), &v, sizeof(T));                                     \
     }
-GA_K_LDST(int8, int8_t)
-GA_K_LDST(int16, int16_t)
-GA_K_LDST(int32, int32_t)
-GA_K_LDST(int64, int64_t)
-GA_K_LDST(uint8, uint8_t)
-GA_K_LDST(uint16, uint16_t)
-GA_K_LDST(uint32, uint32_t)
-GA_K_LDST(uint64, uint64_t)
-GA_K_LDST(float32, float)
-GA_K_LDST(float64, double)
-GA_K_LDST(complex64, ga_c64)
-GA_K_LDST(complex128, ga_c128)
+GA_K_LDST(int8, int8_t, sizeof(int8_t))
+GA_K_LDST(int16, int16_t, sizeof(int16_t))
+GA_K_LDST(int32, int32_t, sizeof(int32_t))
+GA_K_LDST(int64, int64_t, sizeof(int64_t))
+GA_K_LDST(uint8, uint8_t, sizeof(uint8_t))
+GA_K_LDST(uint16, uint16_t, sizeof(uint16_t))
+GA_K_LDST(uint32, uint32_t, sizeof(uint32_t))
+GA_K_LDST(uint64, uint64_t, sizeof(uint64_t))
+GA_K_LDST(float32, float, sizeof(float))
+GA_K_LDST(float64, double, sizeof(double))
+GA_K_LDST(complex64, ga_c64, 4) /* parts are the unit */
+GA_K_LDST(complex128, ga_c128, 8) /* parts are the unit */
 #undef GA_K_LDST
 
 GA_HD static inline int
@@ -98,20 +99,20 @@ GA_HD static inline float
 ga_ld_float16(const char *p)
 {
     uint16_t h;
-    memcpy(&h, p, 2);
+    memcpy(&h, GA_K_ELEMENT(p, 2), 2);
     return ga_half_to_float(h);
 }
 GA_HD static inline void
 ga_st_float16(char *p, float v)
 {
     uint16_t h = ga_float_to_half(v);
-    memcpy(p, &h, 2);
+    memcpy(GA_K_ELEMENT(p, 2), &h, 2);
 }
 GA_HD static inline uint16_t
 ga_ld_half_bits(const char *p)
 {
     uint16_t h;
-    memcpy(&h, p, 2);
+    memcpy(&h, GA_K_ELEMENT(p, 2), 2);
     return h;
 }
 
@@ -693,10 +694,10 @@ ga_vlogf(float xf)
         ST(out, expr);                                                                 \
     }
 /* WHERE is the same for every dtype: copy the chosen element's bytes */
-#define GA_K_WHERE(dt, SIZE)                                                           \
+#define GA_K_WHERE(dt, SIZE, ALIGN)                                                    \
     GA_K_SIG(where, dt)                                                                \
     {                                                                                  \
-        memcpy(out, a[0] ? b : c, SIZE);                                               \
+        memcpy(GA_K_ELEMENT(out, ALIGN), GA_K_ELEMENT(a[0] ? b : c, ALIGN), SIZE);     \
     }
 
 /* ops every real dtype (bool, int, float) shares, with a comparison type CT */
@@ -732,7 +733,7 @@ GA_K_B(minimum, bool, int, ga_st_bool, x && y)
 GA_K_B(bitwise_and, bool, int, ga_st_bool, x & y)
 GA_K_B(bitwise_or, bool, int, ga_st_bool, x | y)
 GA_K_B(bitwise_xor, bool, int, ga_st_bool, x ^ y)
-GA_K_WHERE(bool, 1)
+GA_K_WHERE(bool, 1, 1)
 GA_K_SIG(clip, bool)
 {
     int x = ga_ld_bool(a), lo = ga_ld_bool(b), hi = ga_ld_bool(c);
@@ -774,7 +775,7 @@ GA_K_SIG(clip, bool)
     GA_K_B(bitwise_xor, dt, T, ga_st_##dt, (T)(x ^ y))                                 \
     GA_K_B(bitwise_left_shift, dt, T, ga_st_##dt, ga_ishl_##dt(x, y))                  \
     GA_K_B(bitwise_right_shift, dt, T, ga_st_##dt, ga_ishr_##dt(x, y))                 \
-    GA_K_WHERE(dt, sizeof(T))                                                          \
+    GA_K_WHERE(dt, sizeof(T), sizeof(T))                                               \
     GA_K_SIG(clip, dt)                                                                 \
     {                                                                                  \
         T x = ga_ld_##dt(a), lo = ga_ld_##dt(b), hi = ga_ld_##dt(c);                   \
@@ -861,23 +862,23 @@ GA_K_SIG(copysign, float16)
     (void)c;
     uint16_t x = ga_ld_half_bits(a), y = ga_ld_half_bits(b);
     uint16_t r = (uint16_t)((x & 0x7fffu) | (y & 0x8000u));
-    memcpy(out, &r, 2);
+    memcpy(GA_K_ELEMENT(out, 2), &r, 2);
 }
 GA_K_SIG(nextafter, float16)
 {
     (void)c;
     uint16_t r = ga_nextafter_half(ga_ld_half_bits(a), ga_ld_half_bits(b));
-    memcpy(out, &r, 2);
+    memcpy(GA_K_ELEMENT(out, 2), &r, 2);
 }
-GA_K_WHERE(float16, 2)
+GA_K_WHERE(float16, 2, 2)
 GA_K_U(signbit, float32, float, ga_st_bool, copysignf(1.0f, x) < 0)
 GA_K_B(copysign, float32, float, ga_st_float32, copysignf(x, y))
 GA_K_B(nextafter, float32, float, ga_st_float32, nextafterf(x, y))
-GA_K_WHERE(float32, 4)
+GA_K_WHERE(float32, 4, 4)
 GA_K_U(signbit, float64, double, ga_st_bool, copysign(1.0, x) < 0)
 GA_K_B(copysign, float64, double, ga_st_float64, copysign(x, y))
 GA_K_B(nextafter, float64, double, ga_st_float64, nextafter(x, y))
-GA_K_WHERE(float64, 8)
+GA_K_WHERE(float64, 8, 8)
 
 /* --- complex --- */
 #define GA_K_CPLX(dt, CT, RT, rdt, sfx)                                                \
@@ -935,7 +936,7 @@ GA_K_WHERE(float64, 8)
     GA_K_B(logical_and, dt, CT, ga_st_bool, ga_cnz_##dt(x) && ga_cnz_##dt(y))          \
     GA_K_B(logical_or, dt, CT, ga_st_bool, ga_cnz_##dt(x) || ga_cnz_##dt(y))           \
     GA_K_B(logical_xor, dt, CT, ga_st_bool, ga_cnz_##dt(x) != ga_cnz_##dt(y))          \
-    GA_K_WHERE(dt, sizeof(CT))
+    GA_K_WHERE(dt, sizeof(CT), sizeof(CT) / 2) /* complex parts are the unit */
 
 GA_K_CPLX(complex64, ga_c64, float, float32, f)
 GA_K_CPLX(complex128, ga_c128, double, float64, )
@@ -1068,7 +1069,7 @@ GA_HD static inline void
 ga_w_d_float16(char *o, double v)
 {
     uint16_t h = ga_double_to_half(v);
-    memcpy(o, &h, 2);
+    memcpy(GA_K_ELEMENT(o, 2), &h, 2);
 }
 GA_HD static inline void
 ga_w_c_float16(char *o, double re, double im)

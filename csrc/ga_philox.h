@@ -150,6 +150,7 @@ ga_philox_madd(double a, double b, double c)
 #endif
 }
 
+/* out is element-aligned on a GPU (a new array), any address on the CPU. */
 static inline GA_HD void
 ga_random_element(const ga_random_desc *r, int64_t i, char *out)
 {
@@ -161,36 +162,36 @@ ga_random_element(const ga_random_desc *r, int64_t i, char *out)
         switch (r->dtype) {
         case GA_INT8: {
             int8_t t = (int8_t)x;
-            memcpy(out, &t, sizeof(t));
+            memcpy(GA_K_ELEMENT(out, sizeof(t)), &t, sizeof(t));
             break;
         }
         case GA_UINT8: {
             uint8_t t = (uint8_t)x;
-            memcpy(out, &t, sizeof(t));
+            memcpy(GA_K_ELEMENT(out, sizeof(t)), &t, sizeof(t));
             break;
         }
         case GA_INT16: {
             int16_t t = (int16_t)x;
-            memcpy(out, &t, sizeof(t));
+            memcpy(GA_K_ELEMENT(out, sizeof(t)), &t, sizeof(t));
             break;
         }
         case GA_UINT16: {
             uint16_t t = (uint16_t)x;
-            memcpy(out, &t, sizeof(t));
+            memcpy(GA_K_ELEMENT(out, sizeof(t)), &t, sizeof(t));
             break;
         }
         case GA_INT32: {
             int32_t t = (int32_t)x;
-            memcpy(out, &t, sizeof(t));
+            memcpy(GA_K_ELEMENT(out, sizeof(t)), &t, sizeof(t));
             break;
         }
         case GA_UINT32: {
             uint32_t t = (uint32_t)x;
-            memcpy(out, &t, sizeof(t));
+            memcpy(GA_K_ELEMENT(out, sizeof(t)), &t, sizeof(t));
             break;
         }
         default: { /* int64, uint64: same bits */
-            memcpy(out, &x, sizeof(x));
+            memcpy(GA_K_ELEMENT(out, sizeof(x)), &x, sizeof(x));
             break;
         }
         }
@@ -216,7 +217,7 @@ ga_random_element(const ga_random_desc *r, int64_t i, char *out)
         if (clamp && v >= r->b) {
             v = nextafter(r->b, r->a);
         }
-        memcpy(out, &v, sizeof(v));
+        memcpy(GA_K_ELEMENT(out, sizeof(v)), &v, sizeof(v));
     }
     else if (r->dtype == GA_FLOAT32) {
         float f = (float)v;
@@ -226,7 +227,7 @@ ga_random_element(const ga_random_desc *r, int64_t i, char *out)
                 f = nextafterf(f, (float)r->a);
             }
         }
-        memcpy(out, &f, sizeof(f));
+        memcpy(GA_K_ELEMENT(out, sizeof(f)), &f, sizeof(f));
     }
     else { /* GA_FLOAT16 */
         uint16_t h = ga_double_to_half(v);
@@ -235,7 +236,7 @@ ga_random_element(const ga_random_desc *r, int64_t i, char *out)
                 h = ga_half_step_down(h);
             }
         }
-        memcpy(out, &h, sizeof(h));
+        memcpy(GA_K_ELEMENT(out, sizeof(h)), &h, sizeof(h));
     }
 }
 

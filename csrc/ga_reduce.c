@@ -203,9 +203,23 @@ result_shape(const ga_array *in, uint32_t mask, int keepdims, int64_t *shape)
     return nd;
 }
 
+static int reduce_aligned(ga_reduce_op op, const ga_array *in, uint32_t mask, int keepdims,
+                          int dtype, ga_array *out);
+
 int
 ga_reduce(ga_reduce_op op, const ga_array *in, uint32_t mask, int keepdims, int dtype,
           ga_array *out)
+{
+    ga_array a;
+    GA_TRY(ga_element_aligned(in, &a));
+    int st = reduce_aligned(op, &a, mask, keepdims, dtype, out);
+    ga_array_release(&a);
+    return st;
+}
+
+static int
+reduce_aligned(ga_reduce_op op, const ga_array *in, uint32_t mask, int keepdims, int dtype,
+               ga_array *out)
 {
     ga_dtype odt;
     GA_TRY(ga_reduce_result_dtype(op, (ga_dtype)in->dtype, dtype, &odt));
@@ -416,9 +430,23 @@ ga_var(const ga_array *in, uint32_t mask, int keepdims, double correction, int d
     return finish_cast(&s, result, out);
 }
 
+static int scan_aligned(ga_scan_op op, const ga_array *in, int axis, int dtype,
+                        int include_initial, ga_array *out);
+
 int
 ga_scan(ga_scan_op op, const ga_array *in, int axis, int dtype, int include_initial,
         ga_array *out)
+{
+    ga_array a;
+    GA_TRY(ga_element_aligned(in, &a));
+    int st = scan_aligned(op, &a, axis, dtype, include_initial, out);
+    ga_array_release(&a);
+    return st;
+}
+
+static int
+scan_aligned(ga_scan_op op, const ga_array *in, int axis, int dtype, int include_initial,
+             ga_array *out)
 {
     if (in->ndim == 0 || axis < 0 || axis >= in->ndim) {
         return ga_error(GA_ERR_INDEX, "axis %d is out of bounds for array of dimension %d",

@@ -111,6 +111,22 @@ ga_contiguous(const ga_array *src, ga_array *out)
     return st;
 }
 
+int
+ga_element_aligned(const ga_array *src, ga_array *out)
+{
+    if (ga_array_device(src).kind == GA_DEV_CPU || ga_array_element_aligned(src)) {
+        ga_array_view(out, src);
+        return GA_OK;
+    }
+    GA_TRY(ga_array_empty(out, ga_array_device(src), (ga_dtype)src->dtype, src->ndim,
+                          src->shape));
+    int st = ga_copy_same_device(out, src);
+    if (st != GA_OK) {
+        ga_array_release(out);
+    }
+    return st;
+}
+
 /* Raw copy of nbytes between two contiguous blocks on any two devices, counted. */
 static int
 raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)

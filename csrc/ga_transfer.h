@@ -31,6 +31,14 @@ int ga_copy_same_device(ga_array *dst, const ga_array *src);
  * already contiguous, else a copy. */
 int ga_contiguous(const ga_array *src, ga_array *out);
 
+/* src as a GPU kernel may read or write it: a view of src (incref) when it lives on the
+ * CPU (CPU loops load through memcpy and need no alignment) or is element-aligned
+ * (ga_array_element_aligned); else a C-contiguous copy on its device. Every GPU kernel
+ * loads and stores whole elements, as a GPU's typed loads need; only the copy kernel
+ * takes unaligned operands (it stages them itself), so it makes the copy. A caller that
+ * writes `out` copies it back into src afterwards (ga_copy_same_device). */
+int ga_element_aligned(const ga_array *src, ga_array *out);
+
 /* A new C-contiguous array on `device` with src's values and dtype. Always a new
  * block, also when src is already there. Counted when it crosses devices. */
 int ga_copy_to_device(const ga_array *src, ga_device device, ga_array *out);

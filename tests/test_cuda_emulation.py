@@ -138,6 +138,14 @@ def test_misaligned_vector_load_is_a_misaligned_address_fault():
     assert "cudaErrorMisalignedAddress" in msg and "ga_ld_vec" in msg, msg
 
 
+def test_misaligned_element_load_is_a_misaligned_address_fault():
+    # every kernel loads whole elements (GA_K_ELEMENT): one byte off is a GPU's fault,
+    # and the emulator's, so a path that forgot to stage an unaligned operand fails
+    rc, msg = run_case("misaligned_element")
+    assert rc == 1, msg
+    assert "cudaErrorMisalignedAddress" in msg and "4-byte element" in msg, msg
+
+
 def test_device_math_differs_from_host_math_within_cudas_ulp_bounds():
     # A GPU's expf is not glibc's: the CUDA Programming Guide bounds each function's
     # error in ulps against the correctly rounded result (expf, sinf 2, logf 1; double

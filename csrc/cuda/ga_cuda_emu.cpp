@@ -1811,6 +1811,16 @@ ga_emu_fault(cudaError_t err, const char *what, const void *p)
     }
 }
 
+/* An element load or store (GA_K_ELEMENT, ga_config.h) at an address not aligned to
+ * the element: on a GPU the typed access faults; so does the emulated one. */
+extern "C" void
+ga_emu_check_element(const void *p, unsigned long align)
+{
+    char what[64];
+    snprintf(what, sizeof(what), "%lu-byte element load or store", align);
+    ga_emu_fault(cudaErrorMisalignedAddress, what, p);
+}
+
 void
 __syncthreads(void)
 {

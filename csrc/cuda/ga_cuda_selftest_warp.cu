@@ -7,7 +7,8 @@
  * must FAIL, returning 1 with the CUDA error in the message: "warp_missing_lane" (a
  * mask names a lane that exited: a launch failure, as synccheck reports it) and
  * "misaligned_vector" (a 16-byte load from an address 4 bytes off: a misaligned
- * address fault). "device_props" reports the geometry (and occupancy estimates) for
+ * address fault), and "misaligned_element" (a float32 element load one byte off: the
+ * same fault; every kernel's element loads assume element alignment, GA_K_ELEMENT). "device_props" reports the geometry (and occupancy estimates) for
  * the test to compare; "launch_limits" checks the error of each launch past a limit.
  */
 #include "ga_cuda_selftest.h"
@@ -140,6 +141,12 @@ k_misaligned(const float *in, float *out)
     out[threadIdx.x] = a.x;
 }
 
+__global__ void
+k_misaligned_element(const char *in, float *out)
+{
+    /* one byte past a 256-byte aligned block: not a float address */
+    out[threadIdx.x] = ga_ld<GA_FLOAT32>(in + 1);
+}
 
 int
 case_warp(int dev, char *msg, size_t n)
@@ -258,6 +265,27 @@ done:
     return rc;
 }
 
+int
+case_misaligned_element(int dev, char *msg, size_t n)
+{
+    char *in = NULL;
+    float *out = NULL;
+    cudaStream_t s;
+    int rc = 0;
+    CASE_TRY(ga_cuda_stream(dev, &s));
+    CASE_TRY(ga_cuda_alloc(dev, 64, (void **)&in));
+    CASE_TRY(ga_cuda_alloc(dev, 32 * sizeof(float), (void **)&out));
+    CASE_TRY(CU(cudaMemsetAsync(in, 0, 64, s)));
+    GA_LAUNCH(k_misaligned_element, 1, 32, 0, s, (const char *)in, out);
+    CASE_TRY(CU(cudaGetLastError()));
+    CASE_TRY(CU(cudaStreamSynchronize(s)));
+    ga_st_say(msg, n, "a misaligned float32 element load was not reported");
+done:
+    ga_cuda_free(dev, in, 64);
+    ga_cuda_free(dev, out, 32 * sizeof(float));
+    return rc;
+}
+
 __global__ void
 k_nothing(int *out)
 {
@@ -345,6 +373,7 @@ gpuarr_cuda_selftest_case(int dev, const char *name, char *msg, size_t n)
         {"warp_missing_lane", case_warp_missing_lane},
         {"vector", case_vector},
         {"misaligned_vector", case_misaligned_vector},
+        {"misaligned_element", case_misaligned_element},
         {"device_props", case_device_props},
         {"launch_limits", case_launch_limits},
     };

@@ -179,12 +179,16 @@ GA_DTYPES(GA_X_STORAGE)
 typedef ga_complex64_storage ga_cf;
 typedef ga_complex128_storage ga_cd;
 
+/* Element loads and stores: one access of the element's width (its parts' for
+ * complex), since every array operand a kernel gets is element-aligned (GA_K_ELEMENT
+ * in ../ga_kernels.h says why, and the emulator checks it). */
 template <int DT>
 static GA_HD inline typename ga_storage<DT>::type
 ga_ld(const char *p)
 {
-    typename ga_storage<DT>::type v;
-    memcpy(&v, p, sizeof(v));
+    typedef typename ga_storage<DT>::type T;
+    T v;
+    memcpy(&v, GA_K_ELEMENT(p, alignof(T)), sizeof(v));
     return v;
 }
 
@@ -192,7 +196,7 @@ template <class T>
 static GA_HD inline void
 ga_st(char *p, T v)
 {
-    memcpy(p, &v, sizeof(v));
+    memcpy(GA_K_ELEMENT(p, alignof(T)), &v, sizeof(v));
 }
 
 /* The real part of element p of dtype DT as a double (float16 decoded). */

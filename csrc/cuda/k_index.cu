@@ -20,18 +20,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Element copies by size, with typed loads where the size allows. */
-template <int SZ> struct ga_elem_bytes {
+/* Element copies by size SZ and alignment A (the element's, or its parts' for
+ * complex): accesses A bytes wide, since every operand is element-aligned. */
+template <int SZ, int A> struct alignas(A) ga_elem_bytes {
     unsigned char b[SZ];
 };
 
-template <int SZ>
+template <int SZ, int A>
 static GA_HD inline void
 ga_copy_elem(char *dst, const char *src)
 {
-    ga_elem_bytes<SZ> e;
-    memcpy(&e, src, SZ);
-    memcpy(dst, &e, SZ);
+    ga_elem_bytes<SZ, A> e;
+    memcpy(&e, GA_K_ELEMENT(src, A), SZ);
+    memcpy(GA_K_ELEMENT(dst, A), &e, SZ);
 }
 
 enum { GA_IDX_GATHER = 0, GA_IDX_CHECK = 1, GA_IDX_SCATTER = 2 };
@@ -41,9 +42,9 @@ enum { GA_IDX_GATHER = 0, GA_IDX_CHECK = 1, GA_IDX_SCATTER = 2 };
  * index leaves the destination untouched). SCATTER with index arrays first reads the
  * pending record: stream order makes the CHECK pass's writes visible, and a set record
  * (this scatter's bad index, or an earlier one not yet reported): write nothing. */
-template <int SZ>
+template <int SZ, int A>
 __global__ void
-k_index(ga_index_desc d, int mode, ga_k_errrec *err)
+k_index(const GA_GRID_CONSTANT ga_index_desc d, int mode, ga_k_errrec *err)
 {
     const ga_loop &l = d.loop;
     const int nidx = l.nargs - 2;
@@ -77,13 +78,13 @@ k_index(ga_index_desc d, int mode, ga_k_errrec *err)
         char *base = l.args[1].data + off;
         const ga_operand &x = l.args[0];
         if (mode == GA_IDX_GATHER) {
-            ga_copy_elem<SZ>(x.data + ga_offset(l.ndim, l.shape, x.strides, i), base);
+            ga_copy_elem<SZ, A>(x.data + ga_offset(l.ndim, l.shape, x.strides, i), base);
         }
         else if (x.is_scalar) {
-            ga_copy_elem<SZ>(base, (const char *)x.value.bytes);
+            ga_copy_elem<SZ, A>(base, (const char *)x.value.bytes);
         }
         else {
-            ga_copy_elem<SZ>(base, x.data + ga_offset(l.ndim, l.shape, x.strides, i));
+            ga_copy_elem<SZ, A>(base, x.data + ga_offset(l.ndim, l.shape, x.strides, i));
         }
     }
 }
@@ -94,21 +95,26 @@ ga_index_launch(int dev, const ga_index_desc *d, int mode, ga_k_errrec *err,
 {
     unsigned grid, block;
     ga_cuda_launch_dims(dev, d->loop.size, &grid, &block);
-    switch (ga_k_itemsize(d->loop.args[1].dtype)) {
+    const int dt = d->loop.args[1].dtype;
+    const bool cplx = dt == GA_COMPLEX64 || dt == GA_COMPLEX128;
+    switch (ga_k_itemsize(dt) * (cplx ? -1 : 1)) {
     case 1:
-        GA_LAUNCH(k_index<1>, grid, block, 0, stream, *d, mode, err);
+        GA_LAUNCH((k_index<1, 1>), grid, block, 0, stream, *d, mode, err);
         break;
     case 2:
-        GA_LAUNCH(k_index<2>, grid, block, 0, stream, *d, mode, err);
+        GA_LAUNCH((k_index<2, 2>), grid, block, 0, stream, *d, mode, err);
         break;
     case 4:
-        GA_LAUNCH(k_index<4>, grid, block, 0, stream, *d, mode, err);
+        GA_LAUNCH((k_index<4, 4>), grid, block, 0, stream, *d, mode, err);
         break;
     case 8:
-        GA_LAUNCH(k_index<8>, grid, block, 0, stream, *d, mode, err);
+        GA_LAUNCH((k_index<8, 8>), grid, block, 0, stream, *d, mode, err);
         break;
-    case 16:
-        GA_LAUNCH(k_index<16>, grid, block, 0, stream, *d, mode, err);
+    case -8: /* complex64: two float parts */
+        GA_LAUNCH((k_index<8, 4>), grid, block, 0, stream, *d, mode, err);
+        break;
+    case -16: /* complex128: two double parts */
+        GA_LAUNCH((k_index<16, 8>), grid, block, 0, stream, *d, mode, err);
         break;
     default:
         return ga_error(GA_ERR_TYPE, "indexing: unsupported dtype %s",

@@ -170,9 +170,10 @@ template <int DT> struct ga_cmpval {
 template <> struct ga_cmpval<GA_FLOAT16> {
     typedef float type; /* decoded: every half is exactly a float */
 };
-/* Byte-wide values compare as int: an accumulator {uint8_t, int64_t} that a warp
- * shuffle moves through registers made nvcc spill the block reduction to local
- * memory, {int, int64_t} does not (cuobjdump -res-usage). */
+/* Values narrower than int compare as int: an accumulator {uint8_t, int64_t} (and,
+ * once loads became typed, {int16_t, int64_t}) that a warp shuffle moves through
+ * registers made nvcc spill the block reduction to local memory, {int, int64_t} does
+ * not (cuobjdump -res-usage). */
 template <> struct ga_cmpval<GA_BOOL> {
     typedef int type;
 };
@@ -180,6 +181,12 @@ template <> struct ga_cmpval<GA_INT8> {
     typedef int type;
 };
 template <> struct ga_cmpval<GA_UINT8> {
+    typedef int type;
+};
+template <> struct ga_cmpval<GA_INT16> {
+    typedef int type;
+};
+template <> struct ga_cmpval<GA_UINT16> {
     typedef int type;
 };
 
