@@ -903,8 +903,12 @@ ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
         if (p.has_adv) {
             st = plan_run(x, &p, &L, 1, &loop.args[0]);
         }
+        else if (have_v) {
+            /* a plain copy into the view (v is already x's dtype and apart from x) */
+            st = ga_copy_same_device(&p.view, &v);
+        }
         else {
-            /* a plain copy into the view */
+            /* a scalar into the view */
             ga_loop cl;
             ga_loop_init(&cl, &p.view);
             cl.args[1] = loop.args[0];

@@ -86,6 +86,18 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
     }
     const ga_backend *be;
     GA_TRY(ga_device_backend(ga_array_device(dst), &be));
+    if (ga_array_device(dst).kind == GA_DEV_GPU && dst->dtype == src->dtype &&
+        dst->ndim == src->ndim && ga_array_is_c_contiguous(dst) &&
+        ga_array_is_c_contiguous(src) &&
+        memcmp(dst->shape, src->shape, sizeof(int64_t) * (size_t)dst->ndim) == 0) {
+        /* the same bytes in the same order on a GPU: the device's own copy
+         * (cudaMemcpyAsync: the copy engine's speed, any alignment). The CPU keeps
+         * the elementwise copy, which the thread pool splits. */
+        size_t nbytes = (size_t)ga_array_size(dst) * (size_t)ga_dtype_itemsize(dst->dtype);
+        return ga_backend_status(be, be->copy_d2d(ga_device_local(ga_array_device(dst)),
+                                                  ga_array_data(dst), ga_array_data(src),
+                                                  nbytes));
+    }
     ga_loop_coalesce(&loop);
     if (be->elementwise == NULL) {
         return ga_error(GA_ERR_UNSUPPORTED, "copy is not supported by the %s backend",

@@ -75,7 +75,23 @@ cuda_set_wait_hooks(void *(*begin)(void), void (*end)(void *))
     wait_end = end;
 }
 
+/* Make `dev` the calling thread's current device only when it is not already:
+ * cudaGetDevice reads the runtime's per-thread state, cudaSetDevice may go to the
+ * driver, and every operation names its device. Asked each time rather than cached,
+ * because other code in the process (cuBLAS, a DLPack partner) may change it. */
+cudaError_t
+use_device(int dev)
+{
+    int cur = -1;
+    if (cudaGetDevice(&cur) == cudaSuccess && cur == dev) {
+        return cudaSuccess;
+    }
+    return cudaSetDevice(dev);
+}
+
 struct device_state {
+    /* the block cache and the statistics; never held while the host waits for the
+     * device (another thread's allocation would wait with it) */
     std::mutex lock;
     cudaStream_t stream;
     cudaEvent_t order; /* recorded on `stream` for cross-device ordering */
@@ -84,8 +100,9 @@ struct device_state {
     std::unordered_map<size_t, std::vector<void *>> cache; /* bin size -> free blocks */
     size_t cached_bytes;
     ga_memory_stats stats; /* reserved_bytes = live + cached bins */
+    std::mutex pinned_lock; /* the two staging buffers, while a copy uses them */
     void *pinned[2];
-    cudaEvent_t pinned_ready[2];
+    cudaEvent_t pinned_ready[2]; /* recorded after the DMA that last used each */
     int pinned_state; /* 0 not tried, 1 ready, -1 unavailable */
     signed char peer[GA_MAX_DEVICES]; /* 0 unknown, 1 enabled, -1 not possible */
     /* ga_kernel_counters, bumped without the lock (launchers do not take it) */
@@ -203,7 +220,7 @@ state(int dev, device_state **out)
             return ga_error(GA_ERR_NOMEM, "out of host memory for the state of gpu(%d)", dev);
         }
         cudaDeviceProp p;
-        GA_CUDA_TRY(cudaSetDevice(dev));
+        GA_CUDA_TRY(use_device(dev));
         GA_CUDA_TRY(cudaGetDeviceProperties(&p, dev));
         /* the runtime's name is up to 255 characters; ours is 127 */
         size_t len = strnlen(p.name, sizeof(d->props.name) - 1);
@@ -238,27 +255,37 @@ bin_size(size_t n)
     return (n + large_step - 1) / large_step * large_step;
 }
 
-/* Give every cached block of `d` back to the driver. Caller holds d->lock. */
+/* Give every cached block of `d` back to the driver. The caller does not hold
+ * d->lock: the blocks are taken out under it, and the wait for the device and the
+ * frees happen without it, so other threads' allocations go on meanwhile. */
 int
 release_cache(int dev, device_state *d)
 {
+    std::unordered_map<size_t, std::vector<void *>> blocks;
+    {
+        std::lock_guard<std::mutex> g(d->lock);
+        blocks.swap(d->cache);
+        d->cached_bytes = 0;
+    }
     /* cudaFree waits for the device anyway; waiting here first makes it explicit that
      * no queued work still uses a cached block */
-    GA_CUDA_TRY(cudaSetDevice(dev));
+    GA_CUDA_TRY(use_device(dev));
     d->syncs++;
-    GA_CUDA_TRY(cudaStreamSynchronize(d->stream));
-    cudaError_t first = cudaSuccess;
-    for (auto &bin : d->cache) {
+    cudaError_t first = cudaStreamSynchronize(d->stream);
+    size_t freed = 0;
+    for (auto &bin : blocks) {
         for (void *p : bin.second) {
             cudaError_t e = cudaFree(p);
             if (e != cudaSuccess && first == cudaSuccess) {
                 first = e;
             }
-            d->stats.reserved_bytes -= bin.first;
+            freed += bin.first;
         }
     }
-    d->cache.clear();
-    d->cached_bytes = 0;
+    {
+        std::lock_guard<std::mutex> g(d->lock);
+        d->stats.reserved_bytes -= freed;
+    }
     GA_CUDA_TRY(first);
     return GA_OK;
 }
@@ -304,7 +331,7 @@ cuda_synchronize(int dev)
     device_state *d;
     GA_TRY(state(dev, &d));
     waiting_host w;
-    GA_CUDA_TRY(cudaSetDevice(dev));
+    GA_CUDA_TRY(use_device(dev));
     int armed = ga_cuda_index_pending_begin(dev);
     d->syncs++;
     GA_CUDA_TRY(cudaStreamSynchronize(d->stream));
@@ -317,7 +344,7 @@ cuda_alloc(int dev, size_t nbytes, void **ptr)
     device_state *d;
     GA_TRY(state(dev, &d));
     size_t bin = bin_size(nbytes);
-    std::lock_guard<std::mutex> g(d->lock);
+    std::unique_lock<std::mutex> g(d->lock);
     auto it = d->cache.find(bin);
     void *p = NULL;
     if (it != d->cache.end() && !it->second.empty()) {
@@ -326,14 +353,16 @@ cuda_alloc(int dev, size_t nbytes, void **ptr)
         d->cached_bytes -= bin;
     }
     else {
-        cudaError_t err = bin == 0 ? cudaErrorMemoryAllocation : cudaSetDevice(dev);
+        cudaError_t err = bin == 0 ? cudaErrorMemoryAllocation : use_device(dev);
         if (err == cudaSuccess) {
             err = cudaMalloc(&p, bin);
         }
         if (err == cudaErrorMemoryAllocation && bin != 0 && d->cached_bytes > 0) {
             /* the cache holds memory of other sizes: give it back, try once more */
             cudaGetLastError();
+            g.unlock();
             GA_TRY(release_cache(dev, d));
+            g.lock();
             err = cudaMalloc(&p, bin);
         }
         if (err == cudaErrorMemoryAllocation) {
@@ -403,21 +432,9 @@ cuda_empty_cache(int dev)
 {
     device_state *d;
     GA_TRY(state(dev, &d));
-    std::lock_guard<std::mutex> g(d->lock);
     return release_cache(dev, d);
 }
 
-int
-cuda_copy_h2d(int dev, void *dst, const void *src, size_t nbytes)
-{
-    cudaStream_t s = NULL;
-    GA_TRY(ga_cuda_stream(dev, &s));
-    G.devs[dev]->h2d++;
-    /* from pageable memory the runtime stages the source before returning, so the
-     * caller may free `src` at once */
-    GA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, s));
-    return GA_OK;
-}
 
 int
 pinned_buffers(int dev, device_state *d)
@@ -437,6 +454,41 @@ pinned_buffers(int dev, device_state *d)
     return d->pinned_state == 1;
 }
 
+/* Host to device. From pageable memory the runtime stages the source itself before
+ * cudaMemcpyAsync returns (so the caller may free `src` at once), at pageable speed
+ * and without overlap. A large copy onto an idle stream goes through the two pinned
+ * buffers instead: the host fills one while the DMA engine drains the other, each
+ * refilled only after its previous DMA finished (pinned_ready). The waits are for
+ * this copy's own chunks: a busy stream (queued kernels) takes the runtime's path, so
+ * an upload never waits for earlier work. */
+int
+cuda_copy_h2d(int dev, void *dst, const void *src, size_t nbytes)
+{
+    device_state *d;
+    cudaStream_t s = NULL;
+    GA_TRY(ga_cuda_stream(dev, &s));
+    GA_TRY(state(dev, &d));
+    d->h2d++;
+    if (nbytes >= stage_min) {
+        std::unique_lock<std::mutex> pl(d->pinned_lock, std::try_to_lock);
+        if (pl.owns_lock() && pinned_buffers(dev, d) && cudaStreamQuery(s) == cudaSuccess) {
+            const char *from = (const char *)src;
+            char *to = (char *)dst;
+            for (size_t off = 0, i = 0; off < nbytes; off += stage_chunk, i++) {
+                size_t len = nbytes - off < stage_chunk ? nbytes - off : stage_chunk;
+                GA_CUDA_TRY(cudaEventSynchronize(d->pinned_ready[i % 2]));
+                memcpy(d->pinned[i % 2], from + off, len);
+                GA_CUDA_TRY(cudaMemcpyAsync(to + off, d->pinned[i % 2], len,
+                                            cudaMemcpyHostToDevice, s));
+                GA_CUDA_TRY(cudaEventRecord(d->pinned_ready[i % 2], s));
+            }
+            return GA_OK;
+        }
+    }
+    GA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, s));
+    return GA_OK;
+}
+
 static int
 copy_d2h_wait(int dev, void *dst, const void *src, size_t nbytes)
 {
@@ -445,7 +497,7 @@ copy_d2h_wait(int dev, void *dst, const void *src, size_t nbytes)
     GA_TRY(ga_cuda_stream(dev, &s));
     GA_TRY(state(dev, &d));
     waiting_host w; /* before the lock: see waiting_host */
-    std::lock_guard<std::mutex> g(d->lock);
+    std::lock_guard<std::mutex> g(d->pinned_lock);
     d->d2h++;
     d->syncs++; /* one host wait, however many chunks it takes */
     if (nbytes < stage_min || !pinned_buffers(dev, d)) {
@@ -513,7 +565,7 @@ enable_peer(int dev, device_state *d, int peer)
     int can = 0;
     d->peer[peer] = -1;
     if (cudaDeviceCanAccessPeer(&can, dev, peer) == cudaSuccess && can &&
-        cudaSetDevice(dev) == cudaSuccess) {
+        use_device(dev) == cudaSuccess) {
         cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
         if (e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled) {
             d->peer[peer] = 1;
@@ -534,15 +586,15 @@ cuda_copy_peer(int dst_dev, void *dst, int src_dev, const void *src, size_t nbyt
     enable_peer(dst_dev, dd, src_dev);
     /* The copy runs on the destination's stream, after everything queued so far on
      * the source's stream (which may still be writing `src`). */
-    GA_CUDA_TRY(cudaSetDevice(src_dev));
+    GA_CUDA_TRY(use_device(src_dev));
     GA_CUDA_TRY(cudaEventRecord(sd->order, sd->stream));
-    GA_CUDA_TRY(cudaSetDevice(dst_dev));
+    GA_CUDA_TRY(use_device(dst_dev));
     GA_CUDA_TRY(cudaStreamWaitEvent(dd->stream, sd->order, 0));
     GA_CUDA_TRY(cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, nbytes, dd->stream));
     /* And the source's later work waits for the copy: `src` may be freed when this
      * returns, and the cache may hand its block to the next kernel on src_dev. */
     GA_CUDA_TRY(cudaEventRecord(dd->order, dd->stream));
-    GA_CUDA_TRY(cudaSetDevice(src_dev));
+    GA_CUDA_TRY(use_device(src_dev));
     GA_CUDA_TRY(cudaStreamWaitEvent(sd->stream, dd->order, 0));
     return GA_OK;
 }
@@ -607,7 +659,7 @@ cuda_order_stream(int dev, uintptr_t stream)
      * cannot re-record `handoff` in between (a later record would only make the wait
      * longer, never wrong, but the lock makes the pairing plain). */
     std::lock_guard<std::mutex> g(d->lock);
-    GA_CUDA_TRY(cudaSetDevice(dev));
+    GA_CUDA_TRY(use_device(dev));
     GA_CUDA_TRY(cudaEventRecord(d->handoff, d->stream));
     GA_CUDA_TRY(cudaStreamWaitEvent(theirs, d->handoff, 0));
     return GA_OK;
@@ -619,7 +671,7 @@ cuda_device_wait(int dev)
     device_state *d;
     GA_TRY(state(dev, &d));
     waiting_host w;
-    GA_CUDA_TRY(cudaSetDevice(dev));
+    GA_CUDA_TRY(use_device(dev));
     d->syncs++;
     GA_CUDA_TRY(cudaDeviceSynchronize());
     return GA_OK;
@@ -708,7 +760,7 @@ ga_cuda_stream(int dev, cudaStream_t *stream)
 {
     device_state *d;
     GA_TRY(state(dev, &d));
-    GA_CUDA_TRY(cudaSetDevice(dev));
+    GA_CUDA_TRY(use_device(dev));
     *stream = d->stream;
     return GA_OK;
 }

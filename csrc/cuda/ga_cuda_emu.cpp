@@ -119,6 +119,7 @@ cudaError_t device_fault[64];
 char device_fault_detail[64][512];
 std::map<uintptr_t, block_info> blocks; /* start address -> block */
 thread_local int current_device;
+std::atomic<long long> set_device_calls{0};
 thread_local cudaError_t last_error = cudaSuccess;
 thread_local char error_detail[512];
 
@@ -640,8 +641,17 @@ cudaSetDevice(int device)
     if (!valid_device(device)) {
         return fail(cudaErrorInvalidDevice);
     }
+    set_device_calls++;
     current_device = device;
     return cudaSuccess;
+}
+
+/* How many times cudaSetDevice was called (a driver call on a GPU: the plugin makes
+ * it only when the thread's current device differs; tests/test_cuda_copies.py). */
+extern "C" __attribute__((visibility("default"))) long long
+gpuarr_cuda_selftest_set_device_calls(void)
+{
+    return set_device_calls.load();
 }
 
 cudaError_t
@@ -889,7 +899,15 @@ checked_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
         });
     }
     else {
-        enqueue(s, [dst, src, n] {
+        /* A slow DMA engine on request (GPUARR_CUDA_EMULATE_DMA_MS, test only): the
+         * copy runs that much later, so a host that refills a pinned source before
+         * its copy ran is caught (tests/test_cuda_copies.py). */
+        const char *ms = getenv("GPUARR_CUDA_EMULATE_DMA_MS");
+        unsigned delay = ms != NULL && atoi(ms) > 0 ? (unsigned)atoi(ms) : 0u;
+        enqueue(s, [dst, src, n, delay] {
+            if (delay != 0) {
+                usleep((useconds_t)delay * 1000u);
+            }
             in_window w;
             memmove(dst, src, n);
         });
@@ -996,6 +1014,19 @@ cudaStreamSynchronize(cudaStream_t stream)
         usleep((useconds_t)atoi(ms) * 1000u);
     }
     return host_wait(resolve(stream));
+}
+
+cudaError_t
+cudaStreamQuery(cudaStream_t stream)
+{
+    ga_emu_stream *s = resolve(stream);
+    {
+        std::lock_guard<std::mutex> g(s->m);
+        if (s->done < s->enqueued) {
+            return cudaErrorNotReady; /* not an error: not recorded as the last one */
+        }
+    }
+    return fault_of(s->device);
 }
 
 int
