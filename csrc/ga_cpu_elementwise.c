@@ -48,32 +48,7 @@ dtype_size(int d)
 static inline int64_t
 out_size(int op, int d)
 {
-    switch (op) {
-    case GA_OP_EQUAL: case GA_OP_NOT_EQUAL: case GA_OP_LESS: case GA_OP_LESS_EQUAL:
-    case GA_OP_GREATER: case GA_OP_GREATER_EQUAL: case GA_OP_LOGICAL_AND:
-    case GA_OP_LOGICAL_OR: case GA_OP_LOGICAL_XOR: case GA_OP_LOGICAL_NOT:
-    case GA_OP_ISFINITE: case GA_OP_ISINF: case GA_OP_ISNAN: case GA_OP_SIGNBIT:
-        return 1;
-    case GA_OP_ABS: case GA_OP_REAL: case GA_OP_IMAG:
-        return (d == GA_COMPLEX64 || d == GA_COMPLEX128) ? dtype_size(d) / 2
-                                                         : dtype_size(d);
-    default:
-        return dtype_size(d);
-    }
-}
-
-static inline int
-op_nin(int op)
-{
-    switch (op) {
-#define GA_X_NIN(e, name, nin)                                                         \
-    case e:                                                                            \
-        return nin;
-        GA_ELEMENTWISE_OPS(GA_X_NIN)
-#undef GA_X_NIN
-    default:
-        return 1;
-    }
+    return ga_op_out_size(op, d == GA_COMPLEX64 || d == GA_COMPLEX128, (int)dtype_size(d));
 }
 
 /* One inner loop per (op, dtype). WHERE's condition is 1 byte wide while its other
@@ -82,7 +57,7 @@ op_nin(int op)
     ATTR static void pfx##_##o##_##d(char **p, const int64_t *s, int64_t n, void *ctx)  \
     {                                                                                  \
         (void)ctx;                                                                     \
-        const int nin = op_nin(E);                                                     \
+        const int nin = ga_op_arity(E);                                                \
         const int64_t osz = out_size(E, D), isz = dtype_size(D);                       \
         char *out = p[0];                                                              \
         const char *a = p[1];                                                          \
@@ -308,7 +283,7 @@ ga_cpu_elementwise(int dev, int op, const ga_loop *loop)
         return ga_error(GA_ERR_UNSUPPORTED, "%s has no CPU kernel for %s", ga_op_names[op],
                         ga_dtype_infos[in_dt].name);
     }
-    loop_ctx ctx = {op_nin(op)};
+    loop_ctx ctx = {ga_op_arity(op)};
     run(loop, fn, &ctx, op_cost(op, in_dt));
     return GA_OK;
 }

@@ -6,7 +6,7 @@
 #include "ga_cpu.h"
 #include "ga_cpu_loop.h"
 #include "ga_error.h"
-#include "ga_half.h"
+#include "ga_kernels.h"
 #include "ga_philox.h"
 
 /* Below this many elements waking the pool costs more than it saves; above, chunks of
@@ -46,89 +46,29 @@ ga_cpu_random(int dev, const ga_random_desc *r)
     return GA_OK;
 }
 
-#define ARANGE_INT(ctype)                                                              \
-    do {                                                                               \
-        ctype *o = (ctype *)d->out;                                                    \
+/* out[i] = start + i * step, written by ga_kernels.h's writers as k_arange writes it
+ * on a GPU: integers exact in 64 bits and wrapping like a cast, the other kinds in
+ * double (bool: nonzero; complex: a zero imaginary part). One case per dtype from
+ * GA_DTYPES; the kind column picks the arithmetic. */
+#define ARANGE_GA_KIND_INT(name, o, i)                                                 \
+    ga_w_u_##name(o, (uint64_t)d->istart + (uint64_t)(i) * (uint64_t)d->istep)
+#define ARANGE_GA_KIND_UINT(name, o, i) ARANGE_GA_KIND_INT(name, o, i)
+#define ARANGE_GA_KIND_BOOL(name, o, i) ga_w_d_##name(o, d->start + (double)(i) * d->step)
+#define ARANGE_GA_KIND_FLOAT(name, o, i) ARANGE_GA_KIND_BOOL(name, o, i)
+#define ARANGE_GA_KIND_COMPLEX(name, o, i) ARANGE_GA_KIND_BOOL(name, o, i)
+#define ARANGE_CASE(e, name, kind, size, ch, ctype)                                    \
+    case e:                                                                            \
         for (int64_t i = 0; i < d->n; i++) {                                           \
-            o[i] = (ctype)((uint64_t)d->istart + (uint64_t)i * (uint64_t)d->istep);    \
+            ARANGE_##kind(name, d->out + i * size, i);                                 \
         }                                                                              \
-    } while (0)
+        return GA_OK;
 
 int
 ga_cpu_arange(int dev, const ga_arange_desc *d)
 {
     (void)dev;
     switch (d->dtype) {
-    case GA_INT8:
-        ARANGE_INT(int8_t);
-        break;
-    case GA_INT16:
-        ARANGE_INT(int16_t);
-        break;
-    case GA_INT32:
-        ARANGE_INT(int32_t);
-        break;
-    case GA_INT64:
-        ARANGE_INT(int64_t);
-        break;
-    case GA_UINT8:
-        ARANGE_INT(uint8_t);
-        break;
-    case GA_UINT16:
-        ARANGE_INT(uint16_t);
-        break;
-    case GA_UINT32:
-        ARANGE_INT(uint32_t);
-        break;
-    case GA_UINT64:
-        ARANGE_INT(uint64_t);
-        break;
-    case GA_BOOL: {
-        uint8_t *o = (uint8_t *)d->out;
-        for (int64_t i = 0; i < d->n; i++) {
-            o[i] = (d->start + (double)i * d->step) != 0;
-        }
-        break;
+        GA_DTYPES(ARANGE_CASE)
     }
-    case GA_FLOAT16: {
-        uint16_t *o = (uint16_t *)d->out;
-        for (int64_t i = 0; i < d->n; i++) {
-            o[i] = ga_double_to_half(d->start + (double)i * d->step);
-        }
-        break;
-    }
-    case GA_FLOAT32: {
-        float *o = (float *)d->out;
-        for (int64_t i = 0; i < d->n; i++) {
-            o[i] = (float)(d->start + (double)i * d->step);
-        }
-        break;
-    }
-    case GA_FLOAT64: {
-        double *o = (double *)d->out;
-        for (int64_t i = 0; i < d->n; i++) {
-            o[i] = d->start + (double)i * d->step;
-        }
-        break;
-    }
-    case GA_COMPLEX64: {
-        float *o = (float *)d->out;
-        for (int64_t i = 0; i < d->n; i++) {
-            o[2 * i] = (float)(d->start + (double)i * d->step);
-            o[2 * i + 1] = 0.0f;
-        }
-        break;
-    }
-    case GA_COMPLEX128: {
-        double *o = (double *)d->out;
-        for (int64_t i = 0; i < d->n; i++) {
-            o[2 * i] = d->start + (double)i * d->step;
-            o[2 * i + 1] = 0.0;
-        }
-        break;
-    }
-    default:
-        return ga_error(GA_ERR_TYPE, "arange: unknown dtype %d", d->dtype);
-    }
-    return GA_OK;
+    return ga_error(GA_ERR_TYPE, "arange: unknown dtype %d", d->dtype);
 }

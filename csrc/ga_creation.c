@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "ga_error.h"
-#include "ga_half.h"
 #include "ga_loop.h"
+#include "ga_scalar.h"
 #include "ga_transfer.h"
 
 /* --- scalars ------------------------------------------------------------------------
@@ -26,61 +26,26 @@ int_range(ga_dtype t, int64_t *lo, uint64_t *hi)
     }
 }
 
+/* Integer bits (wrapped into the dtype) and float values as storage bytes. */
 static void
 store_int(ga_dtype t, uint64_t bits, ga_scalar_bytes *out)
 {
-    memset(out, 0, sizeof(*out));
-    switch (ga_dtype_itemsize(t)) {
-    case 1: {
-        uint8_t v = (uint8_t)bits;
-        memcpy(out->bytes, &v, 1);
-        break;
-    }
-    case 2: {
-        uint16_t v = (uint16_t)bits;
-        memcpy(out->bytes, &v, 2);
-        break;
-    }
-    case 4: {
-        uint32_t v = (uint32_t)bits;
-        memcpy(out->bytes, &v, 4);
-        break;
-    }
-    default:
-        memcpy(out->bytes, &bits, 8);
-        break;
-    }
+    ga_scalar_value v;
+    memset(&v, 0, sizeof(v));
+    v.kind = GA_KIND_UINT;
+    v.u = bits;
+    ga_scalar_write(t, &v, out);
 }
 
 static void
 store_inexact(ga_dtype t, double re, double im, ga_scalar_bytes *out)
 {
-    memset(out, 0, sizeof(*out));
-    switch (t) {
-    case GA_FLOAT16: {
-        uint16_t h = ga_double_to_half(re);
-        memcpy(out->bytes, &h, sizeof(h));
-        break;
-    }
-    case GA_FLOAT32: {
-        float f = (float)re;
-        memcpy(out->bytes, &f, sizeof(f));
-        break;
-    }
-    case GA_FLOAT64:
-        memcpy(out->bytes, &re, sizeof(re));
-        break;
-    case GA_COMPLEX64: {
-        float c[2] = {(float)re, (float)im};
-        memcpy(out->bytes, c, sizeof(c));
-        break;
-    }
-    default: { /* GA_COMPLEX128 */
-        double c[2] = {re, im};
-        memcpy(out->bytes, c, sizeof(c));
-        break;
-    }
-    }
+    ga_scalar_value v;
+    memset(&v, 0, sizeof(v));
+    v.kind = GA_KIND_COMPLEX;
+    v.re = re;
+    v.im = im;
+    ga_scalar_write(t, &v, out);
 }
 
 int

@@ -17,6 +17,7 @@
 #include "ga_kernels.h"
 #include "ga_loop.h"
 #include "ga_reduce.h"
+#include "ga_scalar.h"
 #include "ga_transfer.h"
 
 /* which (op, loop dtype) pairs have a kernel */
@@ -26,29 +27,6 @@ static const unsigned char has_kernel[GA_NOPS][GA_NTYPES] = {
 #undef GA_X_HAS
 };
 
-static int
-is_bool_output(int op)
-{
-    switch (op) {
-    case GA_OP_EQUAL:
-    case GA_OP_NOT_EQUAL:
-    case GA_OP_LESS:
-    case GA_OP_LESS_EQUAL:
-    case GA_OP_GREATER:
-    case GA_OP_GREATER_EQUAL:
-    case GA_OP_LOGICAL_AND:
-    case GA_OP_LOGICAL_OR:
-    case GA_OP_LOGICAL_XOR:
-    case GA_OP_LOGICAL_NOT:
-    case GA_OP_ISFINITE:
-    case GA_OP_ISINF:
-    case GA_OP_ISNAN:
-    case GA_OP_SIGNBIT:
-        return 1;
-    default:
-        return 0;
-    }
-}
 
 static int
 is_comparison(int op)
@@ -152,7 +130,7 @@ loop_dtype_for(int op, ga_dtype common, ga_dtype *loop)
 static ga_dtype
 out_dtype_for(int op, ga_dtype loop)
 {
-    if (is_bool_output(op)) {
+    if (ga_op_out(op) == GA_OUT_BOOL) {
         return GA_BOOL;
     }
     if (op == GA_OP_ABS || op == GA_OP_REAL || op == GA_OP_IMAG) {
@@ -274,42 +252,25 @@ ga_elementwise_resolve(int op, int nin, const ga_ew_arg *in, ga_dtype *loop_dtyp
 static void
 scalar_bytes(const ga_ew_arg *a, ga_dtype t, ga_scalar_bytes *v)
 {
-    char *o = (char *)v->bytes;
-    memset(v, 0, sizeof(*v));
-    int cls; /* 0 int64, 1 uint64, 2 double, 3 complex */
+    ga_scalar_value s;
+    memset(&s, 0, sizeof(s));
     if (a->kind == GA_PYSCALAR_COMPLEX) {
-        cls = 3;
+        s.kind = GA_KIND_COMPLEX;
     }
     else if (a->kind == GA_PYSCALAR_FLOAT || a->int_range == 2) {
-        cls = 2;
+        s.kind = GA_KIND_FLOAT;
     }
     else if (a->int_range == 1) {
-        cls = 1;
+        s.kind = GA_KIND_UINT;
     }
     else {
-        cls = 0;
+        s.kind = GA_KIND_INT;
     }
-    switch (t) {
-#define GA_X_SCALAR(e, nm, k, size, ch, ctype)                                         \
-    case e:                                                                            \
-        if (cls == 0) {                                                                \
-            ga_w_i_##nm(o, a->i);                                                      \
-        }                                                                              \
-        else if (cls == 1) {                                                           \
-            ga_w_u_##nm(o, a->u);                                                      \
-        }                                                                              \
-        else if (cls == 2) {                                                           \
-            ga_w_d_##nm(o, a->re);                                                     \
-        }                                                                              \
-        else {                                                                         \
-            ga_w_c_##nm(o, a->re, a->im);                                              \
-        }                                                                              \
-        break;
-        GA_DTYPES(GA_X_SCALAR)
-#undef GA_X_SCALAR
-    default:
-        break;
-    }
+    s.i = a->i;
+    s.u = a->u;
+    s.re = a->re;
+    s.im = a->im;
+    ga_scalar_write(t, &s, v);
 }
 
 

@@ -2,13 +2,13 @@
 #include "ga_ops.h"
 
 const char *const ga_op_names[GA_NOPS] = {
-#define GA_X_NAME(e, name, nin) [e] = #name,
+#define GA_X_NAME(e, name, nin, out) [e] = #name,
     GA_ELEMENTWISE_OPS(GA_X_NAME)
 #undef GA_X_NAME
 };
 
 const int ga_op_nin[GA_NOPS] = {
-#define GA_X_NIN(e, name, nin) [e] = nin,
+#define GA_X_NIN(e, name, nin, out) [e] = nin,
     GA_ELEMENTWISE_OPS(GA_X_NIN)
 #undef GA_X_NIN
 };

@@ -1,6 +1,9 @@
 /* ga_ops.h: the one list of elementwise operations, reductions and scans.
  *
- * GA_ELEMENTWISE_OPS(X): X(ENUM, python_name, nin)
+ * GA_ELEMENTWISE_OPS(X): X(ENUM, python_name, nin, out)
+ * `out` is what the output holds: SAME (the loop dtype), BOOL, or REAL (the real dtype
+ * of a complex loop dtype, the loop dtype otherwise: abs, real, imag). Read through
+ * ga_op_arity / ga_op_out / ga_op_out_size below, the one place that says it.
  * Type resolution (which loop dtype and output dtype an op uses for given inputs)
  * lives in ga_elementwise.c; a backend's `elementwise` entry receives operands already
  * converted to the op's loop dtype, with the output's dtype in args[0].dtype.
@@ -17,83 +20,131 @@
 #define GA_OPS_H
 
 #define GA_ELEMENTWISE_OPS(X)                                                          \
-    X(GA_OP_COPY, copy, 1)                                                             \
-    X(GA_OP_NEGATIVE, negative, 1)                                                     \
-    X(GA_OP_POSITIVE, positive, 1)                                                     \
-    X(GA_OP_ABS, abs, 1)                                                               \
-    X(GA_OP_BITWISE_INVERT, bitwise_invert, 1)                                         \
-    X(GA_OP_LOGICAL_NOT, logical_not, 1)                                               \
-    X(GA_OP_SQRT, sqrt, 1)                                                             \
-    X(GA_OP_SQUARE, square, 1)                                                         \
-    X(GA_OP_RECIPROCAL, reciprocal, 1)                                                 \
-    X(GA_OP_EXP, exp, 1)                                                               \
-    X(GA_OP_EXPM1, expm1, 1)                                                           \
-    X(GA_OP_EXP2, exp2, 1)                                                             \
-    X(GA_OP_LOG, log, 1)                                                               \
-    X(GA_OP_LOG1P, log1p, 1)                                                           \
-    X(GA_OP_LOG2, log2, 1)                                                             \
-    X(GA_OP_LOG10, log10, 1)                                                           \
-    X(GA_OP_SIN, sin, 1)                                                               \
-    X(GA_OP_COS, cos, 1)                                                               \
-    X(GA_OP_TAN, tan, 1)                                                               \
-    X(GA_OP_ASIN, asin, 1)                                                             \
-    X(GA_OP_ACOS, acos, 1)                                                             \
-    X(GA_OP_ATAN, atan, 1)                                                             \
-    X(GA_OP_SINH, sinh, 1)                                                             \
-    X(GA_OP_COSH, cosh, 1)                                                             \
-    X(GA_OP_TANH, tanh, 1)                                                             \
-    X(GA_OP_ASINH, asinh, 1)                                                           \
-    X(GA_OP_ACOSH, acosh, 1)                                                           \
-    X(GA_OP_ATANH, atanh, 1)                                                           \
-    X(GA_OP_CEIL, ceil, 1)                                                             \
-    X(GA_OP_FLOOR, floor, 1)                                                           \
-    X(GA_OP_TRUNC, trunc, 1)                                                           \
-    X(GA_OP_ROUND, round, 1)                                                           \
-    X(GA_OP_SIGN, sign, 1)                                                             \
-    X(GA_OP_SIGNBIT, signbit, 1)                                                       \
-    X(GA_OP_ISFINITE, isfinite, 1)                                                     \
-    X(GA_OP_ISINF, isinf, 1)                                                           \
-    X(GA_OP_ISNAN, isnan, 1)                                                           \
-    X(GA_OP_CONJ, conj, 1)                                                             \
-    X(GA_OP_REAL, real, 1)                                                             \
-    X(GA_OP_IMAG, imag, 1)                                                             \
-    X(GA_OP_ADD, add, 2)                                                               \
-    X(GA_OP_SUBTRACT, subtract, 2)                                                     \
-    X(GA_OP_MULTIPLY, multiply, 2)                                                     \
-    X(GA_OP_DIVIDE, divide, 2)                                                         \
-    X(GA_OP_FLOOR_DIVIDE, floor_divide, 2)                                             \
-    X(GA_OP_REMAINDER, remainder, 2)                                                   \
-    X(GA_OP_POW, pow, 2)                                                               \
-    X(GA_OP_ATAN2, atan2, 2)                                                           \
-    X(GA_OP_HYPOT, hypot, 2)                                                           \
-    X(GA_OP_COPYSIGN, copysign, 2)                                                     \
-    X(GA_OP_NEXTAFTER, nextafter, 2)                                                   \
-    X(GA_OP_LOGADDEXP, logaddexp, 2)                                                   \
-    X(GA_OP_MAXIMUM, maximum, 2)                                                       \
-    X(GA_OP_MINIMUM, minimum, 2)                                                       \
-    X(GA_OP_EQUAL, equal, 2)                                                           \
-    X(GA_OP_NOT_EQUAL, not_equal, 2)                                                   \
-    X(GA_OP_LESS, less, 2)                                                             \
-    X(GA_OP_LESS_EQUAL, less_equal, 2)                                                 \
-    X(GA_OP_GREATER, greater, 2)                                                       \
-    X(GA_OP_GREATER_EQUAL, greater_equal, 2)                                           \
-    X(GA_OP_LOGICAL_AND, logical_and, 2)                                               \
-    X(GA_OP_LOGICAL_OR, logical_or, 2)                                                 \
-    X(GA_OP_LOGICAL_XOR, logical_xor, 2)                                               \
-    X(GA_OP_BITWISE_AND, bitwise_and, 2)                                               \
-    X(GA_OP_BITWISE_OR, bitwise_or, 2)                                                 \
-    X(GA_OP_BITWISE_XOR, bitwise_xor, 2)                                               \
-    X(GA_OP_LEFT_SHIFT, bitwise_left_shift, 2)                                         \
-    X(GA_OP_RIGHT_SHIFT, bitwise_right_shift, 2)                                       \
-    X(GA_OP_WHERE, where, 3)                                                           \
-    X(GA_OP_CLIP, clip, 3)
+    X(GA_OP_COPY, copy, 1, SAME)                                                       \
+    X(GA_OP_NEGATIVE, negative, 1, SAME)                                               \
+    X(GA_OP_POSITIVE, positive, 1, SAME)                                               \
+    X(GA_OP_ABS, abs, 1, REAL)                                                         \
+    X(GA_OP_BITWISE_INVERT, bitwise_invert, 1, SAME)                                   \
+    X(GA_OP_LOGICAL_NOT, logical_not, 1, BOOL)                                         \
+    X(GA_OP_SQRT, sqrt, 1, SAME)                                                       \
+    X(GA_OP_SQUARE, square, 1, SAME)                                                   \
+    X(GA_OP_RECIPROCAL, reciprocal, 1, SAME)                                           \
+    X(GA_OP_EXP, exp, 1, SAME)                                                         \
+    X(GA_OP_EXPM1, expm1, 1, SAME)                                                     \
+    X(GA_OP_EXP2, exp2, 1, SAME)                                                       \
+    X(GA_OP_LOG, log, 1, SAME)                                                         \
+    X(GA_OP_LOG1P, log1p, 1, SAME)                                                     \
+    X(GA_OP_LOG2, log2, 1, SAME)                                                       \
+    X(GA_OP_LOG10, log10, 1, SAME)                                                     \
+    X(GA_OP_SIN, sin, 1, SAME)                                                         \
+    X(GA_OP_COS, cos, 1, SAME)                                                         \
+    X(GA_OP_TAN, tan, 1, SAME)                                                         \
+    X(GA_OP_ASIN, asin, 1, SAME)                                                       \
+    X(GA_OP_ACOS, acos, 1, SAME)                                                       \
+    X(GA_OP_ATAN, atan, 1, SAME)                                                       \
+    X(GA_OP_SINH, sinh, 1, SAME)                                                       \
+    X(GA_OP_COSH, cosh, 1, SAME)                                                       \
+    X(GA_OP_TANH, tanh, 1, SAME)                                                       \
+    X(GA_OP_ASINH, asinh, 1, SAME)                                                     \
+    X(GA_OP_ACOSH, acosh, 1, SAME)                                                     \
+    X(GA_OP_ATANH, atanh, 1, SAME)                                                     \
+    X(GA_OP_CEIL, ceil, 1, SAME)                                                       \
+    X(GA_OP_FLOOR, floor, 1, SAME)                                                     \
+    X(GA_OP_TRUNC, trunc, 1, SAME)                                                     \
+    X(GA_OP_ROUND, round, 1, SAME)                                                     \
+    X(GA_OP_SIGN, sign, 1, SAME)                                                       \
+    X(GA_OP_SIGNBIT, signbit, 1, BOOL)                                                 \
+    X(GA_OP_ISFINITE, isfinite, 1, BOOL)                                               \
+    X(GA_OP_ISINF, isinf, 1, BOOL)                                                     \
+    X(GA_OP_ISNAN, isnan, 1, BOOL)                                                     \
+    X(GA_OP_CONJ, conj, 1, SAME)                                                       \
+    X(GA_OP_REAL, real, 1, REAL)                                                       \
+    X(GA_OP_IMAG, imag, 1, REAL)                                                       \
+    X(GA_OP_ADD, add, 2, SAME)                                                         \
+    X(GA_OP_SUBTRACT, subtract, 2, SAME)                                               \
+    X(GA_OP_MULTIPLY, multiply, 2, SAME)                                               \
+    X(GA_OP_DIVIDE, divide, 2, SAME)                                                   \
+    X(GA_OP_FLOOR_DIVIDE, floor_divide, 2, SAME)                                       \
+    X(GA_OP_REMAINDER, remainder, 2, SAME)                                             \
+    X(GA_OP_POW, pow, 2, SAME)                                                         \
+    X(GA_OP_ATAN2, atan2, 2, SAME)                                                     \
+    X(GA_OP_HYPOT, hypot, 2, SAME)                                                     \
+    X(GA_OP_COPYSIGN, copysign, 2, SAME)                                               \
+    X(GA_OP_NEXTAFTER, nextafter, 2, SAME)                                             \
+    X(GA_OP_LOGADDEXP, logaddexp, 2, SAME)                                             \
+    X(GA_OP_MAXIMUM, maximum, 2, SAME)                                                 \
+    X(GA_OP_MINIMUM, minimum, 2, SAME)                                                 \
+    X(GA_OP_EQUAL, equal, 2, BOOL)                                                     \
+    X(GA_OP_NOT_EQUAL, not_equal, 2, BOOL)                                             \
+    X(GA_OP_LESS, less, 2, BOOL)                                                       \
+    X(GA_OP_LESS_EQUAL, less_equal, 2, BOOL)                                           \
+    X(GA_OP_GREATER, greater, 2, BOOL)                                                 \
+    X(GA_OP_GREATER_EQUAL, greater_equal, 2, BOOL)                                     \
+    X(GA_OP_LOGICAL_AND, logical_and, 2, BOOL)                                         \
+    X(GA_OP_LOGICAL_OR, logical_or, 2, BOOL)                                           \
+    X(GA_OP_LOGICAL_XOR, logical_xor, 2, BOOL)                                         \
+    X(GA_OP_BITWISE_AND, bitwise_and, 2, SAME)                                         \
+    X(GA_OP_BITWISE_OR, bitwise_or, 2, SAME)                                           \
+    X(GA_OP_BITWISE_XOR, bitwise_xor, 2, SAME)                                         \
+    X(GA_OP_LEFT_SHIFT, bitwise_left_shift, 2, SAME)                                   \
+    X(GA_OP_RIGHT_SHIFT, bitwise_right_shift, 2, SAME)                                 \
+    X(GA_OP_WHERE, where, 3, SAME)                                                     \
+    X(GA_OP_CLIP, clip, 3, SAME)
 
 typedef enum {
-#define GA_X_ENUM(e, name, nin) e,
+#define GA_X_ENUM(e, name, nin, out) e,
     GA_ELEMENTWISE_OPS(GA_X_ENUM)
 #undef GA_X_ENUM
         GA_NOPS
 } ga_op;
+
+enum { GA_OUT_SAME = 0, GA_OUT_BOOL = 1, GA_OUT_REAL = 2 };
+
+/* constexpr in C++ (the CUDA kernels size their operands at compile time) */
+#ifdef __cplusplus
+#define GA_OPS_FN static constexpr
+#else
+#define GA_OPS_FN static inline
+#endif
+
+/* Number of inputs of `op` (0 for an unknown op). */
+GA_OPS_FN int
+ga_op_arity(int op)
+{
+    switch (op) {
+#define GA_X_ARITY(e, name, nin, out)                                                  \
+    case e:                                                                            \
+        return nin;
+        GA_ELEMENTWISE_OPS(GA_X_ARITY)
+#undef GA_X_ARITY
+    default:
+        return 0;
+    }
+}
+
+/* GA_OUT_SAME, GA_OUT_BOOL or GA_OUT_REAL (the list's `out` column). */
+GA_OPS_FN int
+ga_op_out(int op)
+{
+    switch (op) {
+#define GA_X_OUT(e, name, nin, out)                                                    \
+    case e:                                                                            \
+        return GA_OUT_##out;
+        GA_ELEMENTWISE_OPS(GA_X_OUT)
+#undef GA_X_OUT
+    default:
+        return GA_OUT_SAME;
+    }
+}
+
+/* Bytes of one output element of `op` for a loop dtype of `size` bytes. */
+GA_OPS_FN int
+ga_op_out_size(int op, int loop_is_complex, int size)
+{
+    return ga_op_out(op) == GA_OUT_BOOL                       ? 1
+           : ga_op_out(op) == GA_OUT_REAL && loop_is_complex ? size / 2
+                                                              : size;
+}
 
 /* Reductions: X(ENUM, name). MEAN, VAR, STD are composed by the core from SUM. */
 #define GA_REDUCE_OPS(X)                                                               \

@@ -12,11 +12,15 @@
  *   float32  u = (w0 >> 8) * 2^-24                               in [0, 1)
  *   float64  u = (((w0 << 32) | w1) >> 11) * 2^-53                in [0, 1)
  *   float16  the float32 value, converted (round to nearest even)
- *   uniform  low + (high - low) * u, computed in double and cast to the dtype; a
- *            result that rounded up to `high` is replaced by the next value below
- *            it (so the interval stays half open)
- *   normal   Box-Muller, cos branch, in double: u1 = 1 - u53(w0, w1) in (0, 1],
- *            u2 = u53(w2, w3); z = sqrt(-2 ln u1) cos(2 pi u2); mean + std * z, cast
+ *   uniform  low + (high - low) * u, a multiply and an add each rounded (never fused),
+ *            in double for float64 and in float for float32 and float16 (a GPU's
+ *            double units run at 1/2 to 1/64 of its float units), with low and
+ *            high - low rounded to float first; a result that rounded up to `high`
+ *            is replaced by the next value below it (the interval stays half open)
+ *   normal   Box-Muller, cos branch. float64: in double, u1 = 1 - u53(w0, w1) in
+ *            (0, 1], u2 = u53(w2, w3); float32 and float16: in float, u1 = 1 - u24(w0),
+ *            u2 = u24(w1) (tails reach 5.8 sigma instead of 8.6, as curand's float
+ *            normals); z = sqrt(-2 ln u1) cos(2 pi u2); mean + std * z, cast
  *   integers v = (w0 << 32) | w1, r = hi - lo (as uint64, hi > lo);
  *            lo + floor(v * r / 2^64) (Lemire's multiply-shift without rejection).
  *            Small documented bias: each value's probability differs from 1/r by
@@ -134,8 +138,6 @@ ga_half_step_down(uint16_t h)
     return (h & 0x8000u) ? (uint16_t)(h + 1u) : (uint16_t)(h - 1u);
 }
 
-/* Write element i of request `r` to `out` (the element's address, r->dtype). */
-
 /* a * b + c rounded twice, never fused into one FMA: nvcc contracts a*b+c into an FMA
  * on the device by default, which would make GPU numbers differ from the CPU's in the
  * last bit. (The device's log and cos may still differ from the host's libm by an ulp
@@ -150,7 +152,18 @@ ga_philox_madd(double a, double b, double c)
 #endif
 }
 
-/* out is element-aligned on a GPU (a new array), any address on the CPU. */
+static inline GA_HD float
+ga_philox_maddf(float a, float b, float c)
+{
+#if defined(__CUDA_ARCH__)
+    return __fadd_rn(__fmul_rn(a, b), c);
+#else
+    return a * b + c;
+#endif
+}
+
+/* Write element i of request `r` to `out` (the element's address, r->dtype):
+ * element-aligned on a GPU (a new array), any address on the CPU. */
 static inline GA_HD void
 ga_random_element(const ga_random_desc *r, int64_t i, char *out)
 {
@@ -198,29 +211,37 @@ ga_random_element(const ga_random_desc *r, int64_t i, char *out)
         return;
     }
 
-    double v;
-    if (r->dist == GA_RAND_NORMAL) {
-        const double two_pi = 6.283185307179586476925286766559;
-        double u1 = 1.0 - ga_philox_u53(w.v[0], w.v[1]);
-        double u2 = ga_philox_u53(w.v[2], w.v[3]);
-        double z = sqrt(-2.0 * log(u1)) * cos(two_pi * u2);
-        v = ga_philox_madd(r->b, z, r->a);
-    }
-    else if (r->dtype == GA_FLOAT64) {
-        v = ga_philox_madd(r->b - r->a, ga_philox_u53(w.v[0], w.v[1]), r->a);
-    }
-    else {
-        v = ga_philox_madd(r->b - r->a, (double)ga_philox_u24(w.v[0]), r->a);
-    }
     int clamp = r->dist == GA_RAND_UNIFORM && r->b > r->a;
     if (r->dtype == GA_FLOAT64) {
+        double v;
+        if (r->dist == GA_RAND_NORMAL) {
+            const double two_pi = 6.283185307179586476925286766559;
+            double u1 = 1.0 - ga_philox_u53(w.v[0], w.v[1]);
+            double u2 = ga_philox_u53(w.v[2], w.v[3]);
+            double z = sqrt(-2.0 * log(u1)) * cos(two_pi * u2);
+            v = ga_philox_madd(r->b, z, r->a);
+        }
+        else {
+            v = ga_philox_madd(r->b - r->a, ga_philox_u53(w.v[0], w.v[1]), r->a);
+        }
         if (clamp && v >= r->b) {
             v = nextafter(r->b, r->a);
         }
         memcpy(GA_K_ELEMENT(out, sizeof(v)), &v, sizeof(v));
+        return;
     }
-    else if (r->dtype == GA_FLOAT32) {
-        float f = (float)v;
+    float f;
+    if (r->dist == GA_RAND_NORMAL) {
+        const float two_pi = 6.283185307179586476925286766559f;
+        float u1 = 1.0f - ga_philox_u24(w.v[0]);
+        float u2 = ga_philox_u24(w.v[1]);
+        float z = sqrtf(-2.0f * logf(u1)) * cosf(two_pi * u2);
+        f = ga_philox_maddf((float)r->b, z, (float)r->a);
+    }
+    else {
+        f = ga_philox_maddf((float)(r->b - r->a), ga_philox_u24(w.v[0]), (float)r->a);
+    }
+    if (r->dtype == GA_FLOAT32) {
         if (clamp && (double)f >= r->b) {
             f = nextafterf((float)r->b, (float)r->a);
             if ((double)f >= r->b) { /* high itself rounded up when cast */
@@ -230,7 +251,7 @@ ga_random_element(const ga_random_desc *r, int64_t i, char *out)
         memcpy(GA_K_ELEMENT(out, sizeof(f)), &f, sizeof(f));
     }
     else { /* GA_FLOAT16 */
-        uint16_t h = ga_double_to_half(v);
+        uint16_t h = ga_float_to_half(f);
         if (clamp) {
             while ((double)ga_half_to_float(h) >= r->b && (h & 0x7fffu) < 0x7c00u) {
                 h = ga_half_step_down(h);

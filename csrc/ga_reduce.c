@@ -6,8 +6,8 @@
 #include "ga_backend.h"
 #include "ga_elementwise.h"
 #include "ga_error.h"
-#include "ga_half.h"
 #include "ga_loop.h"
+#include "ga_scalar.h"
 #include "ga_transfer.h"
 
 static int
@@ -85,42 +85,11 @@ ga_reduce_result_dtype(ga_reduce_op op, ga_dtype in, int dtype, ga_dtype *out)
 static void
 scalar_bytes(ga_dtype t, double v, ga_scalar_bytes *b)
 {
-    memset(b, 0, sizeof(*b));
-    switch (ga_dtype_kind(t)) {
-    case GA_KIND_BOOL:
-        b->bytes[0] = v != 0;
-        break;
-    case GA_KIND_INT:
-    case GA_KIND_UINT: {
-        /* storage bytes are the low bytes of the little-endian 64-bit value */
-        int64_t i = (int64_t)v;
-        memcpy(b->bytes, &i, sizeof(i));
-        break;
-    }
-    case GA_KIND_FLOAT:
-        if (t == GA_FLOAT16) {
-            uint16_t h = ga_double_to_half(v);
-            memcpy(b->bytes, &h, sizeof(h));
-        }
-        else if (t == GA_FLOAT32) {
-            float f = (float)v;
-            memcpy(b->bytes, &f, sizeof(f));
-        }
-        else {
-            memcpy(b->bytes, &v, sizeof(v));
-        }
-        break;
-    case GA_KIND_COMPLEX:
-        if (t == GA_COMPLEX64) {
-            float f[2] = {(float)v, 0.0f};
-            memcpy(b->bytes, f, sizeof(f));
-        }
-        else {
-            double d[2] = {v, 0.0};
-            memcpy(b->bytes, d, sizeof(d));
-        }
-        break;
-    }
+    ga_scalar_value s;
+    memset(&s, 0, sizeof(s));
+    s.kind = GA_KIND_FLOAT;
+    s.re = v;
+    ga_scalar_write(t, &s, b);
 }
 
 static int

@@ -107,10 +107,11 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
         be, be->elementwise(ga_device_local(ga_array_device(dst)), GA_OP_COPY, &loop));
 }
 
-int
-ga_contiguous(const ga_array *src, ga_array *out)
+/* out = src itself (a view) when `as_is`, else a new C-contiguous copy on its device. */
+static int
+view_or_copy(const ga_array *src, int as_is, ga_array *out)
 {
-    if (ga_array_is_c_contiguous(src)) {
+    if (as_is) {
         ga_array_view(out, src);
         return GA_OK;
     }
@@ -124,19 +125,18 @@ ga_contiguous(const ga_array *src, ga_array *out)
 }
 
 int
+ga_contiguous(const ga_array *src, ga_array *out)
+{
+    return view_or_copy(src, ga_array_is_c_contiguous(src), out);
+}
+
+int
 ga_element_aligned(const ga_array *src, ga_array *out)
 {
-    if (ga_array_device(src).kind == GA_DEV_CPU || ga_array_element_aligned(src)) {
-        ga_array_view(out, src);
-        return GA_OK;
-    }
-    GA_TRY(ga_array_empty(out, ga_array_device(src), (ga_dtype)src->dtype, src->ndim,
-                          src->shape));
-    int st = ga_copy_same_device(out, src);
-    if (st != GA_OK) {
-        ga_array_release(out);
-    }
-    return st;
+    return view_or_copy(src,
+                        ga_array_device(src).kind == GA_DEV_CPU ||
+                            ga_array_element_aligned(src),
+                        out);
 }
 
 /* Raw copy of nbytes between two contiguous blocks on any two devices, counted. */

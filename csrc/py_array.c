@@ -11,8 +11,8 @@
 
 #include <string.h>
 
-#include "ga_half.h"
 #include "ga_ops.h"
+#include "ga_scalar.h"
 #include "ga_transfer.h"
 
 PyObject *
@@ -290,43 +290,22 @@ array_cpu(PyObject *self, PyObject *unused)
 static PyObject *
 scalar_from_bytes(ga_dtype t, const void *p)
 {
-    switch (t) {
-    case GA_BOOL:
-        return PyBool_FromLong(*(const uint8_t *)p != 0);
-    case GA_INT8:
-        return PyLong_FromLong(*(const int8_t *)p);
-    case GA_INT16:
-        return PyLong_FromLong(*(const int16_t *)p);
-    case GA_INT32:
-        return PyLong_FromLong(*(const int32_t *)p);
-    case GA_INT64:
-        return PyLong_FromLongLong(*(const int64_t *)p);
-    case GA_UINT8:
-        return PyLong_FromUnsignedLong(*(const uint8_t *)p);
-    case GA_UINT16:
-        return PyLong_FromUnsignedLong(*(const uint16_t *)p);
-    case GA_UINT32:
-        return PyLong_FromUnsignedLong(*(const uint32_t *)p);
-    case GA_UINT64:
-        return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
-    case GA_FLOAT16:
-        return PyFloat_FromDouble(ga_half_to_float(*(const uint16_t *)p));
-    case GA_FLOAT32:
-        return PyFloat_FromDouble(*(const float *)p);
-    case GA_FLOAT64:
-        return PyFloat_FromDouble(*(const double *)p);
-    case GA_COMPLEX64: {
-        const float *c = (const float *)p;
-        return PyComplex_FromDoubles(c[0], c[1]);
+    ga_scalar_value v;
+    ga_scalar_read(t, p, &v);
+    switch (v.kind) {
+    case GA_KIND_BOOL:
+        return PyBool_FromLong(v.i != 0);
+    case GA_KIND_INT:
+        return PyLong_FromLongLong(v.i);
+    case GA_KIND_UINT:
+        return PyLong_FromUnsignedLongLong(v.u);
+    case GA_KIND_FLOAT:
+        return PyFloat_FromDouble(v.re);
+    case GA_KIND_COMPLEX:
+        return PyComplex_FromDoubles(v.re, v.im);
     }
-    case GA_COMPLEX128: {
-        const double *c = (const double *)p;
-        return PyComplex_FromDoubles(c[0], c[1]);
-    }
-    default:
-        PyErr_SetString(PyExc_SystemError, "unknown dtype");
-        return NULL;
-    }
+    PyErr_SetString(PyExc_SystemError, "unknown dtype");
+    return NULL;
 }
 
 /* The single element of a one-element array as a Python scalar (one transfer for

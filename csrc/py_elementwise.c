@@ -381,7 +381,7 @@ done:
     return result;
 }
 
-#define GA_X_FN(E, name, nin)                                                          \
+#define GA_X_FN(E, name, nin, out)                                                     \
     static PyObject *fn_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs,   \
                                PyObject *kwnames)                                      \
     {                                                                                  \
@@ -469,7 +469,7 @@ done:
 #define GA_EW_DOC(name, sig, text) name sig "\n--\n\n" text
 /* The raw entries of gpuarr.<name>: text signatures so that help() and
  * inspect.signature work on them too. */
-#define GA_X_DEF(E, name, nin)                                                         \
+#define GA_X_DEF(E, name, nin, out)                                                    \
     {#name, (PyCFunction)(void (*)(void))fn_##name, METH_FASTCALL | METH_KEYWORDS,     \
      (nin) == 1 ? #name "(x, /, *, out=None)\n--\n\nThe C entry of gpuarr." #name "."  \
      : (nin) == 2                                                                      \

@@ -119,6 +119,16 @@ add_enums(PyObject *m)
     static const int rand_codes[] = {GA_RAND_DISTS(GA_X_CODE)};
 #undef GA_X_NAME
 #undef GA_X_CODE
+#define GA_X_NAME(e, name, nin, out) #name,
+#define GA_X_CODE(e, name, nin, out) e,
+    static const char *const ew_names[] = {GA_ELEMENTWISE_OPS(GA_X_NAME)};
+    static const int ew_codes[] = {GA_ELEMENTWISE_OPS(GA_X_CODE)};
+#undef GA_X_NAME
+#undef GA_X_CODE
+    if (add_enum(m, "elementwise_ops", ew_names, ew_codes,
+                 (int)(sizeof(ew_codes) / sizeof(int))) < 0) {
+        return -1;
+    }
     if (add_enum(m, "reduce_ops", red_names, red_codes,
                  (int)(sizeof(red_codes) / sizeof(int))) < 0) {
         return -1;

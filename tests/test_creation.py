@@ -268,6 +268,9 @@ def test_python_takes_the_cores_operation_codes_by_name():
     assert len(set(_core.reduce_ops.values())) == 8
     assert set(_core.random_dists) == {"uniform", "normal", "integers"}
     assert set(_core.scan_ops) == {"cumsum", "cumprod"}
+    ew = _core.elementwise_ops
+    assert sorted(ew.values()) == list(range(len(ew))) and "add" in ew and "where" in ew
+    assert all(callable(getattr(_core, name)) for name in ew)  # one entry per op
     x = gpuarr.asarray([1.0, 2.0, 4.0])
     assert np.isclose(float(_core._stat(x, "std")), np.std([1.0, 2.0, 4.0]), rtol=1e-6)
     with pytest.raises(ValueError, match="not mean, var or std"):

@@ -303,6 +303,19 @@ fits_int(const ga_gemm_desc *g)
            g->ldb <= INT_MAX && g->ldc <= INT_MAX;
 }
 
+int
+gemm_bool(int dev, cudaStream_t s, const ga_gemm_desc *g)
+{
+    unsigned grid, block;
+    ga_cuda_launch_dims(dev, g->m * g->n * g->batch, &grid, &block);
+    GA_LAUNCH(k_gemm_bool, grid, block, 0, s, g->transa, g->transb, g->m, g->n, g->k,
+              (const uint8_t *)g->a, g->lda, g->stride_a, (const uint8_t *)g->b, g->ldb,
+              g->stride_b, (uint8_t *)g->c, g->ldc, g->stride_c, g->batch,
+              (int64_t)(g->beta != 0));
+    GA_CUDA_TRY(cudaGetLastError());
+    return GA_OK;
+}
+
 }  // namespace
 
 extern "C" int
@@ -316,33 +329,20 @@ ga_cuda_gemm(int dev, const ga_gemm_desc *g)
     }
     cudaStream_t s = NULL;
     GA_TRY(ga_cuda_stream(dev, &s));
+    /* bool and integer types: the portable kernels (cuBLAS has none), one case per
+     * dtype of GA_DTYPES; floating types fall through to cuBLAS below */
     switch (g->dtype) {
-    case GA_BOOL: {
-        unsigned grid, block;
-        ga_cuda_launch_dims(dev, g->m * g->n * g->batch, &grid, &block);
-        GA_LAUNCH(k_gemm_bool, grid, block, 0, s, g->transa, g->transb, g->m, g->n, g->k,
-                  (const uint8_t *)g->a, g->lda, g->stride_a, (const uint8_t *)g->b, g->ldb,
-                  g->stride_b, (uint8_t *)g->c, g->ldc, g->stride_c, g->batch,
-                  (int64_t)(g->beta != 0));
-        GA_CUDA_TRY(cudaGetLastError());
-        return GA_OK;
-    }
-    case GA_INT8:
-        return gemm_int<int8_t>(dev, s, g);
-    case GA_INT16:
-        return gemm_int<int16_t>(dev, s, g);
-    case GA_INT32:
-        return gemm_int<int32_t>(dev, s, g);
-    case GA_INT64:
-        return gemm_int<int64_t>(dev, s, g);
-    case GA_UINT8:
-        return gemm_int<uint8_t>(dev, s, g);
-    case GA_UINT16:
-        return gemm_int<uint16_t>(dev, s, g);
-    case GA_UINT32:
-        return gemm_int<uint32_t>(dev, s, g);
-    case GA_UINT64:
-        return gemm_int<uint64_t>(dev, s, g);
+#define GA_X_GEMM_PORTABLE(e, name, kind, size, ch, ctype)                             \
+    case e:                                                                            \
+        if constexpr (kind == GA_KIND_BOOL) {                                          \
+            return gemm_bool(dev, s, g);                                               \
+        }                                                                              \
+        else if constexpr (kind == GA_KIND_INT || kind == GA_KIND_UINT) {              \
+            return gemm_int<ctype>(dev, s, g);                                         \
+        }                                                                              \
+        break;
+        GA_DTYPES(GA_X_GEMM_PORTABLE)
+#undef GA_X_GEMM_PORTABLE
     default:
         break;
     }
@@ -368,7 +368,7 @@ ga_cuda_gemm(int dev, const ga_gemm_desc *g)
         char *c = g->c + done * g->stride_c * isz;
         cublasStatus_t st;
         const char *what;
-        switch (g->dtype) {
+        switch (g->dtype) { /* one cuBLAS entry point per floating type */
         case GA_FLOAT32: {
             float al = (float)g->alpha, be = (float)g->beta;
             what = "cublasSgemmStridedBatched";

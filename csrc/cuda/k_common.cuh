@@ -158,7 +158,7 @@ static inline const char *
 ga_k_op_name(int op)
 {
     static const char *const names[] = {
-#define GA_X_NAME(e, name, nin) #name,
+#define GA_X_NAME(e, name, nin, out) #name,
         GA_ELEMENTWISE_OPS(GA_X_NAME)
 #undef GA_X_NAME
     };

@@ -18,45 +18,9 @@
  * abs/real/imag of complex; the loop dtype otherwise. The launcher checks it against
  * the loop's output dtype before every launch. */
 static constexpr int
-ga_ew_nin(int op)
-{
-    switch (op) {
-#define GA_X_NIN(e, name, nin)                                                         \
-    case e:                                                                            \
-        return nin;
-        GA_ELEMENTWISE_OPS(GA_X_NIN)
-#undef GA_X_NIN
-    default:
-        return 0;
-    }
-}
-
-static constexpr int
 ga_ew_out_size(int op, int dt, int dt_size)
 {
-    switch (op) {
-    case GA_OP_EQUAL:
-    case GA_OP_NOT_EQUAL:
-    case GA_OP_LESS:
-    case GA_OP_LESS_EQUAL:
-    case GA_OP_GREATER:
-    case GA_OP_GREATER_EQUAL:
-    case GA_OP_LOGICAL_AND:
-    case GA_OP_LOGICAL_OR:
-    case GA_OP_LOGICAL_XOR:
-    case GA_OP_LOGICAL_NOT:
-    case GA_OP_ISFINITE:
-    case GA_OP_ISINF:
-    case GA_OP_ISNAN:
-    case GA_OP_SIGNBIT:
-        return 1;
-    case GA_OP_ABS:
-    case GA_OP_REAL:
-    case GA_OP_IMAG:
-        return dt == GA_COMPLEX64 || dt == GA_COMPLEX128 ? dt_size / 2 : dt_size;
-    default:
-        return dt_size;
-    }
+    return ga_op_out_size(op, dt == GA_COMPLEX64 || dt == GA_COMPLEX128, dt_size);
 }
 
 /* A register-sized word of S bytes (S = 1, 2, 4, 8, 16), aligned to min(S, 16). */
@@ -498,7 +462,7 @@ done:
 #define GA_X_FUNCTOR(OPE, opname, DTE, dtname)                                          \
     struct ga_f_##opname##_##dtname {                                                  \
         static constexpr int SI = (int)sizeof(ga_storage<DTE>::type);                  \
-        static constexpr int NIN = ga_ew_nin(OPE);                                     \
+        static constexpr int NIN = ga_op_arity(OPE);                                   \
         static constexpr int SO = ga_ew_out_size(OPE, DTE, SI);                        \
         static constexpr int SA = OPE == GA_OP_WHERE ? 1 : SI;                         \
         static constexpr int SB = NIN >= 2 ? SI : 0;                                   \

@@ -44,6 +44,7 @@ _IndexItem: TypeAlias = (
 _Index: TypeAlias = _IndexItem | tuple[_IndexItem, ...]
 
 MAXDIMS: Final[int]
+elementwise_ops: Final[dict[str, int]]
 reduce_ops: Final[dict[str, int]]
 scan_ops: Final[dict[str, int]]
 random_dists: Final[dict[str, int]]
