@@ -17,6 +17,12 @@
  * On the thread pool, work is split over outputs (or, for one output, over fixed-size
  * blocks combined in order), so results do not depend on the number of threads. Built
  * with -fno-trapping-math (CMakeLists.txt), so the max/min selects vectorise.
+ *
+ * The math itself (identities, how two partial results combine, NaN rules, the final
+ * conversion to the output dtype) is ga_reduce_math.h's, shared with the CUDA
+ * kernels; this file only decides the traversal. The SIMD chunks below
+ * (sum_f32_run, GA_X_MINMAX, the AVX-512 max/min) are hand-vectorised copies of
+ * those rules; see the comment above them.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,6 +33,7 @@
 #include "ga_error.h"
 #include "ga_half.h"
 #include "ga_kernels.h"
+#include "ga_reduce_math.h"
 
 #define CHUNK 1024
 /* Below this many input elements, threads cost more than they save. */
@@ -37,9 +44,7 @@
 
 typedef enum { WK_F64, WK_I64, WK_U64, WK_C128, WK_B } work_kind;
 
-typedef struct {
-    double re, im;
-} cplx;
+typedef ga_c128 cplx;
 
 /* --- conversion between strided runs and the working buffer ------------------------
  * Every conversion goes through the shared casts of ga_kernels.h (GA_K_READ_<dtype>
@@ -154,6 +159,7 @@ store_c128(int dt, char *p, int64_t s, int64_t n, const cplx *in)
     }
 #undef WRITE
 }
+
 #undef STORE_CASE
 
 /* --- reduction state ------------------------------------------------------------ */
@@ -163,7 +169,8 @@ store_c128(int dt, char *p, int64_t s, int64_t n, const cplx *in)
 
 typedef struct {
     int has;     /* a value has been seen (max/min/arg*) */
-    int nan;     /* max/min: a NaN was seen */
+    int nan;     /* max/min/arg* of floats: a NaN was seen (then `f` may not hold it:
+                  * the SIMD chunks report NaN through this flag) */
     int64_t idx; /* arg*: flat index of the best so far */
     double f;
     int64_t i;
@@ -198,20 +205,20 @@ work_kind_of(int op, int in_dtype, int out_dtype)
     }
 }
 
+/* The identity of op (max/min/arg* have none: `has` stays 0 until an element). */
 static void
 state_init(red_state *st, int op, work_kind wk)
 {
+    int prod = ga_rm_is_prod(op, 0);
     st->has = 0;
     st->nan = 0;
     st->idx = 0;
     st->nsums = 0;
-    st->f = op == GA_RED_PROD ? 1.0 : 0.0;
-    st->i = op == GA_RED_PROD ? 1 : 0;
-    st->c.re = st->f;
-    st->c.im = 0.0;
-    if (op == GA_RED_ALL) {
-        st->i = 1;
-    }
+    st->f = ga_rm_identity_f64(prod);
+    /* int64 and uint64 identities have the same bits */
+    st->i = op == GA_RED_ALL || op == GA_RED_ANY ? ga_rm_bool_identity(op)
+                                                 : ga_rm_identity_i64(prod);
+    st->c = ga_rm_identity_c128(prod);
     (void)wk;
 }
 
@@ -221,9 +228,9 @@ static double
 pairwise_sum(const double *x, int64_t n, int64_t step)
 {
     if (n < 8) {
-        double r = 0.0;
+        double r = ga_rm_identity_f64(0);
         for (int64_t i = 0; i < n; i++) {
-            r += x[i * step];
+            r = ga_rm_sum_f64(r, x[i * step]);
         }
         return r;
     }
@@ -235,17 +242,20 @@ pairwise_sum(const double *x, int64_t n, int64_t step)
         int64_t i;
         for (i = 8; i + 8 <= n; i += 8) {
             for (int j = 0; j < 8; j++) {
-                r[j] += x[(i + j) * step];
+                r[j] = ga_rm_sum_f64(r[j], x[(i + j) * step]);
             }
         }
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        double res = ga_rm_sum_f64(
+            ga_rm_sum_f64(ga_rm_sum_f64(r[0], r[1]), ga_rm_sum_f64(r[2], r[3])),
+            ga_rm_sum_f64(ga_rm_sum_f64(r[4], r[5]), ga_rm_sum_f64(r[6], r[7])));
         for (; i < n; i++) {
-            res += x[i * step];
+            res = ga_rm_sum_f64(res, x[i * step]);
         }
         return res;
     }
     int64_t h = (n / 2) & ~(int64_t)7;
-    return pairwise_sum(x, h, step) + pairwise_sum(x + h * step, n - h, step);
+    return ga_rm_sum_f64(pairwise_sum(x, h, step),
+                         pairwise_sum(x + h * step, n - h, step));
 }
 
 /* Push one partial sum into the binary counter (carry while the level is full). */
@@ -254,8 +264,7 @@ push_sum(red_state *st, cplx s)
 {
     int l = 0;
     while (l < NLEVELS - 1 && (st->nsums >> l) & 1) {
-        s.re += st->lvl[l].re;
-        s.im += st->lvl[l].im;
+        s = ga_rm_sum_c128(st->lvl[l], s);
         l++;
     }
     st->lvl[l] = s;
@@ -265,37 +274,18 @@ push_sum(red_state *st, cplx s)
 static cplx
 total_sum(const red_state *st)
 {
-    cplx t = {0.0, 0.0};
+    cplx t = ga_rm_identity_c128(0);
     for (int l = 0; l < NLEVELS; l++) {
         if ((st->nsums >> l) & 1) {
-            t.re += st->lvl[l].re;
-            t.im += st->lvl[l].im;
+            t = ga_rm_sum_c128(t, st->lvl[l]);
         }
     }
     return t;
 }
 
-static inline int
-c_isnan(cplx a)
-{
-    return isnan(a.re) || isnan(a.im);
-}
-
-/* a > b in NumPy's lexicographic order for complex numbers */
-static inline int
-c_gt(cplx a, cplx b)
-{
-    return a.re > b.re || (a.re == b.re && a.im > b.im);
-}
-
-static inline cplx
-c_mul(cplx a, cplx b)
-{
-    cplx r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
-    return r;
-}
-
-/* Fold n working values (flat indices base..base+n-1) into the state. */
+/* Fold n working values (flat indices base..base+n-1) into the state, the earlier
+ * partial result first: every rule is ga_reduce_math.h's. WK_I64 and WK_U64 sums and
+ * products share the int64 functions (wrapping arithmetic: the same bits). */
 static void
 fold_chunk(red_state *st, int op, work_kind wk, const work_buf *b, int64_t n,
            int64_t base)
@@ -310,143 +300,135 @@ fold_chunk(red_state *st, int op, work_kind wk, const work_buf *b, int64_t n,
             cplx s = {pairwise_sum(&b->c[0].re, n, 2), pairwise_sum(&b->c[0].im, n, 2)};
             push_sum(st, s);
         } else {
-            uint64_t acc = (uint64_t)st->i;
+            int64_t acc = st->i;
             for (int64_t k = 0; k < n; k++) {
-                acc += (uint64_t)b->i[k];
+                acc = ga_rm_sum_i64(acc, b->i[k]);
             }
-            st->i = (int64_t)acc;
+            st->i = acc;
         }
         return;
     case GA_RED_PROD:
         if (wk == WK_F64) {
             double acc = st->f;
             for (int64_t k = 0; k < n; k++) {
-                acc *= b->f[k];
+                acc = ga_rm_mul_f64(acc, b->f[k]);
             }
             st->f = acc;
         } else if (wk == WK_C128) {
             for (int64_t k = 0; k < n; k++) {
-                st->c = c_mul(st->c, b->c[k]);
+                st->c = ga_rm_mul_c128(st->c, b->c[k]);
             }
         } else {
-            uint64_t acc = (uint64_t)st->i;
+            int64_t acc = st->i;
             for (int64_t k = 0; k < n; k++) {
-                acc *= (uint64_t)b->i[k];
+                acc = ga_rm_mul_i64(acc, b->i[k]);
             }
-            st->i = (int64_t)acc;
+            st->i = acc;
         }
         return;
     case GA_RED_ALL:
-        for (int64_t k = 0; k < n && st->i; k++) {
-            st->i &= b->b[k];
+    case GA_RED_ANY: {
+        /* stop at the first element that decides it */
+        int stop = !ga_rm_bool_identity(op);
+        for (int64_t k = 0; k < n && st->i != stop; k++) {
+            st->i = ga_rm_bool_combine((int)st->i, b->b[k], op);
         }
         return;
-    case GA_RED_ANY:
-        for (int64_t k = 0; k < n && !st->i; k++) {
-            st->i |= b->b[k];
-        }
-        return;
+    }
     case GA_RED_MAX:
     case GA_RED_MIN:
         if (wk == WK_F64) {
-            /* separate NaN flag keeps the compare loop branch-free (it vectorises) */
+            /* branch-free selects (they vectorise); a NaN sticks in m */
             double m = st->has ? st->f : b->f[0];
-            int nan = 0;
             if (is_max) {
                 for (int64_t k = 0; k < n; k++) {
-                    m = b->f[k] > m ? b->f[k] : m;
-                    nan |= b->f[k] != b->f[k];
+                    m = ga_rm_ext_f64(m, b->f[k], 1);
                 }
             } else {
                 for (int64_t k = 0; k < n; k++) {
-                    m = b->f[k] < m ? b->f[k] : m;
-                    nan |= b->f[k] != b->f[k];
+                    m = ga_rm_ext_f64(m, b->f[k], 0);
                 }
             }
             st->f = m;
-            st->nan |= nan;
+            st->nan |= ga_rm_isnan_f64(m);
         } else if (wk == WK_C128) {
+            cplx m = st->has ? st->c : b->c[0];
             for (int64_t k = 0; k < n; k++) {
-                cplx v = b->c[k];
-                if (c_isnan(v)) {
-                    st->nan = 1;
-                    st->c = v;
-                } else if (!st->has || (is_max ? c_gt(v, st->c) : c_gt(st->c, v))) {
-                    if (!st->nan) {
-                        st->c = v;
-                    }
-                }
-                st->has = 1;
+                m = ga_rm_ext_c128(m, b->c[k], is_max);
             }
+            st->c = m;
         } else if (wk == WK_U64) {
             uint64_t m = st->has ? (uint64_t)st->i : (uint64_t)b->i[0];
             for (int64_t k = 0; k < n; k++) {
-                uint64_t v = (uint64_t)b->i[k];
-                m = is_max ? (v > m ? v : m) : (v < m ? v : m);
+                m = ga_rm_ext_u64(m, (uint64_t)b->i[k], is_max);
             }
             st->i = (int64_t)m;
         } else {
             int64_t m = st->has ? st->i : b->i[0];
             for (int64_t k = 0; k < n; k++) {
-                int64_t v = b->i[k];
-                m = is_max ? (v > m ? v : m) : (v < m ? v : m);
+                m = ga_rm_ext_i64(m, b->i[k], is_max);
             }
             st->i = m;
         }
         st->has = 1;
         return;
     case GA_RED_ARGMAX:
-    case GA_RED_ARGMIN:
+    case GA_RED_ARGMIN: {
         if (st->nan) {
-            return; /* the first NaN wins */
+            return; /* the first NaN wins: nothing later can take over */
         }
-        for (int64_t k = 0; k < n; k++) {
-            int better;
-            if (wk == WK_F64) {
-                double v = b->f[k];
-                if (v != v) {
-                    st->nan = 1;
-                    better = 1;
-                } else {
-                    better = !st->has || (is_max ? v > st->f : v < st->f);
-                }
-                if (better) {
-                    st->f = v;
-                }
-            } else if (wk == WK_C128) {
-                cplx v = b->c[k];
-                if (c_isnan(v)) {
-                    st->nan = 1;
-                    better = 1;
-                } else {
-                    better = !st->has || (is_max ? c_gt(v, st->c) : c_gt(st->c, v));
-                }
-                if (better) {
-                    st->c = v;
-                }
-            } else if (wk == WK_U64) {
-                uint64_t v = (uint64_t)b->i[k];
-                better =
-                    !st->has || (is_max ? v > (uint64_t)st->i : v < (uint64_t)st->i);
-                if (better) {
-                    st->i = (int64_t)v;
-                }
-            } else {
-                int64_t v = b->i[k];
-                better = !st->has || (is_max ? v > st->i : v < st->i);
-                if (better) {
-                    st->i = v;
-                }
-            }
-            if (better) {
-                st->idx = base + k;
-                st->has = 1;
-            }
-            if (st->nan) {
-                return;
-            }
+        /* the best so far in locals (the state is memory the loads may alias);
+         * `at`: its position in this chunk, -1 while it is the state's */
+        int64_t k = 0, at = -1;
+        if (!st->has) {
+            at = 0;
+            k = 1;
         }
+        if (wk == WK_F64) {
+            double m = at == 0 ? b->f[0] : st->f;
+            for (; k < n && m == m; k++) { /* a NaN best: the first NaN, final */
+                if (ga_rm_takes_f64(m, b->f[k], is_max)) {
+                    m = b->f[k];
+                    at = k;
+                }
+            }
+            st->f = m;
+            st->nan = ga_rm_isnan_f64(m);
+        } else if (wk == WK_C128) {
+            cplx m = at == 0 ? b->c[0] : st->c;
+            for (; k < n && !ga_rm_isnan_c128(m); k++) {
+                if (ga_rm_takes_c128(m, b->c[k], is_max)) {
+                    m = b->c[k];
+                    at = k;
+                }
+            }
+            st->c = m;
+            st->nan = ga_rm_isnan_c128(m);
+        } else if (wk == WK_U64) {
+            uint64_t m = (uint64_t)(at == 0 ? b->i[0] : st->i);
+            for (; k < n; k++) {
+                if (ga_rm_takes_u64(m, (uint64_t)b->i[k], is_max)) {
+                    m = (uint64_t)b->i[k];
+                    at = k;
+                }
+            }
+            st->i = (int64_t)m;
+        } else {
+            int64_t m = at == 0 ? b->i[0] : st->i;
+            for (; k < n; k++) {
+                if (ga_rm_takes_i64(m, b->i[k], is_max)) {
+                    m = b->i[k];
+                    at = k;
+                }
+            }
+            st->i = m;
+        }
+        if (at >= 0) {
+            st->idx = base + at;
+        }
+        st->has = 1;
         return;
+    }
     }
 }
 
@@ -460,23 +442,21 @@ merge_state(red_state *a, const red_state *b, int op, work_kind wk)
         if (wk == WK_F64 || wk == WK_C128) {
             push_sum(a, total_sum(b));
         } else {
-            a->i = (int64_t)((uint64_t)a->i + (uint64_t)b->i);
+            a->i = ga_rm_sum_i64(a->i, b->i);
         }
         return;
     case GA_RED_PROD:
         if (wk == WK_F64) {
-            a->f *= b->f;
+            a->f = ga_rm_mul_f64(a->f, b->f);
         } else if (wk == WK_C128) {
-            a->c = c_mul(a->c, b->c);
+            a->c = ga_rm_mul_c128(a->c, b->c);
         } else {
-            a->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i);
+            a->i = ga_rm_mul_i64(a->i, b->i);
         }
         return;
     case GA_RED_ALL:
-        a->i &= b->i;
-        return;
     case GA_RED_ANY:
-        a->i |= b->i;
+        a->i = ga_rm_bool_combine((int)a->i, (int)b->i, op);
         return;
     default:
         break;
@@ -492,12 +472,7 @@ merge_state(red_state *a, const red_state *b, int op, work_kind wk)
     } else {
         one.i[0] = b->i;
     }
-    if (op == GA_RED_MAX || op == GA_RED_MIN) {
-        fold_chunk(a, op, wk, &one, 1, 0);
-        a->nan |= b->nan;
-    } else {
-        fold_chunk(a, op, wk, &one, 1, b->idx);
-    }
+    fold_chunk(a, op, wk, &one, 1, b->idx);
 }
 
 static void
@@ -520,18 +495,18 @@ load_work(work_kind wk, int dt, const char *p, int64_t s, int64_t n, work_buf *b
     }
 }
 
+/* The final state into output element p (ga_reduce_math.h's writers). */
 static void
 store_state(const ga_reduce_desc *r, work_kind wk, red_state *st, char *p)
 {
     int op = r->op;
+    int dt = r->out_dtype;
     if (op == GA_RED_ARGMAX || op == GA_RED_ARGMIN) {
-        memcpy(p, &st->idx, sizeof(int64_t));
+        ga_rm_store_i64(p, dt, st->idx);
         return;
     }
     if (op == GA_RED_ALL || op == GA_RED_ANY) {
-        uint8_t v = (uint8_t)(st->i != 0);
-        int64_t iv = v;
-        store_i64(r->out_dtype, p, 0, 1, &iv, 0);
+        ga_rm_store_i64(p, dt, st->i != 0);
         return;
     }
     if (op == GA_RED_SUM && (wk == WK_F64 || wk == WK_C128)) {
@@ -539,23 +514,32 @@ store_state(const ga_reduce_desc *r, work_kind wk, red_state *st, char *p)
         st->f = t.re;
         st->c = t;
     }
-    if ((op == GA_RED_MAX || op == GA_RED_MIN) && st->nan) {
-        st->f = NAN;
-    }
     switch (wk) {
     case WK_F64:
-        store_f64(r->out_dtype, p, 0, 1, &st->f);
+        ga_rm_store_f64(
+            p, dt, st->nan && (op == GA_RED_MAX || op == GA_RED_MIN) ? NAN : st->f);
         break;
     case WK_C128:
-        store_c128(r->out_dtype, p, 0, 1, &st->c);
+        ga_rm_store_c128(p, dt, st->c);
+        break;
+    case WK_U64:
+        ga_rm_store_u64(p, dt, (uint64_t)st->i);
         break;
     default:
-        store_i64(r->out_dtype, p, 0, 1, &st->i, wk == WK_U64);
+        ga_rm_store_i64(p, dt, st->i);
         break;
     }
 }
 
 /* --- SIMD chunks for contiguous float32/float64 sum, max and min -----------------
+ *
+ * Hand-vectorised copies of ga_reduce_math.h's rules, kept here for speed; they must
+ * agree with it: a sum adds (in double, so a float32 run is exact to ~1e-13 before
+ * the pairwise counter); max/min let a NaN stick in its lane and report it through
+ * `*nan` (the caller stores NaN: NaN wins), and a lane takes a value only when it is
+ * strictly greater (less), like ga_rm_takes_<k>. Lanes hold interleaved elements, so
+ * of equal values (0.0 and -0.0) the one kept may differ from a serial fold's, as it
+ * does between NumPy's SIMD loops and its scalar ones and on a GPU.
  *
  * The general path converts a chunk into doubles, then reduces the buffer: two passes
  * and a 4-5x gap to NumPy on float32. These read the input directly into 16 lanes of
@@ -751,9 +735,7 @@ fast_run(red_state *st, int op, int dt, const char *p, int64_t n)
             m = dt == GA_FLOAT32 ? (double)minmax_f32_run(p, n, is_max, &nan)
                                  : minmax_f64_run(p, n, is_max, &nan);
         }
-        if (!st->has || (is_max ? m > st->f : m < st->f)) {
-            st->f = m;
-        }
+        st->f = st->has ? ga_rm_ext_f64(st->f, m, is_max) : m;
         st->nan |= nan;
         st->has = 1;
         return 1;
@@ -926,69 +908,60 @@ reduce_per_output(const ga_reduce_desc *r, work_kind wk)
 /* --- row accumulation (kept axis has the small stride) -----------------------------
  */
 
-/* Combine one row of working values into the accumulators, elementwise. */
+/* Combine one row of working values into the accumulators, elementwise (the rows
+ * before it are the earlier partial results). A NaN sticks in its max/min
+ * accumulator (ga_rm_ext_f64), read back when storing. */
 static void
 combine_rows(int op, work_kind wk, work_buf *acc, const work_buf *row, int64_t n,
-             int first, uint8_t *nan)
+             int first)
 {
+    int64_t k;
     if (first) {
         memcpy(acc, row, sizeof(*acc));
         if (wk == WK_C128 && op == GA_RED_PROD) {
             /* from the identity, as NumPy and the GPU do: (1+0j) * (-inf+0.5j) has a
              * NaN imaginary part (0 * -inf), which the first row alone would not */
-            const cplx one = {1.0, 0.0};
-            for (int64_t k = 0; k < n; k++) {
-                acc->c[k] = c_mul(one, row->c[k]);
-            }
-        }
-        if (wk == WK_F64 && (op == GA_RED_MAX || op == GA_RED_MIN)) {
-            for (int64_t k = 0; k < n; k++) {
-                nan[k] = row->f[k] != row->f[k];
+            for (k = 0; k < n; k++) {
+                acc->c[k] = ga_rm_mul_c128(ga_rm_identity_c128(1), row->c[k]);
             }
         }
         return;
     }
-    int64_t k;
     switch (op) {
     case GA_RED_SUM:
         if (wk == WK_F64) {
             for (k = 0; k < n; k++) {
-                acc->f[k] += row->f[k];
+                acc->f[k] = ga_rm_sum_f64(acc->f[k], row->f[k]);
             }
         } else if (wk == WK_C128) {
             for (k = 0; k < n; k++) {
-                acc->c[k].re += row->c[k].re;
-                acc->c[k].im += row->c[k].im;
+                acc->c[k] = ga_rm_sum_c128(acc->c[k], row->c[k]);
             }
         } else {
             for (k = 0; k < n; k++) {
-                acc->i[k] = (int64_t)((uint64_t)acc->i[k] + (uint64_t)row->i[k]);
+                acc->i[k] = ga_rm_sum_i64(acc->i[k], row->i[k]);
             }
         }
         break;
     case GA_RED_PROD:
         if (wk == WK_F64) {
             for (k = 0; k < n; k++) {
-                acc->f[k] *= row->f[k];
+                acc->f[k] = ga_rm_mul_f64(acc->f[k], row->f[k]);
             }
         } else if (wk == WK_C128) {
             for (k = 0; k < n; k++) {
-                acc->c[k] = c_mul(acc->c[k], row->c[k]);
+                acc->c[k] = ga_rm_mul_c128(acc->c[k], row->c[k]);
             }
         } else {
             for (k = 0; k < n; k++) {
-                acc->i[k] = (int64_t)((uint64_t)acc->i[k] * (uint64_t)row->i[k]);
+                acc->i[k] = ga_rm_mul_i64(acc->i[k], row->i[k]);
             }
         }
         break;
     case GA_RED_ALL:
-        for (k = 0; k < n; k++) {
-            acc->b[k] &= row->b[k];
-        }
-        break;
     case GA_RED_ANY:
         for (k = 0; k < n; k++) {
-            acc->b[k] |= row->b[k];
+            acc->b[k] = (uint8_t)ga_rm_bool_combine(acc->b[k], row->b[k], op);
         }
         break;
     case GA_RED_MAX:
@@ -996,19 +969,16 @@ combine_rows(int op, work_kind wk, work_buf *acc, const work_buf *row, int64_t n
         int mx = op == GA_RED_MAX;
         if (wk == WK_F64) {
             for (k = 0; k < n; k++) {
-                double v = row->f[k], a = acc->f[k];
-                acc->f[k] = mx ? (v > a ? v : a) : (v < a ? v : a);
-                nan[k] |= v != v;
+                acc->f[k] = ga_rm_ext_f64(acc->f[k], row->f[k], mx);
             }
         } else if (wk == WK_U64) {
             for (k = 0; k < n; k++) {
-                uint64_t v = (uint64_t)row->i[k], a = (uint64_t)acc->i[k];
-                acc->i[k] = (int64_t)(mx ? (v > a ? v : a) : (v < a ? v : a));
+                acc->i[k] = (int64_t)ga_rm_ext_u64((uint64_t)acc->i[k],
+                                                   (uint64_t)row->i[k], mx);
             }
         } else {
             for (k = 0; k < n; k++) {
-                int64_t v = row->i[k], a = acc->i[k];
-                acc->i[k] = mx ? (v > a ? v : a) : (v < a ? v : a);
+                acc->i[k] = ga_rm_ext_i64(acc->i[k], row->i[k], mx);
             }
         }
         break;
@@ -1031,8 +1001,8 @@ rows_supported(int op, work_kind wk)
 }
 
 /* Rows of a float32/float64 input straight into the double accumulators (sum, max,
- * min), one pass instead of convert-then-combine. A NaN sticks in its accumulator, so
- * `nan` is read back from it at the end. */
+ * min), one pass instead of convert-then-combine, with ga_reduce_math.h's combines. A
+ * NaN sticks in its accumulator, read back when storing. */
 #define GA_X_ROWS(name, T)                                                             \
     GA_SIMD_CLONES static void name(int op, double *acc, const char *p, int64_t n,     \
                                     int64_t nrows, int64_t rstride, int first)         \
@@ -1052,21 +1022,19 @@ rows_supported(int op, work_kind wk)
                 for (int64_t k = 0; k < n; k++) {                                      \
                     T v;                                                               \
                     memcpy(&v, q + sizeof(T) * k, sizeof(T));                          \
-                    acc[k] += (double)v;                                               \
+                    acc[k] = ga_rm_sum_f64(acc[k], (double)v);                         \
                 }                                                                      \
             } else if (op == GA_RED_MAX) {                                             \
                 for (int64_t k = 0; k < n; k++) {                                      \
                     T v;                                                               \
                     memcpy(&v, q + sizeof(T) * k, sizeof(T));                          \
-                    double d = (double)v, a = acc[k];                                  \
-                    acc[k] = (d > a) | (d != d) ? d : a;                               \
+                    acc[k] = ga_rm_ext_f64(acc[k], (double)v, 1);                      \
                 }                                                                      \
             } else {                                                                   \
                 for (int64_t k = 0; k < n; k++) {                                      \
                     T v;                                                               \
                     memcpy(&v, q + sizeof(T) * k, sizeof(T));                          \
-                    double d = (double)v, a = acc[k];                                  \
-                    acc[k] = (d < a) | (d != d) ? d : a;                               \
+                    acc[k] = ga_rm_ext_f64(acc[k], (double)v, 0);                      \
                 }                                                                      \
             }                                                                          \
         }                                                                              \
@@ -1096,7 +1064,6 @@ rows_task(void *arg, int64_t t)
     int ond = og->nd;
     int64_t inner = og->shape[ond - 1];
     work_buf acc, row;
-    uint8_t nan[CHUNK];
     int64_t oi = t / j->ntiles;
     int64_t j0 = (t % j->ntiles) * j->width;
     int64_t n = inner - j0 < j->width ? inner - j0 : j->width;
@@ -1126,18 +1093,13 @@ rows_task(void *arg, int64_t t)
             }
         } else {
             load_work(wk, r->in_dtype, p, og->strides[ond - 1], n, &row);
-            combine_rows(r->op, wk, &acc, &row, n, pos == 0, nan);
+            combine_rows(r->op, wk, &acc, &row, n, pos == 0);
         }
         for (int d = rg->nd - 1; d >= 0; d--) {
             if (++idx[d] < rg->shape[d]) {
                 break;
             }
             idx[d] = 0;
-        }
-    }
-    if (j->fast && (r->op == GA_RED_MAX || r->op == GA_RED_MIN)) {
-        for (int64_t k = 0; k < n; k++) {
-            nan[k] = acc.f[k] != acc.f[k];
         }
     }
     /* store: flat output index of (oi, j0 + k) in C order over the kept axes */
@@ -1151,9 +1113,7 @@ rows_task(void *arg, int64_t t)
         switch (wk) {
         case WK_F64:
             st.f = acc.f[k];
-            if ((r->op == GA_RED_MAX || r->op == GA_RED_MIN) && nan[k]) {
-                st.nan = 1;
-            }
+            st.nan = ga_rm_isnan_f64(acc.f[k]);
             if (r->op == GA_RED_SUM) {
                 cplx s = {acc.f[k], 0.0};
                 push_sum(&st, s);
@@ -1273,36 +1233,43 @@ scan_rows_chunk(void *ctx, int64_t chunk)
             op += i * s->out_strides[d];
         }
         work_buf b;
-        double f = prod ? 1.0 : 0.0;
-        uint64_t u = prod ? 1 : 0;
-        cplx c = {f, 0.0};
+        int odt = s->out_dtype;
+        double f = ga_rm_identity_f64(prod);
+        int64_t u = ga_rm_identity_i64(prod);
+        cplx c = ga_rm_identity_c128(prod);
         for (int64_t j = 0; j < len; j += CHUNK) {
             int64_t n = len - j < CHUNK ? len - j : CHUNK;
             load_work(wk, s->in_dtype, ip + j * is, is, n, &b);
-            for (int64_t t = 0; t < n; t++) {
-                if (wk == WK_F64) {
-                    f = prod ? f * b.f[t] : f + b.f[t];
-                    b.f[t] = f;
-                } else if (wk == WK_C128) {
-                    if (prod) {
-                        c = c_mul(c, b.c[t]);
-                    } else {
-                        c.re += b.c[t].re;
-                        c.im += b.c[t].im;
-                    }
-                    b.c[t] = c;
-                } else {
-                    u = prod ? u * (uint64_t)b.i[t] : u + (uint64_t)b.i[t];
-                    b.i[t] = (int64_t)u;
+            /* each partial result into the working buffer, in place (the row's
+             * first element is its own: ga_rm_scan_step) */
+            switch (wk) {
+            case WK_F64:
+                for (int64_t t = 0; t < n; t++) {
+                    b.f[t] = f = ga_rm_scan_step_f64(f, b.f[t], prod, j + t == 0);
                 }
+                break;
+            case WK_C128:
+                for (int64_t t = 0; t < n; t++) {
+                    b.c[t] = c = ga_rm_scan_step_c128(c, b.c[t], prod, j + t == 0);
+                }
+                break;
+            default:
+                for (int64_t t = 0; t < n; t++) {
+                    b.i[t] = u = ga_rm_scan_step_i64(u, b.i[t], prod, j + t == 0);
+                }
+                break;
             }
             char *dst = op + j * os;
-            if (wk == WK_F64) {
-                store_f64(s->out_dtype, dst, os, n, b.f);
-            } else if (wk == WK_C128) {
-                store_c128(s->out_dtype, dst, os, n, b.c);
-            } else {
-                store_i64(s->out_dtype, dst, os, n, b.i, k == GA_KIND_UINT);
+            switch (wk) {
+            case WK_F64:
+                store_f64(odt, dst, os, n, b.f);
+                break;
+            case WK_C128:
+                store_c128(odt, dst, os, n, b.c);
+                break;
+            default:
+                store_i64(odt, dst, os, n, b.i, k == GA_KIND_UINT);
+                break;
             }
         }
     }
@@ -1331,7 +1298,8 @@ ga_cpu_scan(int dev, const ga_scan_desc *s)
         .k = k,
         .prod = s->op == GA_SCAN_CUMPROD,
         /* uint64 accumulates in WK_U64 so a float input takes the uint64 side of
-         * the float -> int rule (negatives saturate at 0), as on a GPU */
+         * the float -> int rule (negatives saturate at 0), as on a GPU; floating
+         * scans accumulate in double, rounded once when stored, as on a GPU */
         .wk = k == GA_KIND_FLOAT     ? WK_F64
               : k == GA_KIND_COMPLEX ? WK_C128
               : k == GA_KIND_UINT    ? WK_U64

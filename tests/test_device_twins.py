@@ -5,9 +5,17 @@ test-backend-ops. The inputs are the corners where devices drift apart: NaN, +-i
 values beyond the range of an integer `dtype=`, negative values into unsigned
 accumulators, and empty arrays.
 
+Both devices take their reduction math from one header (csrc/ga_reduce_math.h), so a
+wrong rule there would be wrong on both and the twins would still agree: the CPU's
+result is also compared with NumPy wherever NumPy defines it (not for a float ->
+integer `dtype=`, which NumPy leaves to the machine). Complex results compare real
+and imaginary parts separately, so the NaN a max keeps (nan+1j or 1+nanj) counts.
+
 Plus the one float -> integer rule (ga_kernels.h, ga_f64_to_<dt>), written out here
 without NumPy (NumPy leaves those results to the CPU it runs on): truncate toward
 zero, NaN to 0, beyond the range saturate."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -25,8 +33,8 @@ REDUCTIONS = ["sum", "prod", "max", "min", "argmax", "argmin", "all", "any", "me
               "var", "std"]
 SCANS = ["cumulative_sum", "cumulative_prod"]
 WITH_DTYPE = {"sum", "prod", "cumulative_sum", "cumulative_prod"}
-OUT_DTYPES = [None, "int64", "uint64", "int8", "uint8", "float32", "float64",
-              "complex128"]
+OUT_DTYPES = [None, "int64", "uint64", "int8", "uint8", "int32", "uint32", "float16",
+              "float32", "float64", "complex64", "complex128"]
 
 
 def _inputs(dtype):
@@ -50,7 +58,7 @@ def _cast(vals, dtype):
 
 
 def _cases(data):
-    return [("specials", data), ("matrix", data.reshape(2, 5)),
+    return [("specials", data), ("reversed", data[::-1]), ("matrix", data.reshape(2, 5)),
             ("empty", data[:0]), ("empty rows", data[:0].reshape(0, 5))]
 
 
@@ -63,20 +71,56 @@ def _run(fn, dev, host, **kw):
         return type(e)
 
 
-def _same(a, b, what):
+def _same(a, b, what, other="GPU"):
     if isinstance(a, type) or isinstance(b, type):
-        assert a == b, f"{what}: CPU gives {a}, GPU gives {b}"
+        assert a == b, f"{what}: CPU gives {a}, {other} gives {b}"
         return
     assert a.dtype == b.dtype and a.shape == b.shape, f"{what}: {a!r} vs {b!r}"
+    if a.dtype.kind == "c":
+        _same(a.real.copy(), b.real.copy(), what + " (real part)", other)
+        _same(a.imag.copy(), b.imag.copy(), what + " (imaginary part)", other)
+        return
     if a.dtype.kind in "fc":
         # summation order differs between devices (blocks, then a tree): a float32
         # sum of 10 values agrees to a few ulp; NaN and inf must match exactly
         rtol = 1e-5 if a.dtype in (np.float16, np.float32, np.complex64) else 1e-12
         if a.dtype == np.float16:
             rtol = 1e-3
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=0, equal_nan=True, err_msg=what)
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=0, equal_nan=True,
+                                   err_msg=f"{what}: CPU vs {other}")
     else:
-        np.testing.assert_array_equal(a, b, err_msg=what)
+        np.testing.assert_array_equal(a, b, err_msg=f"{what}: CPU vs {other}")
+
+
+ACCUMULATE = {"sum", "prod", "cumulative_sum", "cumulative_prod"}
+
+
+def _numpy(op, host, axis, out_dtype):
+    """NumPy's answer, or None where NumPy's differs by design: a float or complex
+    input reduced into an integer or bool `dtype=` (NumPy leaves the cast of NaN, inf
+    and values out of range to the machine), a complex input into a real one, and
+    sums and products into float16, float32 or complex64, which NumPy accumulates in
+    that precision and gpuarr in double (scans, CPU sums) or compensated (GPU sums)."""
+    kind = host.dtype.kind
+    if out_dtype is not None:
+        ok = np.dtype(out_dtype).kind
+        if kind in "fc" and ok in "iub" or kind == "c" and ok == "f":
+            return None
+    if op in ACCUMULATE:
+        res = np.dtype(out_dtype) if out_dtype is not None else np.sum(host[:0]).dtype
+        if res in (np.float16, np.float32, np.complex64):
+            return None
+    kw = {"axis": axis}
+    if out_dtype is not None:
+        kw["dtype"] = out_dtype
+    fn = {"cumulative_sum": np.cumulative_sum, "cumulative_prod": np.cumulative_prod}.get(
+        op, getattr(np, op))
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # mean of an empty slice
+            return np.asarray(fn(host, **kw))
+    except (TypeError, ValueError) as e:
+        return type(e)
 
 
 def _ops():
@@ -99,8 +143,12 @@ def test_cpu_and_gpu_agree(op, out_dtype, dtype):
             if op in SCANS and axis is None and host.ndim > 1:
                 continue  # the array API's scans need an axis for n-d input
             what = f"{op}({dtype} {name}, axis={axis}, dtype={out_dtype})"
-            _same(_run(fn, gpuarr.cpu(), host, **kw),
-                  _run(fn, gpuarr.gpu(0), host, **kw), what)
+            cpu = _run(fn, gpuarr.cpu(), host, **kw)
+            _same(cpu, _run(fn, gpuarr.gpu(0), host, **kw), what)
+            want = _numpy(op, host, axis, out_dtype)
+            if want is not None and not isinstance(cpu, type):
+                _same(cpu, want.astype(cpu.dtype) if isinstance(want, np.ndarray) and
+                      op in ("argmax", "argmin") else want, what, "NumPy")
 
 
 def _saturated(vals, to):

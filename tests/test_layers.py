@@ -16,7 +16,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc"
 BACKEND_PRIVATE = {"ga_backend.h", "ga_cpu.h", "ga_cpu_loop.h", "ga_sim.h",
-                   "ga_kernels.h", "ga_philox.h"}
+                   "ga_kernels.h", "ga_reduce_math.h", "ga_philox.h"}
 ALLOWED = {"py_abi.c": {"ga_backend.h"}}
 
 pytestmark = pytest.mark.skipif(not CSRC.is_dir(), reason="needs a source checkout")

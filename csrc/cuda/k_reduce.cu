@@ -19,150 +19,49 @@
  *     kernel's grid covers every multiprocessor; each split writes its partial result
  *     to scratch memory and this second kernel combines them (two launches, no host
  *     wait, no atomics: the result does not depend on the order blocks ran in).
+ * What the policies compute (identities, combines, NaN rules, the conversion of the
+ * result to the output dtype) is ../ga_reduce_math.h's, the same functions the CPU
+ * backend calls: the policies only say which accumulator to keep and how to load.
  */
 #include "k_block.cuh"
 #include "k_common.cuh"
 
-/* ---- accumulator arithmetic (integers wrap like NumPy's, in unsigned arithmetic) ---- */
+#include "../ga_reduce_math.h"
 
-static GA_HD inline int64_t
-ga_add(int64_t a, int64_t b)
-{
-    return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-static GA_HD inline int64_t
-ga_mul(int64_t a, int64_t b)
-{
-    return (int64_t)((uint64_t)a * (uint64_t)b);
-}
-static GA_HD inline uint64_t
-ga_add(uint64_t a, uint64_t b)
-{
-    return a + b;
-}
-static GA_HD inline uint64_t
-ga_mul(uint64_t a, uint64_t b)
-{
-    return a * b;
-}
-static GA_HD inline float
-ga_add(float a, float b)
-{
-    return a + b;
-}
-static GA_HD inline float
-ga_mul(float a, float b)
-{
-    return a * b;
-}
-static GA_HD inline double
-ga_add(double a, double b)
-{
-    return a + b;
-}
-static GA_HD inline double
-ga_mul(double a, double b)
-{
-    return a * b;
-}
-template <class C>
-static GA_HD inline C
-ga_cadd(C a, C b)
-{
-    C z;
-    z.re = a.re + b.re;
-    z.im = a.im + b.im;
-    return z;
-}
-template <class C>
-static GA_HD inline C
-ga_cmul(C a, C b)
-{
-    C z;
-    z.re = a.re * b.re - a.im * b.im;
-    z.im = a.re * b.im + a.im * b.re;
-    return z;
-}
-static GA_HD inline ga_cf
-ga_add(ga_cf a, ga_cf b)
-{
-    return ga_cadd(a, b);
-}
-static GA_HD inline ga_cf
-ga_mul(ga_cf a, ga_cf b)
-{
-    return ga_cmul(a, b);
-}
-static GA_HD inline ga_cd
-ga_add(ga_cd a, ga_cd b)
-{
-    return ga_cadd(a, b);
-}
-static GA_HD inline ga_cd
-ga_mul(ga_cd a, ga_cd b)
-{
-    return ga_cmul(a, b);
-}
+/* ---- a thread's serial sum: Kahan-compensated in a floating accumulator (exact
+ * types need no compensation); ga_reduce_math.h's arithmetic ---- */
 
-template <class A>
-static GA_HD inline A
-ga_const(int v)
-{
-    if constexpr (std::is_same<A, ga_cf>::value || std::is_same<A, ga_cd>::value) {
-        A z;
-        z.re = v;
-        z.im = 0;
-        return z;
-    }
-    else {
-        return (A)v;
-    }
-}
-
-/* Kahan's compensated sum s += x (c carries the lost low bits). Exact types need no
- * compensation. Once s is infinite or NaN the compensation is dropped, so inf + 1
- * stays inf instead of becoming inf - inf = NaN. */
-template <class T>
-static GA_HD inline void
-ga_kahan_real(T &s, T &c, T x)
-{
-    T y = x - c;
-    T t = s + y;
-    T d = t - t;
-    c = d == d ? (t - s) - y : (T)0;
-    s = t;
-}
 static GA_HD inline void
 ga_kahan(float &s, float &c, float x)
 {
-    ga_kahan_real(s, c, x);
+    ga_rm_kahan_f32(&s, &c, x);
 }
 static GA_HD inline void
 ga_kahan(double &s, double &c, double x)
 {
-    ga_kahan_real(s, c, x);
+    ga_rm_kahan_f64(&s, &c, x);
 }
 template <class C>
 static GA_HD inline void
 ga_kahan(C &s, C &c, C x)
 {
-    ga_kahan_real(s.re, c.re, x.re);
-    ga_kahan_real(s.im, c.im, x.im);
+    ga_kahan(s.re, c.re, x.re);
+    ga_kahan(s.im, c.im, x.im);
 }
 static GA_HD inline void
 ga_kahan(int64_t &s, int64_t &c, int64_t x)
 {
     (void)c;
-    s = ga_add(s, x);
+    s = ga_rm_sum_i64(s, x);
 }
 static GA_HD inline void
 ga_kahan(uint64_t &s, uint64_t &c, uint64_t x)
 {
     (void)c;
-    s = ga_add(s, x);
+    s = ga_rm_sum_u64(s, x);
 }
 
-/* ---- values compared by max/min/argmax/argmin: NaN tests and orderings ---- */
+/* ---- values compared by max/min/argmax/argmin (ordered by ga_rm_takes) ---- */
 
 template <int DT> struct ga_cmpval {
     typedef typename ga_storage<DT>::type type;
@@ -202,31 +101,6 @@ ga_ld_cmp(const char *p)
     }
 }
 
-template <class V>
-static GA_HD inline bool
-ga_isnan(V v)
-{
-    if constexpr (std::is_same<V, ga_cf>::value || std::is_same<V, ga_cd>::value) {
-        return v.re != v.re || v.im != v.im;
-    }
-    else {
-        return v != v;
-    }
-}
-
-/* a > b; complex numbers compare lexicographically (NumPy's order) */
-template <class V>
-static GA_HD inline bool
-ga_gt(V a, V b)
-{
-    if constexpr (std::is_same<V, ga_cf>::value || std::is_same<V, ga_cd>::value) {
-        return a.re > b.re || (a.re == b.re && a.im > b.im);
-    }
-    else {
-        return a > b;
-    }
-}
-
 /* ---- the policies ----
  * Each has: acc_t (plain data: it lives in shared memory), state_t (a thread's serial
  * accumulator), init(op), load(p, r) -> acc_t, push(state, x, op), value(state),
@@ -243,8 +117,8 @@ template <int DT, class A> struct ga_rp_sum {
     init(int op)
     {
         state_t st;
-        st.s = ga_const<A>(op == GA_RED_PROD ? 1 : 0);
-        st.c = ga_const<A>(0);
+        st.s = ga_rm_identity<A>(ga_rm_is_prod(op, 0));
+        st.c = ga_rm_identity<A>(0);
         return st;
     }
     static GA_HD acc_t
@@ -256,8 +130,8 @@ template <int DT, class A> struct ga_rp_sum {
     static GA_HD void
     push(state_t &st, acc_t x, int op)
     {
-        if (op == GA_RED_PROD) {
-            st.s = ga_mul(st.s, x);
+        if (ga_rm_is_prod(op, 0)) {
+            st.s = ga_rm_sp(st.s, x, 1);
         }
         else {
             ga_kahan(st.s, st.c, x);
@@ -271,12 +145,12 @@ template <int DT, class A> struct ga_rp_sum {
     static GA_HD acc_t
     combine(acc_t a, acc_t b, int op)
     {
-        return op == GA_RED_PROD ? ga_mul(a, b) : ga_add(a, b);
+        return ga_rm_sp(a, b, ga_rm_is_prod(op, 0));
     }
     static GA_HD void
     store(char *p, int dt, acc_t v)
     {
-        ga_st_as(p, dt, v);
+        ga_rm_store(p, dt, v);
     }
 };
 
@@ -296,8 +170,10 @@ template <class Self, class Acc> struct ga_rp_simple {
     }
 };
 
-/* MAX and MIN: NaN wins (any NaN; they are all NaN). The identity is "no element yet"
- * (a flag), since a dtype's lowest value is not an identity for NaN-aware max. */
+/* MAX and MIN: ga_rm_takes's rule (NaN wins, the earlier one on ties). The identity
+ * is "no element yet" (a flag), since a dtype's lowest value is not an identity for
+ * NaN-aware max. `a` is the earlier partial result in every combine (lower lane,
+ * lower split). */
 template <int DT> struct ga_ext_acc {
     typename ga_cmpval<DT>::type v;
     int has;
@@ -325,41 +201,19 @@ struct ga_rp_ext : ga_rp_simple<ga_rp_ext<DT>, ga_ext_acc<DT>> {
     static GA_HD acc_t
     combine(acc_t a, acc_t b, int op)
     {
-        if (!a.has || ga_isnan(b.v)) {
-            return b.has ? b : a;
-        }
-        if (!b.has || ga_isnan(a.v)) {
-            return a;
-        }
-        bool take_b = op == GA_RED_MAX ? ga_gt(b.v, a.v) : ga_gt(a.v, b.v);
-        return take_b ? b : a;
+        return b.has && (!a.has || ga_rm_takes(a.v, b.v, op == GA_RED_MAX)) ? b : a;
     }
     static GA_HD void
     store(char *p, int dt, acc_t a)
     {
-        if constexpr (DT == GA_FLOAT16) {
-            ga_st(p, ga_float_to_half(a.v)); /* exact: the value came from a half */
-            (void)dt;
-        }
-        else if constexpr (DT == GA_COMPLEX64 || DT == GA_COMPLEX128) {
-            ga_st(p, a.v);
-            (void)dt;
-        }
-        else {
-            if (dt == DT) {
-                ga_st(p, (typename ga_storage<DT>::type)a.v);
-            }
-            else {
-                ga_st_as(p, dt, a.v);
-            }
-        }
+        ga_rm_store(p, dt, a.v); /* exact: the value came from an element of dt */
     }
 };
 
 /* ARGMAX and ARGMIN: the flat index (C order over the reduced axes) of the extreme
- * element; the first one on ties, and the first NaN if there is one. The combine is a
- * selection under a total order (NaN above everything, then value, then the smaller
- * index), so the tree may combine partials in any grouping. */
+ * element; the first one on ties, and the first NaN if there is one. The combine
+ * (ga_rm_arg_takes) is a selection under a total order (NaN above everything, then
+ * value, then the smaller index), so the tree may combine partials in any grouping. */
 template <int DT> struct ga_arg_acc {
     typename ga_cmpval<DT>::type v;
     int64_t i; /* -1: no element yet */
@@ -393,56 +247,55 @@ struct ga_rp_arg : ga_rp_simple<ga_rp_arg<DT>, ga_arg_acc<DT>> {
         if (b.i < 0) {
             return a;
         }
-        acc_t x = a.i < b.i ? a : b; /* the earlier one */
-        acc_t y = a.i < b.i ? b : a;
-        if (ga_isnan(x.v)) {
-            return x;
-        }
-        if (ga_isnan(y.v)) {
-            return y;
-        }
-        bool take_y = op == GA_RED_ARGMAX ? ga_gt(y.v, x.v) : ga_gt(x.v, y.v);
-        return take_y ? y : x;
+        return ga_rm_arg_takes(a.v, a.i, b.v, b.i, op == GA_RED_ARGMAX) ? b : a;
     }
     static GA_HD void
     store(char *p, int dt, acc_t a)
     {
-        ga_st_as(p, dt, a.i < 0 ? (int64_t)0 : a.i);
+        ga_rm_store_i64(p, dt, a.i < 0 ? (int64_t)0 : a.i);
     }
 };
 
-/* ALL and ANY: truth is "nonzero" (NaN is true; complex: either part nonzero). */
+/* The truth of an element of dtype DT: the shared cast to bool (nonzero; NaN is
+ * true; complex: either part nonzero), as the CPU's reductions read it. */
+template <int DT> struct ga_truth;
+#define GA_X_TRUTH(e, name, kind, size, ch, ctype)                                     \
+    template <> struct ga_truth<e> {                                                   \
+        static GA_HD int                                                               \
+        of(const char *p)                                                              \
+        {                                                                              \
+            char t;                                                                    \
+            ga_k_cast_##name##_bool(&t, p);                                            \
+            return t;                                                                  \
+        }                                                                              \
+    };
+GA_DTYPES(GA_X_TRUTH)
+#undef GA_X_TRUTH
+
+/* ALL and ANY: ga_rm_bool_combine over the elements' truth. */
 template <int DT>
 struct ga_rp_bool : ga_rp_simple<ga_rp_bool<DT>, int> {
     typedef int acc_t;
     static GA_HD acc_t
     init(int op)
     {
-        return op == GA_RED_ALL ? 1 : 0;
+        return ga_rm_bool_identity(op);
     }
     static GA_HD acc_t
     load(const char *p, int64_t r)
     {
         (void)r;
-        if constexpr (DT == GA_COMPLEX64 || DT == GA_COMPLEX128) {
-            return ga_ld_real<DT>(p) != 0.0 || ga_ld_imag<DT>(p) != 0.0;
-        }
-        else if constexpr (DT == GA_FLOAT16) {
-            return (ga_ld<DT>(p) & 0x7fffu) != 0;
-        }
-        else {
-            return ga_ld<DT>(p) != 0;
-        }
+        return ga_truth<DT>::of(p);
     }
     static GA_HD acc_t
     combine(acc_t a, acc_t b, int op)
     {
-        return op == GA_RED_ALL ? (a && b) : (a || b);
+        return ga_rm_bool_combine(a, b, op);
     }
     static GA_HD void
     store(char *p, int dt, acc_t a)
     {
-        ga_st_as(p, dt, (int64_t)(a != 0));
+        ga_rm_store_i64(p, dt, a != 0);
     }
 };
 
@@ -739,9 +592,10 @@ ga_cuda_reduce(int dev, const ga_reduce_desc *d)
 }
 
 /* ---- scans ----
- * Many rows (more rows than a grid needs threads): k_scan_rows, a thread per row,
- * each partial result rounded to the output dtype the way NumPy's sequential
- * accumulate rounds it (exact order). Few long rows (a cumulative sum of one vector)
+ * Many rows (more rows than a grid needs threads): k_scan_rows, a thread per row, in
+ * the CPU's order with the CPU's accumulator (ga_scan_acc_kind: floating scans in
+ * double or complex128, rounded once into the output), so the two agree exactly.
+ * Few long rows (a cumulative sum of one vector)
  * would leave the GPU idle on that kernel, so they run reduce-then-scan over tiles:
  *   1. k_scan_tile_sums: a block per (row, tile) reduces its tile (block reduction);
  *   2. k_scan_tile_offsets: a thread per row turns its tiles' sums into exclusive
@@ -751,21 +605,7 @@ ga_cuda_reduce(int dev, const ga_reduce_desc *d)
  *      contiguous stretch), a block-wide exclusive scan of the threads' sums (warp
  *      shuffles, then one warp over the warps' totals) giving each thread its start.
  * Three launches, no host wait. Integer results are exact (wrapping arithmetic is
- * associative); floating results are a differently ordered sum of the same terms,
- * within rounding of NumPy's. */
-
-template <class A>
-static GA_HD inline A
-ga_round_to(int out_dt, A v)
-{
-    if constexpr (std::is_same<A, float>::value) {
-        if (out_dt == GA_FLOAT16) {
-            return ga_half_to_float(ga_float_to_half(v));
-        }
-    }
-    (void)out_dt;
-    return v;
-}
+ * associative); floating results are a differently ordered sum of the same terms. */
 
 /* The scan's combine as a reduction policy (for ga_block_reduce and the block scan). */
 template <class A> struct ga_scan_pol {
@@ -774,7 +614,7 @@ template <class A> struct ga_scan_pol {
     static GA_HD A
     init(int op)
     {
-        return ga_const<A>(op == GA_SCAN_CUMPROD ? 1 : 0);
+        return ga_rm_identity<A>(ga_rm_is_prod(op, 1));
     }
     static GA_HD A
     value(const A &a)
@@ -784,7 +624,7 @@ template <class A> struct ga_scan_pol {
     static GA_HD A
     combine(A a, A b, int op)
     {
-        return op == GA_SCAN_CUMPROD ? ga_mul(a, b) : ga_add(a, b);
+        return ga_rm_sp(a, b, ga_rm_is_prod(op, 1));
     }
 };
 
@@ -792,7 +632,8 @@ template <int DT, class A>
 static GA_HD inline A
 ga_scan_load(const ga_scan_desc &s, const char *p)
 {
-    return ga_round_to(s.out_dtype, ga_ld_as<DT, A>(p));
+    (void)s;
+    return ga_ld_as<DT, A>(p);
 }
 
 template <int DT, class A>
@@ -810,11 +651,11 @@ k_scan_rows(ga_scan_desc s)
     for (int64_t row = ga_gtid(); row < rows; row += ga_gstride()) {
         const char *in = s.in + ga_offset(nd - 1, s.shape, s.in_strides, row);
         char *out = s.out + ga_offset(nd - 1, s.shape, s.out_strides, row);
-        A acc = ga_scan_pol<A>::init(s.op);
+        const int prod = ga_rm_is_prod(s.op, 1);
+        A acc = ga_rm_identity<A>(prod);
         for (int64_t k = 0; k < len; k++) {
-            A x = ga_scan_load<DT, A>(s, in + k * is);
-            acc = ga_round_to(s.out_dtype, ga_scan_pol<A>::combine(acc, x, s.op));
-            ga_st_as(out + k * os, s.out_dtype, acc);
+            acc = ga_rm_scan_step(acc, ga_scan_load<DT, A>(s, in + k * is), prod, k == 0);
+            ga_rm_store(out + k * os, s.out_dtype, acc);
         }
     }
 }
@@ -885,9 +726,9 @@ k_scan_tile_apply(ga_scan_desc s, int64_t rows, int64_t tiles, const A *offsets)
             A total;
             A acc = P::combine(carry, ga_block_exclusive_scan<P>(part, s.op, &total), s.op);
             for (int64_t j = j0; j < j1; j++) {
-                A x = ga_scan_load<DT, A>(s, in + j * is);
-                acc = ga_round_to(s.out_dtype, P::combine(acc, x, s.op));
-                ga_st_as(out + j * os, s.out_dtype, acc);
+                acc = ga_rm_scan_step(acc, ga_scan_load<DT, A>(s, in + j * is),
+                                      ga_rm_is_prod(s.op, 1), j == 0);
+                ga_rm_store(out + j * os, s.out_dtype, acc);
             }
             carry = P::combine(carry, total, s.op);
         }
@@ -944,6 +785,16 @@ ga_scan_launch(int dev, const ga_scan_desc *s, int64_t rows)
     return GA_OK;
 }
 
+/* Scans accumulate floats in double (complex in complex128) whatever the output, as
+ * the CPU's do (ga_reduce_math.h): a float32 running sum of many terms drifts. A scan
+ * reads and writes every element once, so the wider arithmetic costs no bandwidth. */
+static int
+ga_scan_acc_kind(int out_dt)
+{
+    const int k = ga_acc_kind(out_dt);
+    return k == GA_ACC_F32 ? GA_ACC_F64 : k == GA_ACC_C64 ? GA_ACC_C128 : k;
+}
+
 typedef struct {
     ga_scan_launcher fn[GA_NTYPES][GA_NACC];
 } ga_scan_table;
@@ -955,9 +806,9 @@ ga_scan_build_table(void)
 #define GA_X_SCAN(e, name, kind, size, ch, ctype)                                      \
     t.fn[e][GA_ACC_I64] = ga_scan_launch<e, int64_t>;                                  \
     t.fn[e][GA_ACC_U64] = ga_scan_launch<e, uint64_t>;                                 \
-    t.fn[e][GA_ACC_F32] = ga_scan_launch<e, float>;                                    \
+    t.fn[e][GA_ACC_F32] = nullptr; /* ga_scan_acc_kind never picks it */               \
     t.fn[e][GA_ACC_F64] = ga_scan_launch<e, double>;                                   \
-    t.fn[e][GA_ACC_C64] = ga_scan_launch<e, ga_cf>;                                    \
+    t.fn[e][GA_ACC_C64] = nullptr;                                                     \
     t.fn[e][GA_ACC_C128] = ga_scan_launch<e, ga_cd>;
     GA_DTYPES(GA_X_SCAN)
 #undef GA_X_SCAN
@@ -985,5 +836,5 @@ ga_cuda_scan(int dev, const ga_scan_desc *s)
             rows *= s->shape[k];
         }
     }
-    return table.fn[s->in_dtype][ga_acc_kind(s->out_dtype)](dev, s, rows);
+    return table.fn[s->in_dtype][ga_scan_acc_kind(s->out_dtype)](dev, s, rows);
 }
