@@ -20,17 +20,15 @@
 
 #include "ga_blas.h"
 #include "ga_cpu.h"
+#include "ga_cpu_convert.h"
 #include "ga_cpu_loop.h"
 #include "ga_error.h"
-#include "ga_half.h"
 
 #define MC 128
 #define KC 256
 #define NC 64
 
-typedef struct {
-    double re, im;
-} cplx;
+typedef ga_c128 cplx;
 
 typedef enum { W_F32, W_F64, W_C128, W_U64 } wkind;
 
@@ -47,103 +45,32 @@ wkind_of(int dt)
     }
 }
 
-static inline double
-rd_f(int dt, const char *p)
-{
-    switch (dt) {
-    case GA_FLOAT16: {
-        uint16_t h;
-        memcpy(&h, p, 2);
-        return ga_half_to_float(h);
-    }
-    case GA_FLOAT32: {
-        float f;
-        memcpy(&f, p, 4);
-        return f;
-    }
-    default: {
-        double d;
-        memcpy(&d, p, 8);
-        return d;
-    }
-    }
-}
+/* Operands are packed and the result written back a run at a time through
+ * ga_cpu_convert.h: the shared casts, one switch per run. */
 
-static inline cplx
-rd_c(int dt, const char *p)
+/* A run of n elements `stride` bytes apart, converted into the working buffer `w`
+ * (n slots of the working type). */
+static void
+load_run(wkind wk, int dt, const char *src, int64_t stride, int64_t n, void *w)
 {
-    cplx c;
-    if (dt == GA_COMPLEX64) {
-        float f[2];
-        memcpy(f, p, sizeof(f));
-        c.re = f[0];
-        c.im = f[1];
-    } else {
-        memcpy(&c, p, sizeof(c));
+    switch (wk) {
+    case W_F32: {
+        double tmp[MC > NC ? MC : NC];
+        ga_cv_load_f64(dt, src, stride, n, tmp);
+        for (int64_t i = 0; i < n; i++) {
+            ((float *)w)[i] = (float)tmp[i];
+        }
+        break;
     }
-    return c;
-}
-
-static inline uint64_t
-rd_u(int dt, const char *p)
-{
-    switch (dt) {
-    case GA_BOOL:
-        return *(const uint8_t *)p != 0;
-    case GA_INT8:
-        return (uint64_t)(int64_t) * (const int8_t *)p;
-    case GA_UINT8:
-        return *(const uint8_t *)p;
-    case GA_INT16: {
-        int16_t v;
-        memcpy(&v, p, 2);
-        return (uint64_t)(int64_t)v;
-    }
-    case GA_UINT16: {
-        uint16_t v;
-        memcpy(&v, p, 2);
-        return v;
-    }
-    case GA_INT32: {
-        int32_t v;
-        memcpy(&v, p, 4);
-        return (uint64_t)(int64_t)v;
-    }
-    case GA_UINT32: {
-        uint32_t v;
-        memcpy(&v, p, 4);
-        return v;
-    }
-    default: {
-        uint64_t v;
-        memcpy(&v, p, 8);
-        return v;
-    }
-    }
-}
-
-static inline void
-wr_u(int dt, char *p, uint64_t v)
-{
-    if (dt == GA_BOOL) {
-        *(uint8_t *)p = v != 0;
-        return;
-    }
-    /* little-endian: the low bytes are the truncated value */
-    memcpy(p, &v, (size_t)ga_dtype_itemsize((ga_dtype)dt));
-}
-
-static inline void
-wr_f(int dt, char *p, double v)
-{
-    if (dt == GA_FLOAT16) {
-        uint16_t h = ga_float_to_half((float)v);
-        memcpy(p, &h, 2);
-    } else if (dt == GA_FLOAT32) {
-        float f = (float)v;
-        memcpy(p, &f, 4);
-    } else {
-        memcpy(p, &v, 8);
+    case W_F64:
+        ga_cv_load_f64(dt, src, stride, n, (double *)w);
+        break;
+    case W_C128:
+        ga_cv_load_c128(dt, src, stride, n, (cplx *)w);
+        break;
+    case W_U64: /* integers and bool: the bits of int64 and uint64 agree */
+        ga_cv_load_i64(dt, src, stride, n, (int64_t *)w, 0);
+        break;
     }
 }
 
@@ -177,45 +104,16 @@ block_task(const ga_gemm_desc *g, wkind wk, int64_t bi, int64_t ic, int64_t jc,
     char *bp = ap + (size_t)KC * MC * wsz; /* KC x NC, j fastest */
     char *cc = bp + (size_t)KC * NC * wsz; /* NC x MC, i fastest */
     memset(cc, 0, (size_t)MC * NC * wsz);
+    /* bytes from A(i, p) to A(i + 1, p), and from B(p, j) to B(p, j + 1) */
+    const int64_t a_step = (g->transa ? g->lda : 1) * item;
+    const int64_t b_step = (g->transb ? 1 : g->ldb) * item;
     for (int64_t pc = 0; pc < g->k; pc += KC) {
         int64_t kc = g->k - pc < KC ? g->k - pc : KC;
         for (int64_t p = 0; p < kc; p++) {
-            for (int64_t i = 0; i < mc; i++) {
-                const char *s = elem_a(g, a, ic + i, pc + p, item);
-                size_t at = (size_t)(p * mc + i);
-                switch (wk) {
-                case W_F32:
-                    ((float *)ap)[at] = (float)rd_f(dt, s);
-                    break;
-                case W_F64:
-                    ((double *)ap)[at] = rd_f(dt, s);
-                    break;
-                case W_C128:
-                    ((cplx *)ap)[at] = rd_c(dt, s);
-                    break;
-                case W_U64:
-                    ((uint64_t *)ap)[at] = rd_u(dt, s);
-                    break;
-                }
-            }
-            for (int64_t j = 0; j < nc; j++) {
-                const char *s = elem_b(g, b, pc + p, jc + j, item);
-                size_t at = (size_t)(p * nc + j);
-                switch (wk) {
-                case W_F32:
-                    ((float *)bp)[at] = (float)rd_f(dt, s);
-                    break;
-                case W_F64:
-                    ((double *)bp)[at] = rd_f(dt, s);
-                    break;
-                case W_C128:
-                    ((cplx *)bp)[at] = rd_c(dt, s);
-                    break;
-                case W_U64:
-                    ((uint64_t *)bp)[at] = rd_u(dt, s);
-                    break;
-                }
-            }
+            load_run(wk, dt, elem_a(g, a, ic, pc + p, item), a_step, mc,
+                     ap + (size_t)(p * mc) * wsz);
+            load_run(wk, dt, elem_b(g, b, pc + p, jc, item), b_step, nc,
+                     bp + (size_t)(p * nc) * wsz);
         }
         /* cc[:, j] += ap[p, :] * bp[p, j]: the inner loop runs over contiguous i */
 #define MULADD(W)                                                                      \
@@ -255,51 +153,62 @@ block_task(const ga_gemm_desc *g, wkind wk, int64_t bi, int64_t ic, int64_t jc,
         }
 #undef MULADD
     }
-    /* C = alpha * acc + beta * C */
+    /* C = alpha * acc + beta * C, a column of the block (contiguous in C) at a time */
     for (int64_t j = 0; j < nc; j++) {
-        for (int64_t i = 0; i < mc; i++) {
-            char *dst = c + ((ic + i) + (jc + j) * g->ldc) * item;
-            size_t at = (size_t)(j * mc + i);
-            switch (wk) {
-            case W_F32:
-            case W_F64: {
-                double v = wk == W_F32 ? ((float *)cc)[at] : ((double *)cc)[at];
-                v *= g->alpha;
-                if (g->beta != 0.0) {
-                    v += g->beta * rd_f(dt, dst);
-                }
-                wr_f(dt, dst, v);
-                break;
+        char *dst = c + (ic + (jc + j) * g->ldc) * item;
+        switch (wk) {
+        case W_F32:
+        case W_F64: {
+            double v[MC], old[MC];
+            for (int64_t i = 0; i < mc; i++) {
+                size_t at = (size_t)(j * mc + i);
+                v[i] = (wk == W_F32 ? ((float *)cc)[at] : ((double *)cc)[at]) * g->alpha;
             }
-            case W_C128: {
-                cplx v = ((cplx *)cc)[at];
-                v.re *= g->alpha;
-                v.im *= g->alpha;
-                if (g->beta != 0.0) {
-                    cplx o = rd_c(dt, dst);
-                    v.re += g->beta * o.re;
-                    v.im += g->beta * o.im;
+            if (g->beta != 0.0) {
+                ga_cv_load_f64(dt, dst, item, mc, old);
+                for (int64_t i = 0; i < mc; i++) {
+                    v[i] += g->beta * old[i];
                 }
-                if (dt == GA_COMPLEX64) {
-                    float f[2] = {(float)v.re, (float)v.im};
-                    memcpy(dst, f, sizeof(f));
-                } else {
-                    memcpy(dst, &v, sizeof(v));
-                }
-                break;
             }
-            case W_U64: {
-                uint64_t v = ((uint64_t *)cc)[at];
+            ga_cv_store_f64(dt, dst, item, mc, v);
+            break;
+        }
+        case W_C128: {
+            cplx v[MC], old[MC];
+            for (int64_t i = 0; i < mc; i++) {
+                v[i] = ((cplx *)cc)[j * mc + i];
+                v[i].re *= g->alpha;
+                v[i].im *= g->alpha;
+            }
+            if (g->beta != 0.0) {
+                ga_cv_load_c128(dt, dst, item, mc, old);
+                for (int64_t i = 0; i < mc; i++) {
+                    v[i].re += g->beta * old[i].re;
+                    v[i].im += g->beta * old[i].im;
+                }
+            }
+            ga_cv_store_c128(dt, dst, item, mc, v);
+            break;
+        }
+        case W_U64: { /* wrapping arithmetic in uint64, kept in int64 slots */
+            int64_t v[MC], old[MC];
+            for (int64_t i = 0; i < mc; i++) {
+                uint64_t x = ((uint64_t *)cc)[j * mc + i];
                 if (g->alpha != 1.0) {
-                    v *= (uint64_t)(int64_t)g->alpha;
+                    x *= (uint64_t)(int64_t)g->alpha;
                 }
-                if (g->beta != 0.0) {
-                    v += (uint64_t)(int64_t)g->beta * rd_u(dt, dst);
+                v[i] = (int64_t)x;
+            }
+            if (g->beta != 0.0) {
+                ga_cv_load_i64(dt, dst, item, mc, old, 0);
+                for (int64_t i = 0; i < mc; i++) {
+                    v[i] = (int64_t)((uint64_t)v[i] +
+                                     (uint64_t)(int64_t)g->beta * (uint64_t)old[i]);
                 }
-                wr_u(dt, dst, v);
-                break;
             }
-            }
+            ga_cv_store_i64(dt, dst, item, mc, v, 0);
+            break;
+        }
         }
     }
 }

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "ga_cpu.h"
+#include "ga_cpu_convert.h"
 #include "ga_cpu_loop.h"
 #include "ga_error.h"
 #include "ga_half.h"
@@ -45,122 +46,6 @@
 typedef enum { WK_F64, WK_I64, WK_U64, WK_C128, WK_B } work_kind;
 
 typedef ga_c128 cplx;
-
-/* --- conversion between strided runs and the working buffer ------------------------
- * Every conversion goes through the shared casts of ga_kernels.h (GA_K_READ_<dtype>
- * reads an element and hands it to the writer ga_w_<i|u|d|c>_<dtype> of the target),
- * the same rule the CUDA kernels and astype use: NaN to 0, floats saturate to an
- * integer type's range, integers wrap. One case per dtype, expanded from GA_DTYPES. */
-
-/* Extra level so TO is expanded before GA_K_READ_<name> pastes it into a writer name. */
-#define READ_AS(name, in, to, o) READ_AS_(name, in, to, o)
-#define READ_AS_(name, in, to, o) GA_K_READ_##name(0, in, to, o)
-#define READ_CASE(e, name, kind, size, ch, ctype)                                      \
-    case e:                                                                            \
-        for (int64_t i = 0; i < n; i++) {                                              \
-            READ_AS(name, p + i * s, TO, (char *)&out[i]);                             \
-        }                                                                              \
-        break;
-
-static void
-load_f64(int dt, const char *p, int64_t s, int64_t n, double *out)
-{
-#define TO float64
-    switch (dt) {
-        GA_DTYPES(READ_CASE)
-    }
-#undef TO
-}
-
-/* `is_unsigned`: the working type is uint64 (its bits kept in the int64 slots), so a
- * float saturates to uint64's range; integers have the same bits either way. */
-static void
-load_i64(int dt, const char *p, int64_t s, int64_t n, int64_t *out, int is_unsigned)
-{
-    if (is_unsigned) {
-#define TO uint64
-        switch (dt) {
-            GA_DTYPES(READ_CASE)
-        }
-#undef TO
-        return;
-    }
-#define TO int64
-    switch (dt) {
-        GA_DTYPES(READ_CASE)
-    }
-#undef TO
-}
-
-static void
-load_c128(int dt, const char *p, int64_t s, int64_t n, cplx *out)
-{
-#define TO complex128
-    switch (dt) {
-        GA_DTYPES(READ_CASE)
-    }
-#undef TO
-}
-
-/* truth: nonzero (NaN is true; complex: either part nonzero) */
-static void
-load_nz(int dt, const char *p, int64_t s, int64_t n, uint8_t *out)
-{
-#define TO bool
-    switch (dt) {
-        GA_DTYPES(READ_CASE)
-    }
-#undef TO
-}
-#undef READ_CASE
-
-#define STORE_CASE(e, name, kind, size, ch, ctype)                                     \
-    case e:                                                                            \
-        for (int64_t i = 0; i < n; i++) {                                              \
-            WRITE(name, p + i * s, in[i]);                                             \
-        }                                                                              \
-        break;
-
-static void
-store_f64(int dt, char *p, int64_t s, int64_t n, const double *in)
-{
-#define WRITE(name, o, v) ga_w_d_##name(o, v)
-    switch (dt) {
-        GA_DTYPES(STORE_CASE)
-    }
-#undef WRITE
-}
-
-/* `is_unsigned`: the bits hold a uint64 (matters only for conversion to floats). */
-static void
-store_i64(int dt, char *p, int64_t s, int64_t n, const int64_t *in, int is_unsigned)
-{
-    if (is_unsigned) {
-#define WRITE(name, o, v) ga_w_u_##name(o, (uint64_t)(v))
-        switch (dt) {
-            GA_DTYPES(STORE_CASE)
-        }
-#undef WRITE
-        return;
-    }
-#define WRITE(name, o, v) ga_w_i_##name(o, v)
-    switch (dt) {
-        GA_DTYPES(STORE_CASE)
-    }
-#undef WRITE
-}
-
-static void
-store_c128(int dt, char *p, int64_t s, int64_t n, const cplx *in)
-{
-#define WRITE(name, o, v) ga_w_c_##name(o, (v).re, (v).im)
-    switch (dt) {
-        GA_DTYPES(STORE_CASE)
-    }
-#undef WRITE
-}
-
-#undef STORE_CASE
 
 /* --- reduction state ------------------------------------------------------------ */
 
@@ -480,17 +365,17 @@ load_work(work_kind wk, int dt, const char *p, int64_t s, int64_t n, work_buf *b
 {
     switch (wk) {
     case WK_F64:
-        load_f64(dt, p, s, n, b->f);
+        ga_cv_load_f64(dt, p, s, n, b->f);
         break;
     case WK_I64:
     case WK_U64:
-        load_i64(dt, p, s, n, b->i, wk == WK_U64);
+        ga_cv_load_i64(dt, p, s, n, b->i, wk == WK_U64);
         break;
     case WK_C128:
-        load_c128(dt, p, s, n, b->c);
+        ga_cv_load_c128(dt, p, s, n, b->c);
         break;
     case WK_B:
-        load_nz(dt, p, s, n, b->b);
+        ga_cv_load_nz(dt, p, s, n, b->b);
         break;
     }
 }
@@ -1262,13 +1147,13 @@ scan_rows_chunk(void *ctx, int64_t chunk)
             char *dst = op + j * os;
             switch (wk) {
             case WK_F64:
-                store_f64(odt, dst, os, n, b.f);
+                ga_cv_store_f64(odt, dst, os, n, b.f);
                 break;
             case WK_C128:
-                store_c128(odt, dst, os, n, b.c);
+                ga_cv_store_c128(odt, dst, os, n, b.c);
                 break;
             default:
-                store_i64(odt, dst, os, n, b.i, k == GA_KIND_UINT);
+                ga_cv_store_i64(odt, dst, os, n, b.i, k == GA_KIND_UINT);
                 break;
             }
         }

@@ -12,20 +12,6 @@
 /* --- scalars ------------------------------------------------------------------------
  */
 
-/* Range of each integer dtype, as doubles and as exact integers. */
-static void
-int_range(ga_dtype t, int64_t *lo, uint64_t *hi)
-{
-    int bits = 8 * ga_dtype_itemsize(t);
-    if (ga_dtype_kind(t) == GA_KIND_UINT) {
-        *lo = 0;
-        *hi = bits == 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
-    } else {
-        *lo = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
-        *hi = bits == 64 ? (uint64_t)INT64_MAX : (((uint64_t)1 << (bits - 1)) - 1);
-    }
-}
-
 /* Integer bits (wrapped into the dtype) and float values as storage bytes. */
 static void
 store_int(ga_dtype t, uint64_t bits, ga_scalar_bytes *out)
@@ -66,7 +52,7 @@ ga_scalar_from_double(ga_dtype dtype, double re, double im, ga_scalar_bytes *out
     double t = trunc(re);
     int64_t lo;
     uint64_t hi;
-    int_range(dtype, &lo, &hi);
+    ga_dtype_int_range(dtype, &lo, &hi);
     /* (double)hi may round up (2^63, 2^64): compare with < on the rounded bound */
     if (t < (double)lo || t >= (double)hi + 1.0) {
         return ga_error(GA_ERR_OVERFLOW, "%g is out of bounds for %s", re,
@@ -91,7 +77,7 @@ ga_scalar_from_int(ga_dtype dtype, int64_t v, int is_unsigned, ga_scalar_bytes *
     }
     int64_t lo;
     uint64_t hi;
-    int_range(dtype, &lo, &hi);
+    ga_dtype_int_range(dtype, &lo, &hi);
     int ok =
         is_unsigned ? (uint64_t)v <= hi : (v >= lo && (v < 0 || (uint64_t)v <= hi));
     if (!ok) {

@@ -87,6 +87,21 @@ ga_dtype_is_inexact(ga_dtype t)
     return ga_dtype_infos[t].kind >= GA_KIND_FLOAT;
 }
 
+/* Range of an integer dtype: [lo, hi], lo as int64 and hi as uint64 (both exact). */
+static inline void
+ga_dtype_int_range(ga_dtype t, int64_t *lo, uint64_t *hi)
+{
+    int bits = 8 * ga_dtype_itemsize(t);
+    if (ga_dtype_kind(t) == GA_KIND_UINT) {
+        *lo = 0;
+        *hi = bits == 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
+    }
+    else {
+        *lo = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+        *hi = bits == 64 ? (uint64_t)INT64_MAX : (((uint64_t)1 << (bits - 1)) - 1);
+    }
+}
+
 /* Name -> dtype ("float32", "f4", "float", ...); returns GA_OK or GA_ERR_TYPE. */
 int ga_dtype_from_name(const char *name, ga_dtype *out);
 

@@ -155,18 +155,13 @@ int_fits(const ga_ew_arg *a, ga_dtype t)
     if (a->int_range == 1) {
         return t == GA_UINT64;
     }
-    int64_t v = a->i;
-    switch (t) {
-    case GA_INT8: return v >= INT8_MIN && v <= INT8_MAX;
-    case GA_INT16: return v >= INT16_MIN && v <= INT16_MAX;
-    case GA_INT32: return v >= INT32_MIN && v <= INT32_MAX;
-    case GA_INT64: return 1;
-    case GA_UINT8: return v >= 0 && v <= UINT8_MAX;
-    case GA_UINT16: return v >= 0 && v <= UINT16_MAX;
-    case GA_UINT32: return v >= 0 && v <= (int64_t)UINT32_MAX;
-    case GA_UINT64: return v >= 0;
-    default: return 1;
+    if (!ga_dtype_is_integer(t)) {
+        return 1;
     }
+    int64_t v = a->i, lo;
+    uint64_t hi;
+    ga_dtype_int_range(t, &lo, &hi);
+    return v >= lo && (v < 0 || (uint64_t)v <= hi);
 }
 
 static void

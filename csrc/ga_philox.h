@@ -42,6 +42,7 @@
 #include "ga_config.h"
 #include "ga_dtype.h"
 #include "ga_half.h"
+#include "ga_kernels.h"
 
 #define GA_PHILOX_M0 0xD2511F53u
 #define GA_PHILOX_M1 0xCD9E8D57u
@@ -172,41 +173,18 @@ ga_random_element(const ga_random_desc *r, int64_t i, char *out)
         uint64_t range = (uint64_t)r->hi - (uint64_t)r->lo;
         uint64_t v = ((uint64_t)w.v[0] << 32) | w.v[1];
         uint64_t x = (uint64_t)r->lo + ga_mulhi64(v, range);
+        /* the integer dtypes' writers wrap x into the dtype (one case per dtype) */
         switch (r->dtype) {
-        case GA_INT8: {
-            int8_t t = (int8_t)x;
-            memcpy(GA_K_ELEMENT(out, sizeof(t)), &t, sizeof(t));
+#define GA_X_RAND_INT(e, name, kind, size, ch, ctype)                                  \
+    case e:                                                                            \
+        if (kind == GA_KIND_INT || kind == GA_KIND_UINT) {                             \
+            ga_w_u_##name(out, x);                                                     \
+        }                                                                              \
+        break;
+            GA_DTYPES(GA_X_RAND_INT)
+#undef GA_X_RAND_INT
+        default:
             break;
-        }
-        case GA_UINT8: {
-            uint8_t t = (uint8_t)x;
-            memcpy(GA_K_ELEMENT(out, sizeof(t)), &t, sizeof(t));
-            break;
-        }
-        case GA_INT16: {
-            int16_t t = (int16_t)x;
-            memcpy(GA_K_ELEMENT(out, sizeof(t)), &t, sizeof(t));
-            break;
-        }
-        case GA_UINT16: {
-            uint16_t t = (uint16_t)x;
-            memcpy(GA_K_ELEMENT(out, sizeof(t)), &t, sizeof(t));
-            break;
-        }
-        case GA_INT32: {
-            int32_t t = (int32_t)x;
-            memcpy(GA_K_ELEMENT(out, sizeof(t)), &t, sizeof(t));
-            break;
-        }
-        case GA_UINT32: {
-            uint32_t t = (uint32_t)x;
-            memcpy(GA_K_ELEMENT(out, sizeof(t)), &t, sizeof(t));
-            break;
-        }
-        default: { /* int64, uint64: same bits */
-            memcpy(GA_K_ELEMENT(out, sizeof(x)), &x, sizeof(x));
-            break;
-        }
         }
         return;
     }

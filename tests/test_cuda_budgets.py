@@ -72,6 +72,10 @@ def test_matrix_sum_along_either_axis_fills_the_gpu_in_two_launches(dev, mat, ax
         s = m.sum(axis=axis)
     assert k.launches <= 2 and k.syncs == 0, k
     assert k.max_grid_blocks >= 132, k
+    if axis == 0:
+        # 2048 outputs, each split 66 ways: the second pass is a thread per output
+        # (8 blocks), not a block per output (2048 blocks of mostly idle threads)
+        assert k.max_grid_blocks < mat.shape[1], k
     np.testing.assert_allclose(s.numpy(), mat.astype(np.float64).sum(axis=axis),
                                rtol=1e-5, atol=1e-3)
 
@@ -176,6 +180,17 @@ def test_a_nan_in_the_last_split_wins(dev, op):
     a[SPLIT_N - 2] = np.nan
     got = getattr(gpuarr, op)(gpuarr.asarray(a, device=dev)).numpy()
     np.testing.assert_array_equal(got, getattr(np, op)(a))
+
+
+@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin"])
+def test_a_nan_in_the_last_split_of_a_column_wins(dev, op):
+    # outer axis, 64 outputs: split columns, combined by a thread per output
+    a = np.random.default_rng(4).standard_normal((4096, 64)).astype(np.float32)
+    a[4000, 5] = a[4090, 5] = np.nan
+    a[4095, 9] = np.nan
+    a[:, 7] = 1.0  # ties everywhere: the first index wins
+    got = getattr(gpuarr, op)(gpuarr.asarray(a, device=dev), axis=0).numpy()
+    np.testing.assert_array_equal(got, getattr(np, op)(a, axis=0))
 
 
 @pytest.mark.parametrize("shape, axis", [

@@ -60,7 +60,7 @@ class Kernel:
     spill_ops: int = 0
     widths: Dict[str, int] = field(default_factory=dict)  # "LDG.8" -> count
     shfl: int = 0
-    f2f_half: int = 0  # hardware float -> half conversions (F2F.F16.F32/F64)
+    f2f_half: int = 0  # hardware float -> half conversions (F2F/F2FP.F16.F32/F64)
 
     @property
     def spills(self) -> bool:
@@ -129,7 +129,7 @@ _FUNC = re.compile(r"^\s*Function : (\S+)\s*$")
 # a global (LDG/STG) or generic (LD/ST) memory instruction and its modifiers
 _MEM = re.compile(r"\b(LDG|STG|LD|ST)((?:\.[A-Z0-9_]+)*)\s")
 _SHFL = re.compile(r"\bSHFL\.")
-_F2F_HALF = re.compile(r"\bF2F\.F16\.F(32|64)\b")
+_F2F_HALF = re.compile(r"\bF2FP?\.F16\.F(32|64)\b")  # F2FP...PACK_AB on sm_90
 _SPILL = re.compile(r"\b(STL|LDL)\b")
 
 _WIDTH = {"U8": 8, "S8": 8, "U16": 16, "S16": 16, "64": 64, "128": 128}

@@ -14,11 +14,13 @@
  *     over an outer axis, where neighbouring outputs are neighbours in memory (then
  *     neighbouring threads read neighbouring addresses: coalesced, whereas a block per
  *     output would read with the reduced stride), and for short reductions.
- *   - k_reduce_finish: when the outputs alone would leave multiprocessors idle (a sum
- *     of a whole array has one output), the reduced range is split so that the first
- *     kernel's grid covers every multiprocessor; each split writes its partial result
- *     to scratch memory and this second kernel combines them (two launches, no host
- *     wait, no atomics: the result does not depend on the order blocks ran in).
+ *   - k_reduce_finish (a block per output, after k_reduce_block) or
+ *     k_reduce_finish_cols (a thread per output, after k_reduce_cols): when the
+ *     outputs alone would leave multiprocessors idle (a sum of a whole array has one
+ *     output), the reduced range is split so that the first kernel's grid covers every
+ *     multiprocessor; each split writes its partial result to scratch memory and this
+ *     second kernel combines them (two launches, no host wait, no atomics: the result
+ *     does not depend on the order blocks ran in).
  * What the policies compute (identities, combines, NaN rules, the conversion of the
  * result to the output dtype) is ../ga_reduce_math.h's, the same functions the CPU
  * backend calls: the policies only say which accumulator to keep and how to load.
@@ -409,6 +411,24 @@ k_reduce_finish(ga_reduce_desc d, int64_t splits, const typename P::acc_t *parti
     }
 }
 
+/* Second pass after a split k_reduce_cols (many outputs): a thread per output folds
+ * its `splits` partial results in split order. Slot [s][o] puts neighbouring outputs
+ * side by side, so each step reads coalesced; a block per output (k_reduce_finish)
+ * would leave all but `splits` of its threads idle and take a barrier per output. */
+template <class P>
+__global__ void GA_LAUNCH_BOUNDS(256, 4)
+k_reduce_finish_cols(ga_reduce_desc d, int64_t splits, const typename P::acc_t *partial)
+{
+    for (int64_t o = ga_gtid(); o < d.out_size; o += ga_gstride()) {
+        typename P::acc_t v = partial[o];
+        for (int64_t s = 1; s < splits; s++) {
+            v = P::combine(v, partial[s * d.out_size + o], d.op);
+        }
+        P::store(d.out + ga_offset(d.out_ndim, d.out_shape, d.out_strides, o), d.out_dtype,
+                 v);
+    }
+}
+
 typedef int (*ga_red_launcher)(int dev, const ga_reduce_desc *d);
 
 /* Reductions this short go to one thread each: a block of GA_RED_BLOCK threads would
@@ -491,7 +511,12 @@ ga_red_launch(int dev, const ga_reduce_desc *d)
                   stream, *d, splits, partial);
     }
     cudaError_t err = cudaGetLastError();
-    if (err == cudaSuccess && splits > 1) {
+    if (err == cudaSuccess && splits > 1 && cols) {
+        GA_LAUNCH(k_reduce_finish_cols<P>, grid_x, block, 0, stream, *d, splits,
+                  (const acc_t *)partial);
+        err = cudaGetLastError();
+    }
+    else if (err == cudaSuccess && splits > 1) {
         GA_LAUNCH(k_reduce_finish<P>, ga_k_blocks_for(d->out_size), GA_RED_BLOCK, 0,
                   stream, *d, splits, (const acc_t *)partial);
         err = cudaGetLastError();
