@@ -71,7 +71,7 @@ def _all_wide(name: str) -> bool:
 # the float32/complex trig kernels keep libdevice's large-argument reduction table in
 # local memory and k_random copies its descriptor; reductions and scans still store
 # their output through a switch over all 14 output dtypes, 3 of them one byte wide
-# (20% of all accesses are bytes, from 95% before element loads were typed).
+# (16% of all accesses are bytes, from 81% before element loads were typed).
 @pytest.mark.xfail(strict=True, reason="31 kernels use local memory (trig slow path, "
                    "k_random)")
 def test_no_kernel_uses_local_memory(report):
