@@ -287,7 +287,25 @@ def _old_step(rng, pool, dev, log, op, i, g, n):
             return
         if n.dtype.kind in "iub" and name == "sum":
             return  # NumPy sums small ints in the platform int; gpuarr follows the API
-        _close(getattr(gpuarr, name)(g, axis=axis), want, log[-1])
+        got = getattr(gpuarr, name)(g, axis=axis)
+        if name == "sum" and n.dtype.kind in "fc" and n.size:
+            # NumPy sums float32 terms in float32 (one by one below 8 terms), gpuarr in
+            # double (CPU) or compensated (GPU): where terms cancel, the oracle's own
+            # rounding error, up to terms * eps * sum|x|, exceeds any relative
+            # tolerance (seed 1795684177: [2^32, 1, -2^32, ...] gave gpuarr the exact
+            # +1, NumPy -1). So the answers may differ by that much, no more.
+            terms = n.size if axis is None else n.shape[axis]
+            mag = np.sum(np.abs(n.astype(np.complex128 if n.dtype.kind == "c" else
+                                         np.float64)), axis=axis)
+            slack = 2 * terms * np.finfo(n.dtype).eps * mag
+            gv = got.numpy()
+            assert gv.shape == want.shape and gv.dtype == want.dtype, log[-1]
+            err = np.abs(gv.astype(np.complex128) - np.asarray(want, np.complex128))
+            same = (gv == want) | (np.isnan(gv) & np.isnan(want))  # infinities, NaN
+            bad = ~((err <= slack + 1e-5 * np.abs(want) + 1e-5) | same)
+            assert not np.any(bad), (log[-1], gv, want, slack)
+            return
+        _close(got, want, log[-1])
     elif op < 0.85:
         # setitem / copyto / in-place between two members of the pool (they may
         # share memory: views of one buffer)
