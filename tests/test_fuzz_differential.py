@@ -101,7 +101,10 @@ def _index_array(rng, pool, dev, d, unique):
     def fits(v):
         if not ((v >= -d) & (v < d)).all():
             return False
-        return not unique or len(set((v % d).tolist())) == v.size if d else v.size == 0
+        # in int64: d may not fit v's dtype (int8 values, an axis of 225: NumPy 2 raises
+        # OverflowError for v % 225; CI seed 1795685529)
+        w = v.astype(np.int64)
+        return not unique or len(set((w % d).tolist())) == v.size if d else v.size == 0
     cands = [(g, n) for g, n in pool if n.dtype.kind in "iu" and n.ndim == 1 and fits(n)]
     if cands and rng.random() < 0.3:
         g, n = rng.choice(cands)
