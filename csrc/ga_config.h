@@ -18,6 +18,15 @@
 #define GA_HD
 #endif
 
+/* GA_NO_UNROLL before a loop whose copies would cost more machine code than they save
+ * time: in device code, one copy of a body with 64-bit divisions (each tens of
+ * instructions); elsewhere nothing. */
+#if defined(__CUDA_ARCH__)
+#define GA_NO_UNROLL _Pragma("unroll 1")
+#else
+#define GA_NO_UNROLL
+#endif
+
 /* GA_K_ELEMENT(p, A): p as the address of an element aligned to A bytes, for the
  * memcpy that loads or stores it (ga_kernels.h, ga_philox.h, the CUDA kernels).
  *   - CPU (C11): p itself. CPU arrays may be unaligned (a NumPy view at an odd byte

@@ -46,6 +46,9 @@ GA_HD static inline int64_t
 ga_offset(int ndim, const int64_t *shape, const int64_t *strides, int64_t linear)
 {
     int64_t off = 0;
+    /* a dimension per step: unrolled, every call site grew to 7 divisions (a GPU has
+     * no 64-bit divide instruction) and the reductions' machine code by a third */
+    GA_NO_UNROLL
     for (int d = ndim - 1; d >= 0; d--) {
         int64_t n = shape[d];
         int64_t q = linear / n;

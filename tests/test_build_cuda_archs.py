@@ -33,7 +33,9 @@ def plan(tmp_path, archs, gpus=None, env=None, defines=""):
     script = tmp_path / "plan.cmake"
     script.write_text(f'cmake_minimum_required(VERSION 3.24)\n{defines}\ninclude("{MODULE}")\n'
                       f'gpuarr_cuda_architectures("{nvcc}" archs from)\n'
-                      'message(STATUS "PLAN=${archs}|${from}")\n')
+                      'message(STATUS "PLAN=${archs}|${from}")\n'
+                      'gpuarr_cuda_gencode("${archs}" flag words)\n'
+                      'message(STATUS "GENCODE=${flag}|${words}")\n')
     e = {k: v for k, v in os.environ.items() if k != "CUDAARCHS"}
     e["PATH"] = f"{bindir}:/usr/bin:/bin"
     e.update(env or {})
@@ -42,6 +44,19 @@ def plan(tmp_path, archs, gpus=None, env=None, defines=""):
     line = [x for x in (out.stdout + out.stderr).splitlines() if "PLAN=" in x][0]
     archs, _, source = line.split("PLAN=", 1)[1].partition("|")
     return archs, source
+
+
+def gencode(tmp_path, archs):
+    """(nvcc option, words) for a CMAKE_CUDA_ARCHITECTURES value."""
+    script = tmp_path / "gencode.cmake"
+    script.write_text(f'cmake_minimum_required(VERSION 3.24)\ninclude("{MODULE}")\n'
+                      f'gpuarr_cuda_gencode("{archs}" flag words)\n'
+                      'message(STATUS "GENCODE=${flag}|${words}")\n')
+    out = subprocess.run([shutil.which("cmake"), "-P", str(script)], capture_output=True,
+                         text=True, check=True)
+    line = [x for x in (out.stdout + out.stderr).splitlines() if "GENCODE=" in x][0]
+    flag, _, words = line.split("GENCODE=", 1)[1].partition("|")
+    return flag, words
 
 
 def test_cuda13_default_has_sm75_sass_and_ptx_for_the_newest(tmp_path):
@@ -76,3 +91,23 @@ def test_cmake_cuda_architectures_wins(tmp_path):
     archs, source = plan(tmp_path, CUDA_13_0,
                          defines='set(CMAKE_CUDA_ARCHITECTURES "89-real")')
     assert archs == "89-real"
+
+
+def test_one_front_end_pass_for_every_architecture(tmp_path):
+    # cicc runs once, for the lowest architecture; ptxas once per SASS target; the PTX
+    # is the lowest architecture's (install time: cmake/GpuarrCudaArchs.cmake)
+    flag, words = gencode(tmp_path, "75-real;80-real;90-real;100-real;120")
+    assert flag == ("--generate-code=arch=compute_75,"
+                    "code=[sm_75,sm_80,sm_90,sm_100,sm_120,compute_75]")
+    assert words == "sm_75, sm_80, sm_90, sm_100, sm_120, PTX 75"
+
+
+def test_gencode_of_ptx_only_and_single_gpu_lists(tmp_path):
+    assert gencode(tmp_path, "75-virtual;90-real")[0] == \
+        "--generate-code=arch=compute_75,code=[sm_90,compute_75]"
+    assert gencode(tmp_path, "86-real")[0] == "--generate-code=arch=compute_86,code=[sm_86]"
+
+
+def test_names_nvcc_expands_itself_are_left_to_cmake(tmp_path):
+    flag, words = gencode(tmp_path, "all-major")
+    assert flag == "" and words == "all-major"

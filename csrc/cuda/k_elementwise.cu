@@ -164,6 +164,15 @@ template <int S> struct ga_vec_word {
     typedef typename ga_word<(S == 0 ? 1 : S)>::type type;
 };
 
+/* Elements of the widest operand that fill one 16-byte word (K of the vector path). */
+static GA_HD constexpr int
+ga_ew_per_word(int so, int sa, int sb, int sc)
+{
+    return (so > sa ? so : sa) > (sb > sc ? sb : sc)
+               ? ((so > sa ? so : sa) >= 16 ? 1 : 16 / (so > sa ? so : sa))
+               : ((sb > sc ? sb : sc) >= 16 ? 1 : 16 / (sb > sc ? sb : sc));
+}
+
 /* One kernel per functor, two paths chosen per launch by the host:
  *  - GA_EW_VECTOR: every array operand is contiguous and 16-byte aligned. Each thread
  *    takes K = 16 / (widest element) consecutive elements: one 16-byte load per operand
@@ -183,9 +192,7 @@ k_elementwise(ga_ew_params p)
     typedef typename ga_elem<SC>::type EC;
     typedef typename ga_elem<SO>::type EO;
     if (p.mode == GA_EW_VECTOR) {
-        constexpr int W = SO > SA ? (SO > SB ? (SO > SC ? SO : SC) : (SB > SC ? SB : SC))
-                                  : (SA > SB ? (SA > SC ? SA : SC) : (SB > SC ? SB : SC));
-        constexpr int K = W >= 16 ? 1 : 16 / W;
+        constexpr int K = ga_ew_per_word(SO, SA, SB, SC);
         typedef typename ga_vec_word<K * SO>::type VO;
         typedef typename ga_vec_word<K * SA>::type VA;
         typedef typename ga_vec_word<K * SB>::type VB;
@@ -240,6 +247,7 @@ k_elementwise(ga_ew_params p)
         }
         else {
             int64_t rest = i;
+            GA_NO_UNROLL /* 64-bit divisions: see ga_offset */
             for (int d = p.ndim - 1; d >= 0; d--) {
                 int64_t q = rest / p.shape[d];
                 int64_t idx = rest - q * p.shape[d];
@@ -285,9 +293,10 @@ k_restride_bytes(ga_restride r)
 /* The grid for n items of a grid-stride kernel: as many blocks as can be resident on
  * every multiprocessor at once (the occupancy calculator's answer times the SM count),
  * fewer when n needs fewer. */
-template <class K>
+typedef void (*ga_ew_kernel)(ga_ew_params);
+
 static unsigned
-ga_ew_grid(int dev, K kernel, int64_t items, unsigned block)
+ga_ew_grid(int dev, void (*kernel)(ga_ew_params), int64_t items, unsigned block)
 {
     unsigned grid, blk;
     ga_cuda_launch_dims(dev, items, &grid, &blk);
@@ -315,7 +324,8 @@ static int
 ga_ew_restride(int dev, cudaStream_t stream, const ga_restride &r)
 {
     unsigned block = 256;
-    unsigned grid = ga_ew_grid(dev, k_restride_bytes, r.n, block);
+    unsigned grid, blk;
+    ga_cuda_launch_dims(dev, r.n, &grid, &blk);
     GA_LAUNCH(k_restride_bytes, grid, block, 0, stream, r);
     GA_CUDA_TRY(cudaGetLastError());
     return GA_OK;
@@ -330,14 +340,24 @@ ga_ew_aligned(uint64_t v, int size)
 
 typedef int (*ga_ew_launcher)(int dev, const ga_loop *loop);
 
-template <class F>
+/* What the host needs to know of one k_elementwise<F>: its operand sizes, the
+ * elements per vector word, and the kernel. */
+typedef struct {
+    int sizes[GA_MAXARGS]; /* F::SO, F::SA, F::SB, F::SC */
+    int per_word; /* K of the vector path */
+    ga_ew_kernel kernel;
+} ga_ew_kind;
+
+/* The launch of any k_elementwise<F>, written once: a template per functor would make
+ * the host compiler build ~1000 copies of it (most of the plugin's host compile time,
+ * which is on the critical path of `pip install`). */
 static int
-ga_ew_launch(int dev, const ga_loop *loop)
+ga_ew_run(int dev, const ga_loop *loop, const ga_ew_kind &kind)
 {
-    const int sizes[GA_MAXARGS] = {F::SO, F::SA, F::SB, F::SC};
+    const int *sizes = kind.sizes;
     cudaStream_t stream;
     GA_TRY(ga_cuda_stream(dev, &stream));
-    if (ga_k_itemsize(loop->args[0].dtype) != F::SO) {
+    if (ga_k_itemsize(loop->args[0].dtype) != sizes[0]) {
         return ga_error(GA_ERR_VALUE, "%s: output dtype %s does not match the kernel",
                         "elementwise", ga_k_dtype_name(loop->args[0].dtype));
     }
@@ -412,19 +432,15 @@ ga_ew_launch(int dev, const ga_loop *loop)
         unsigned block = 256;
         int64_t items = p.n;
         if (vector) {
-            constexpr int W = F::SO > F::SA ? (F::SO > F::SB ? (F::SO > F::SC ? F::SO : F::SC)
-                                                             : (F::SB > F::SC ? F::SB : F::SC))
-                                            : (F::SA > F::SB ? (F::SA > F::SC ? F::SA : F::SC)
-                                                             : (F::SB > F::SC ? F::SB : F::SC));
-            constexpr int K = W >= 16 ? 1 : 16 / W;
+            const int K = kind.per_word;
             p.mode = GA_EW_VECTOR;
             items = p.n / K > (int64_t)(K - 1) ? p.n / K : (int64_t)(K - 1);
         }
         else {
             p.mode = p.n <= (int64_t)UINT32_MAX ? GA_EW_STRIDED32 : GA_EW_STRIDED64;
         }
-        unsigned grid = ga_ew_grid(dev, k_elementwise<F>, items, block);
-        GA_LAUNCH(k_elementwise<F>, grid, block, 0, stream, p);
+        unsigned grid = ga_ew_grid(dev, kind.kernel, items, block);
+        GA_LAUNCH(kind.kernel, grid, block, 0, stream, p);
         cudaError_t err = cudaGetLastError();
         if (err != cudaSuccess) {
             st = ga_cuda_error(err, "k_elementwise", __FILE__, __LINE__);
@@ -456,6 +472,16 @@ done:
         }
     }
     return st;
+}
+
+template <class F>
+static int
+ga_ew_launch(int dev, const ga_loop *loop)
+{
+    static const ga_ew_kind kind = {{F::SO, F::SA, F::SB, F::SC},
+                                    ga_ew_per_word(F::SO, F::SA, F::SB, F::SC),
+                                    k_elementwise<F>};
+    return ga_ew_run(dev, loop, kind);
 }
 
 /* One functor per (op, dtype) and per cast, each a thin wrapper of the shared math. */
