@@ -171,6 +171,9 @@ static int batched_gemm_aligned(const ga_array *a, const ga_array *b, ga_array *
 static int
 batched_gemm(const ga_array *a, const ga_array *b, ga_array *c)
 {
+    if (!ga_needs_element_staging(a) && !ga_needs_element_staging(b)) {
+        return batched_gemm_aligned(a, b, c);
+    }
     ga_array aa, ba;
     GA_TRY(ga_element_aligned(a, &aa));
     int st = ga_element_aligned(b, &ba);

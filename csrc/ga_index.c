@@ -764,7 +764,7 @@ ga_index_get(const ga_array *x, int nkeys, const ga_key *keys, ga_array *out)
         ga_array_view(out, &p.view);
         return GA_OK;
     }
-    if (ga_array_device(x).kind != GA_DEV_CPU && !ga_array_element_aligned(x)) {
+    if (ga_needs_element_staging(x)) {
         /* the gather kernel loads whole elements: gather from an aligned copy */
         plan_release(&p);
         ga_array xa;
@@ -798,10 +798,11 @@ ga_index_get(const ga_array *x, int nkeys, const ga_key *keys, ga_array *out)
 }
 
 /* The value for an assignment into `target_shape`: broadcastable (after dropping
- * leading length-1 axes, as NumPy allows), in x's dtype, not overlapping x. */
+ * leading length-1 axes, as NumPy allows), in x's dtype, not overlapping x, and
+ * element-aligned when a scatter kernel will load it. */
 static int
 prepare_value(const ga_array *x, const ga_array *value, int nd, const int64_t *shape,
-              ga_array *out)
+              int scatter, ga_array *out)
 {
     GA_TRY(ga_check_same_device("assignment", x, value));
     ga_array v = *value;
@@ -833,7 +834,11 @@ prepare_value(const ga_array *x, const ga_array *value, int nd, const int64_t *s
         }
         return st;
     }
-    return ga_element_aligned(&v, out); /* the scatter loads whole elements */
+    if (scatter) {
+        return ga_element_aligned(&v, out); /* the scatter loads whole elements */
+    }
+    ga_array_view(out, &v); /* the copy kernel stages unaligned operands itself */
+    return GA_OK;
 }
 
 int
@@ -843,9 +848,13 @@ ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
     if (!ga_array_writeable(x)) {
         return ga_error(GA_ERR_VALUE, "assignment destination is read-only");
     }
-    if (ga_array_device(x).kind != GA_DEV_CPU && !ga_array_element_aligned(x)) {
+    index_plan p;
+    GA_TRY(plan_build(x, nkeys, keys, &p));
+    if (p.has_adv && ga_needs_element_staging(x)) {
         /* the scatter kernel stores whole elements: assign into an aligned copy, then
-         * copy it back (the copy kernel takes unaligned operands) */
+         * copy it back (the copy kernel takes unaligned operands, so a basic index,
+         * which only copies, needs none of this) */
+        plan_release(&p);
         ga_array xa;
         GA_TRY(ga_element_aligned(x, &xa));
         int st = ga_index_set(&xa, nkeys, keys, value, scalar);
@@ -855,8 +864,6 @@ ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
         ga_array_release(&xa);
         return st;
     }
-    index_plan p;
-    GA_TRY(plan_build(x, nkeys, keys, &p));
     adv_layout L;
     int st = GA_OK;
     /* An int64 index array that is a view of x's memory (x[x[:3]] = v) would be read
@@ -885,7 +892,7 @@ ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
     ga_array v;
     int have_v = 0;
     if (st == GA_OK && value != NULL) {
-        st = prepare_value(x, value, nd, shape, &v);
+        st = prepare_value(x, value, nd, shape, p.has_adv, &v);
         have_v = st == GA_OK;
     }
     if (st == GA_OK) {

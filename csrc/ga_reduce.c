@@ -179,6 +179,9 @@ int
 ga_reduce(ga_reduce_op op, const ga_array *in, uint32_t mask, int keepdims, int dtype,
           ga_array *out)
 {
+    if (!ga_needs_element_staging(in)) {
+        return reduce_aligned(op, in, mask, keepdims, dtype, out);
+    }
     ga_array a;
     GA_TRY(ga_element_aligned(in, &a));
     int st = reduce_aligned(op, &a, mask, keepdims, dtype, out);
@@ -406,6 +409,9 @@ int
 ga_scan(ga_scan_op op, const ga_array *in, int axis, int dtype, int include_initial,
         ga_array *out)
 {
+    if (!ga_needs_element_staging(in)) {
+        return scan_aligned(op, in, axis, dtype, include_initial, out);
+    }
     ga_array a;
     GA_TRY(ga_element_aligned(in, &a));
     int st = scan_aligned(op, &a, axis, dtype, include_initial, out);

@@ -131,12 +131,15 @@ ga_contiguous(const ga_array *src, ga_array *out)
 }
 
 int
+ga_needs_element_staging(const ga_array *src)
+{
+    return ga_array_device(src).kind != GA_DEV_CPU && !ga_array_element_aligned(src);
+}
+
+int
 ga_element_aligned(const ga_array *src, ga_array *out)
 {
-    return view_or_copy(src,
-                        ga_array_device(src).kind == GA_DEV_CPU ||
-                            ga_array_element_aligned(src),
-                        out);
+    return view_or_copy(src, !ga_needs_element_staging(src), out);
 }
 
 /* Raw copy of nbytes between two contiguous blocks on any two devices, counted. */

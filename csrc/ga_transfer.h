@@ -39,6 +39,11 @@ int ga_contiguous(const ga_array *src, ga_array *out);
  * writes `out` copies it back into src afterwards (ga_copy_same_device). */
 int ga_element_aligned(const ga_array *src, ga_array *out);
 
+/* 1 when a GPU kernel could not take src as it is, i.e. ga_element_aligned would copy:
+ * src lives on a GPU and is not element-aligned (only a foreign DLPack import at an odd
+ * byte offset is). Callers test it first, so the common case costs no view. */
+int ga_needs_element_staging(const ga_array *src);
+
 /* A new C-contiguous array on `device` with src's values and dtype. Always a new
  * block, also when src is already there. Counted when it crosses devices. */
 int ga_copy_to_device(const ga_array *src, ga_device device, ga_array *out);

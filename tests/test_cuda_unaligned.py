@@ -134,3 +134,29 @@ def test_matmul_of_unaligned_imports_matches_numpy():
         print("ok")
     """)
     assert out == ["ok"]
+
+
+def test_slice_assignment_into_an_unaligned_import_copies_only_the_slice():
+    # A basic index only copies, and the copy kernel takes unaligned operands: no
+    # aligned copy of the whole array and back (that is for scatters only, and cost 4
+    # launches here). Whole rows are contiguous bytes: a DMA copy, no launch. A scalar
+    # into an unaligned strided view: the copy kernel into a scratch buffer and the
+    # byte-wise restride into place, 2 launches.
+    out = run("""
+        a = np.arange(4000, dtype="float32").reshape(80, 50)
+        p = Unaligned(0, a, 2)
+        x = gpuarr.from_dlpack(p)
+        v = gpuarr.asarray(np.full((2, 50), 7, dtype="float32"), device=x.device)
+        with gpuarr.testing.count_kernels(x.device) as k:
+            x[1:3] = v
+        with gpuarr.testing.count_kernels(x.device) as k2:
+            x[5, 10:20] = -1.5
+        want = a.copy()
+        want[1:3] = 7
+        want[5, 10:20] = -1.5
+        check(x, want)                  # waits for gpuarr's stream
+        check(p.device_bytes(), want)   # then the producer's memory holds it
+        print(k.launches)
+        print(k2.launches)
+    """)
+    assert out == ["0", "2"]

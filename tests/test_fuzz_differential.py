@@ -295,8 +295,8 @@ def _old_step(rng, pool, dev, log, op, i, g, n):
             # NumPy sums float32 terms in float32 (one by one below 8 terms), gpuarr in
             # double (CPU) or compensated (GPU): where terms cancel, the oracle's own
             # rounding error, up to terms * eps * sum|x|, exceeds any relative
-            # tolerance (seed 1795684177: [2^32, 1, -2^32, ...] gave gpuarr the exact
-            # +1, NumPy -1). So the answers may differ by that much, no more.
+            # tolerance (seed 1795684177: the column [-2^32, 2, 2^32, -8, 7] gave gpuarr
+            # the exact +1, NumPy -1). So the answers may differ by that much, no more.
             terms = n.size if axis is None else n.shape[axis]
             mag = np.sum(np.abs(n.astype(np.complex128 if n.dtype.kind == "c" else
                                          np.float64)), axis=axis)
