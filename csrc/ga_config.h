@@ -27,6 +27,15 @@
 #define GA_NO_UNROLL
 #endif
 
+/* GA_OPAQUE(v): the int v, unknown to the optimiser from here on, in device code. For
+ * code written to be shared by several paths, which nvcc would otherwise copy into
+ * each of them again (jump threading): see ga_rm_put. Elsewhere nothing. */
+#if defined(__CUDA_ARCH__)
+#define GA_OPAQUE(v) asm volatile("" : "+r"(v))
+#else
+#define GA_OPAQUE(v) ((void)0)
+#endif
+
 /* GA_K_ELEMENT(p, A): p as the address of an element aligned to A bytes, for the
  * memcpy that loads or stores it (ga_kernels.h, ga_philox.h, the CUDA kernels).
  *   - CPU (C11): p itself. CPU arrays may be unaligned (a NumPy view at an odd byte

@@ -250,33 +250,75 @@ ga_rm_bool_combine(int a, int b, int op)
 /* --- the final accumulator into an output element of dtype `dt` ------------------
  * Through ga_kernels.h's writers (ga_w_<i|u|d|c>_<dtype>), the elementwise cast. A
  * switch per element: for one output element per reduction it costs nothing that
- * matters (the CPU's scans store a chunk at a time with the switch outside). */
+ * matters (the CPU's scans store a chunk at a time with the switch outside).
+ * The writers fill a local word, and one store per element size writes it: a switch of
+ * 14 stores would put three byte stores (bool, int8, uint8) and three of two bytes in
+ * every reduction and scan kernel, where one of each does (the static report counts
+ * global accesses by width). */
+typedef struct {
+    uint64_t lo, hi;
+} ga_rm_word;
+
+GA_HD static inline void
+ga_rm_put(char *p, int size, const ga_rm_word *w)
+{
+    switch (size) {
+    case 1: {
+        uint8_t v = (uint8_t)w->lo;
+        memcpy(GA_K_ELEMENT(p, 1), &v, 1);
+        return;
+    }
+    case 2: {
+        uint16_t v = (uint16_t)w->lo;
+        memcpy(GA_K_ELEMENT(p, 2), &v, 2);
+        return;
+    }
+    case 4: {
+        uint32_t v = (uint32_t)w->lo;
+        memcpy(GA_K_ELEMENT(p, 4), &v, 4);
+        return;
+    }
+    case 8:
+        memcpy(GA_K_ELEMENT(p, 8), &w->lo, 8);
+        return;
+    default:
+        memcpy(GA_K_ELEMENT(p, 8), &w->lo, 8);
+        memcpy(GA_K_ELEMENT(p + 8, 8), &w->hi, 8);
+        return;
+    }
+}
+
 #define GA_RM_STORE_CASE(e, name, kind, size, ch, ctype)                               \
     case e:                                                                            \
         GA_RM_WRITE(name);                                                             \
-        return;
+        n = size;                                                                      \
+        break;
 #define GA_RM_STORE(k, T)                                                              \
     GA_HD static inline void ga_rm_store_##k(char *p, int dt, T v)                     \
     {                                                                                  \
+        ga_rm_word w = {0, 0};                                                         \
+        int n;                                                                         \
         switch (dt) {                                                                  \
             GA_DTYPES(GA_RM_STORE_CASE)                                                \
         default:                                                                       \
             return;                                                                    \
         }                                                                              \
+        GA_OPAQUE(n); /* one store per size for all 14 dtypes, not one per dtype */    \
+        ga_rm_put(p, n, &w);                                                           \
     }
-#define GA_RM_WRITE(name) ga_w_d_##name(p, (double)v) /* float: exact in double */
+#define GA_RM_WRITE(name) ga_w_d_##name((char *)&w, (double)v) /* float: exact in double */
 GA_RM_STORE(f32, float)
 GA_RM_STORE(f64, double)
 #undef GA_RM_WRITE
-#define GA_RM_WRITE(name) ga_w_i_##name(p, (int64_t)v)
+#define GA_RM_WRITE(name) ga_w_i_##name((char *)&w, (int64_t)v)
 GA_RM_STORE(i32, int32_t)
 GA_RM_STORE(i64, int64_t)
 #undef GA_RM_WRITE
-#define GA_RM_WRITE(name) ga_w_u_##name(p, (uint64_t)v)
+#define GA_RM_WRITE(name) ga_w_u_##name((char *)&w, (uint64_t)v)
 GA_RM_STORE(u32, uint32_t)
 GA_RM_STORE(u64, uint64_t)
 #undef GA_RM_WRITE
-#define GA_RM_WRITE(name) ga_w_c_##name(p, (double)v.re, (double)v.im)
+#define GA_RM_WRITE(name) ga_w_c_##name((char *)&w, (double)v.re, (double)v.im)
 GA_RM_STORE(c64, ga_c64)
 GA_RM_STORE(c128, ga_c128)
 #undef GA_RM_WRITE

@@ -240,13 +240,15 @@ k_gemm_int(int transa, int transb, int64_t m, int64_t n, int64_t k, const T *a, 
         int64_t i = idx % m;
         int64_t j = (idx / m) % n;
         int64_t bi = idx / (m * n);
-        const T *ab = a + bi * sa;
-        const T *bb = b + bi * sb;
+        /* row i of op(A) and column j of op(B) as a start and a step: the transposes
+         * are decided once, not in every step of the loop (which nvcc unrolled into
+         * four variants, 254 loads per kernel) */
+        const T *ab = a + bi * sa + (transa ? i * lda : i);
+        const T *bb = b + bi * sb + (transb ? j : j * ldb);
+        const int64_t as = transa ? 1 : lda, bs = transb ? ldb : 1;
         uint64_t acc = 0;
         for (int64_t l = 0; l < k; l++) {
-            T x = transa ? ab[l + i * lda] : ab[i + l * lda];
-            T y = transb ? bb[j + l * ldb] : bb[l + j * ldb];
-            acc += (uint64_t)(int64_t)x * (uint64_t)(int64_t)y;
+            acc += (uint64_t)(int64_t)ab[l * as] * (uint64_t)(int64_t)bb[l * bs];
         }
         T *out = c + bi * sc + i + j * ldc;
         uint64_t r = (uint64_t)alpha * acc;
@@ -270,13 +272,12 @@ k_gemm_bool(int transa, int transb, int64_t m, int64_t n, int64_t k, const uint8
         int64_t i = idx % m;
         int64_t j = (idx / m) % n;
         int64_t bi = idx / (m * n);
-        const uint8_t *ab = a + bi * sa;
-        const uint8_t *bb = b + bi * sb;
+        const uint8_t *ab = a + bi * sa + (transa ? i * lda : i);
+        const uint8_t *bb = b + bi * sb + (transb ? j : j * ldb);
+        const int64_t as = transa ? 1 : lda, bs = transb ? ldb : 1;
         uint8_t acc = 0;
         for (int64_t l = 0; l < k && !acc; l++) {
-            uint8_t x = transa ? ab[l + i * lda] : ab[i + l * lda];
-            uint8_t y = transb ? bb[j + l * ldb] : bb[l + j * ldb];
-            acc = (x != 0) & (y != 0);
+            acc = (ab[l * as] != 0) & (bb[l * bs] != 0);
         }
         uint8_t *out = c + bi * sc + i + j * ldc;
         *out = (uint8_t)(acc || (beta != 0 && *out != 0));

@@ -284,6 +284,7 @@ k_restride_bytes(ga_restride r)
     for (int64_t i = ga_gtid(); i < r.n; i += ga_gstride()) {
         const char *s = r.src + ga_offset(r.ndim, r.shape, r.src_strides, i);
         char *d = r.dst + ga_offset(r.ndim, r.shape, r.dst_strides, i);
+        GA_NO_UNROLL /* off the common path: one copy of the loop, not 62 byte loads */
         for (int b = 0; b < r.itemsize; b++) {
             d[b] = s[b];
         }
