@@ -334,6 +334,33 @@ def test_allocation_that_fits_after_freeing_the_cache_succeeds():
     assert out.split() == ["True", "1"]
 
 
+def test_out_of_memory_gives_back_only_blocks_that_no_array_uses():
+    # a 40 MiB block, cached, then a 10 MiB piece of it in use: the retry after
+    # cudaMalloc failed cannot give the block back; once the piece is freed it can
+    out = run_emulated("""
+        g = gpuarr.gpu(0)
+        MiB = 1 << 20
+        gpuarr.empty(40 * MiB, dtype="uint8", device=g)
+        v = np.arange(10 * MiB // 8, dtype=np.float64)
+        keep = gpuarr.asarray(v, device=g)
+        try:
+            gpuarr.empty(40 * MiB, dtype="uint8", device=g)  # 40 + 40 > 64
+            print("no error")
+        except gpuarr.OutOfMemoryError as e:
+            print("31457280 bytes cached" in str(e), np.array_equal(keep.numpy(), v))
+        del keep
+        s0 = gpuarr.memory_stats(g)
+        x = gpuarr.empty(40 * MiB, dtype="uint8", device=g)  # the merged block
+        s1 = gpuarr.memory_stats(g)
+        del x
+        y = gpuarr.ones(50 * MiB, dtype="uint8", device=g)  # 40 + 50 > 64: given back
+        s2 = gpuarr.memory_stats(g)
+        calls = [s["alloc_calls"] - s0["alloc_calls"] for s in (s1, s2)]
+        print(*calls, s2["reserved_bytes"] == 50 * MiB, y.numpy()[-1])
+    """, GPUARR_CUDA_EMULATE_MEMORY=str(64 << 20))
+    assert out.split() == ["True", "True", "0", "1", "True", "1"]
+
+
 def test_failing_cuda_call_raises_cuda_error_with_the_error_name():
     out = run_emulated("""
         x = gpuarr.asarray(np.arange(4.0), device=gpuarr.gpu(0))

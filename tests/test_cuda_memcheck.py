@@ -77,3 +77,28 @@ def test_kernel_reading_past_a_cached_request_is_reported():
     assert rc != 0 and out == "", out + err
     assert "ERROR: AddressSanitizer: use-after-poison" in err, err
     assert "k_read_byte" in err, err
+
+
+@needs_asan
+def test_kernel_reading_past_a_request_in_a_reused_cached_block_is_reported():
+    # 500 bytes allocated and freed, then 100 asked for: the same 512-byte block
+    rc, out, err = run_case(6)
+    assert rc != 0 and out == "", out + err
+    assert "ERROR: AddressSanitizer: use-after-poison" in err, err
+    assert "k_read_byte" in err, err
+
+
+@needs_asan
+def test_kernel_reading_past_a_request_in_a_piece_of_a_split_block_is_reported():
+    # 64 MiB allocated and freed, then 3 MiB + 100 bytes asked for: a 4 MiB piece
+    rc, out, err = run_case(4)
+    assert rc != 0 and out == "", out + err
+    assert "ERROR: AddressSanitizer: use-after-poison" in err, err
+    assert "k_read_byte" in err, err
+
+
+def test_a_reused_blocks_extent_changes_after_its_previous_owners_queued_work():
+    # the 64 MiB block's last kernel, queued late, reads a byte that the 4 MiB piece
+    # cut from it no longer may: the piece's extent is narrowed after that kernel ran
+    rc, out, err = run_case(5)
+    assert (rc, out.strip()) == (0, str(0x5A)), err

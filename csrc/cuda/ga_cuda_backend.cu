@@ -17,27 +17,33 @@
 #include <string.h>
 
 #include <atomic>
+#include <iterator>
+#include <map>
 #include <mutex>
 #include <new>
+#include <set>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #define GA_EXPORT extern "C" __attribute__((visibility("default")))
 
 /* Emulated plugin under AddressSanitizer: device work may touch only the bytes a
- * fresh bin was asked for, so a kernel that runs past them is reported, not hidden by
- * rounding. The emulator owns the shadow of device memory (it poisons all of it for
- * the host between tasks), so the backend tells it the extent instead of poisoning. */
+ * block was asked for, so a kernel that runs past them is reported, not hidden by
+ * rounding or by the rest of a split block. The emulator owns the shadow of device
+ * memory (it poisons all of it for the host between tasks), so the backend tells it
+ * the extent instead of poisoning, in stream order (see cuda_alloc). */
 #ifdef GA_CUDA_EMULATION
-#define GA_EXTENT(p, n) ga_emu_mem_extent((p), (n))
+#define GA_EXTENT(p, size, n, stream) ga_emu_mem_extent((p), (size), (n), (stream))
 #else
-#define GA_EXTENT(p, n) ((void)(p), (void)(n))
+#define GA_EXTENT(p, size, n, stream) \
+    ((void)(p), (void)(size), (void)(n), (void)(stream))
 #endif
 
 namespace {
 
 /* Bins: 512-byte steps up to 1 MiB (small arrays, scratch), 2 MiB steps above (few
- * large arrays; rounding wastes at most 2 MiB of each). */
+ * large arrays; rounding wastes less than 2 MiB of each): "caching allocator" below. */
 const size_t small_step = 512;
 const size_t small_limit = (size_t)1 << 20;
 const size_t large_step = (size_t)2 << 20;
@@ -89,6 +95,15 @@ use_device(int dev)
     return cudaSetDevice(dev);
 }
 
+/* A block of a large bin: a whole cudaMalloc allocation (a segment) or a piece of
+ * one. The pieces of a segment tile it, so in address order a piece's neighbours in
+ * the same segment are the entries before and after it. */
+struct large_block {
+    char *segment; /* the cudaMalloc allocation it lies in */
+    size_t size;   /* a multiple of large_step */
+    bool free;     /* cached (whether or not it is in large_free) */
+};
+
 struct device_state {
     /* the block cache and the statistics; never held while the host waits for the
      * device (another thread's allocation would wait with it) */
@@ -97,9 +112,13 @@ struct device_state {
     cudaEvent_t order; /* recorded on `stream` for cross-device ordering */
     cudaEvent_t handoff; /* recorded on `stream` for another library's stream */
     ga_device_props props;
-    std::unordered_map<size_t, std::vector<void *>> cache; /* bin size -> free blocks */
-    size_t cached_bytes;
-    ga_memory_stats stats; /* reserved_bytes = live + cached bins */
+    /* the cache ("caching allocator" below) */
+    std::unordered_map<size_t, std::vector<void *>> small_free; /* bin -> free blocks */
+    std::map<char *, large_block> large; /* every large block (live, free) by address */
+    std::set<std::pair<size_t, char *>> large_free; /* free large blocks: best fit */
+    size_t cached_bytes; /* free bytes, small and large */
+    /* reserved_bytes: cudaMalloc'd and not yet cudaFree'd (live + cached) */
+    ga_memory_stats stats;
     std::mutex pinned_lock; /* the two staging buffers, while a copy uses them */
     void *pinned[2];
     cudaEvent_t pinned_ready[2]; /* recorded after the DMA that last used each */
@@ -240,6 +259,32 @@ state(int dev, device_state **out)
     return GA_OK;
 }
 
+/* --- caching allocator ------------------------------------------------------------ *
+ *
+ * cudaMalloc is slow and cudaFree waits for the device, so freed blocks are kept per
+ * device and handed out again; steady loops never reach the driver. Stream order
+ * makes reuse immediate (the file's header), and the bookkeeping lives in host
+ * memory, outside the blocks, so queued work never sees it.
+ *
+ * Small requests (up to 1 MiB) are rounded to 512-byte bins; each is a cudaMalloc
+ * allocation of its own, kept in an exact-size free list. They are many, of a few
+ * sizes, and each wastes less than 512 bytes.
+ *
+ * Large requests are rounded to 2 MiB and served best fit from the cached large
+ * blocks: the smallest free one that is big enough, split when it is bigger, the rest
+ * staying cached (as PyTorch's caching allocator does). Exact bins alone would let a
+ * freed 64 MiB block serve only 64 MiB requests: a loop over shrinking or varying
+ * sizes would cudaMalloc each size anew and hold all of them. A freed piece merges
+ * with the free pieces beside it in its segment (the cudaMalloc allocation it was cut
+ * from), so a segment split once can serve its whole size again. All large sizes are
+ * multiples of 2 MiB, and so is every piece. A cache miss calls cudaMalloc for
+ * exactly the bin, not for a bigger segment kept for later pieces.
+ *
+ * Giving the cache back (empty_cache, or the retry after cudaMalloc ran out of
+ * memory) frees the small blocks and the segments that are wholly free: cudaFree
+ * takes whole allocations only, so a segment with a live piece stays, and its free
+ * pieces stay cached. */
+
 size_t
 bin_size(size_t n)
 {
@@ -255,17 +300,112 @@ bin_size(size_t n)
     return (n + large_step - 1) / large_step * large_step;
 }
 
-/* Give every cached block of `d` back to the driver. The caller does not hold
- * d->lock: the blocks are taken out under it, and the wait for the device and the
- * frees happen without it, so other threads' allocations go on meanwhile. */
+/* Index free large block `b` for best fit. Without host memory for the entry it stays
+ * free but unindexed: merged when a neighbour is freed, given back with its segment. */
+void
+index_free(device_state *d, std::map<char *, large_block>::iterator b)
+{
+    try {
+        d->large_free.emplace(b->second.size, b->first);
+    }
+    catch (...) {
+    }
+}
+
+/* A cached block for `bin` bytes, or NULL; *size is the block's size (more than a
+ * large bin when there was no host memory to record a split). Caller holds d->lock. */
+char *
+take_cached(device_state *d, size_t bin, size_t *size)
+{
+    if (bin <= small_limit) {
+        auto it = d->small_free.find(bin);
+        if (it == d->small_free.end() || it->second.empty()) {
+            return NULL;
+        }
+        char *p = (char *)it->second.back();
+        it->second.pop_back();
+        d->cached_bytes -= bin;
+        *size = bin;
+        return p;
+    }
+    /* best fit: the smallest free block of at least bin bytes, the lowest first */
+    auto fit = d->large_free.lower_bound({bin, (char *)NULL});
+    if (fit == d->large_free.end()) {
+        return NULL;
+    }
+    auto b = d->large.find(fit->second);
+    d->large_free.erase(fit);
+    b->second.free = false;
+    if (b->second.size > bin) {
+        /* split: the tail stays cached, a free piece of the same segment */
+        try {
+            auto rest = d->large.emplace_hint(
+                std::next(b), b->first + bin,
+                large_block{b->second.segment, b->second.size - bin, true});
+            b->second.size = bin;
+            index_free(d, rest);
+        }
+        catch (...) {
+            /* no host memory to record the tail: hand out the whole block */
+        }
+    }
+    d->cached_bytes -= b->second.size;
+    *size = b->second.size;
+    return b->first;
+}
+
+/* Cache large block `b` again, merged with the free pieces beside it in its segment.
+ * Caller holds d->lock. */
+void
+free_large(device_state *d, std::map<char *, large_block>::iterator b)
+{
+    b->second.free = true;
+    d->cached_bytes += b->second.size;
+    auto next = std::next(b);
+    if (next != d->large.end() && next->second.free &&
+        next->second.segment == b->second.segment) {
+        d->large_free.erase({next->second.size, next->first});
+        b->second.size += next->second.size;
+        d->large.erase(next);
+    }
+    if (b != d->large.begin()) {
+        auto prev = std::prev(b);
+        if (prev->second.free && prev->second.segment == b->second.segment) {
+            d->large_free.erase({prev->second.size, prev->first});
+            prev->second.size += b->second.size;
+            d->large.erase(b);
+            b = prev;
+        }
+    }
+    index_free(d, b);
+}
+
+/* Give the cached small blocks and the wholly free large segments of `d` back to the
+ * driver. The caller does not hold d->lock: the blocks are taken out under it (moving
+ * map nodes, which needs no host memory), and the wait for the device and the frees
+ * happen without it, so other threads' allocations go on meanwhile. */
 int
 release_cache(int dev, device_state *d)
 {
-    std::unordered_map<size_t, std::vector<void *>> blocks;
+    std::unordered_map<size_t, std::vector<void *>> small;
+    std::map<char *, large_block> segments;
     {
         std::lock_guard<std::mutex> g(d->lock);
-        blocks.swap(d->cache);
-        d->cached_bytes = 0;
+        small.swap(d->small_free);
+        for (auto &bin : small) {
+            d->cached_bytes -= bin.first * bin.second.size();
+        }
+        for (auto b = d->large.begin(); b != d->large.end();) {
+            auto next = std::next(b);
+            /* merged eagerly, a wholly free segment is one free block at its start */
+            if (b->second.free && b->first == b->second.segment &&
+                (next == d->large.end() || next->second.segment != b->second.segment)) {
+                d->large_free.erase({b->second.size, b->first});
+                d->cached_bytes -= b->second.size;
+                segments.insert(d->large.extract(b));
+            }
+            b = next;
+        }
     }
     /* cudaFree waits for the device anyway; waiting here first makes it explicit that
      * no queued work still uses a cached block */
@@ -273,7 +413,7 @@ release_cache(int dev, device_state *d)
     d->syncs++;
     cudaError_t first = cudaStreamSynchronize(d->stream);
     size_t freed = 0;
-    for (auto &bin : blocks) {
+    for (auto &bin : small) {
         for (void *p : bin.second) {
             cudaError_t e = cudaFree(p);
             if (e != cudaSuccess && first == cudaSuccess) {
@@ -281,6 +421,13 @@ release_cache(int dev, device_state *d)
             }
             freed += bin.first;
         }
+    }
+    for (auto &seg : segments) {
+        cudaError_t e = cudaFree(seg.first);
+        if (e != cudaSuccess && first == cudaSuccess) {
+            first = e;
+        }
+        freed += seg.second.size;
     }
     {
         std::lock_guard<std::mutex> g(d->lock);
@@ -338,32 +485,29 @@ cuda_synchronize(int dev)
     return ga_cuda_index_pending_end(dev, d->stream, armed);
 }
 
+/* A cached block when one fits (take_cached), else a cudaMalloc allocation of exactly
+ * the bin. */
 int
 cuda_alloc(int dev, size_t nbytes, void **ptr)
 {
     device_state *d;
     GA_TRY(state(dev, &d));
-    size_t bin = bin_size(nbytes);
+    size_t bin = bin_size(nbytes), size = bin;
     std::unique_lock<std::mutex> g(d->lock);
-    auto it = d->cache.find(bin);
-    void *p = NULL;
-    if (it != d->cache.end() && !it->second.empty()) {
-        p = it->second.back();
-        it->second.pop_back();
-        d->cached_bytes -= bin;
-    }
-    else {
+    char *p = bin == 0 ? NULL : take_cached(d, bin, &size);
+    if (p == NULL) {
+        void *fresh = NULL;
         cudaError_t err = bin == 0 ? cudaErrorMemoryAllocation : use_device(dev);
         if (err == cudaSuccess) {
-            err = cudaMalloc(&p, bin);
+            err = cudaMalloc(&fresh, bin);
         }
         if (err == cudaErrorMemoryAllocation && bin != 0 && d->cached_bytes > 0) {
-            /* the cache holds memory of other sizes: give it back, try once more */
+            /* the cache holds memory that does not fit: give it back, try once more */
             cudaGetLastError();
             g.unlock();
             GA_TRY(release_cache(dev, d));
             g.lock();
-            err = cudaMalloc(&p, bin);
+            err = cudaMalloc(&fresh, bin);
         }
         if (err == cudaErrorMemoryAllocation) {
             cudaGetLastError();
@@ -373,19 +517,37 @@ cuda_alloc(int dev, size_t nbytes, void **ptr)
             human(d->props.total_memory, total, sizeof(total));
             return ga_error(GA_ERR_OOM_DEVICE,
                             "out of memory on gpu(%d): cannot allocate %s (%zu bytes); "
-                            "%s in use by arrays on gpu(%d), %zu bytes cached (given back "
-                            "before retrying), %s in total. Delete arrays you no longer "
-                            "need (del x) or use smaller batches",
+                            "%s in use by arrays on gpu(%d), %zu bytes cached (free "
+                            "parts of blocks that arrays still use; the rest was given "
+                            "back before retrying), %s in total. Delete arrays you no "
+                            "longer need (del x) or use smaller batches",
                             dev, want, nbytes, used, dev, d->cached_bytes, total);
         }
         GA_CUDA_TRY(err);
         d->stats.reserved_bytes += bin;
         d->stats.alloc_calls++;
-        /* Only a fresh block's extent is narrowed: a cached one may still be read by
-         * work queued before it was freed (stream order makes that safe on a GPU), and
-         * narrowing it now would fault that work (cuda_free widens it to the bin). */
-        GA_EXTENT(p, nbytes);
+        p = (char *)fresh;
+        if (bin > small_limit) {
+            try {
+                d->large.emplace(p, large_block{p, bin, false});
+            }
+            catch (...) {
+                g.unlock(); /* cudaFree waits for the device */
+                cudaFree(p);
+                cudaGetLastError();
+                g.lock();
+                d->stats.reserved_bytes -= bin;
+                return ga_error(GA_ERR_NOMEM, "out of host memory for the record of a "
+                                "%zu-byte block on gpu(%d)", bin, dev);
+            }
+        }
     }
+    /* Device work may touch only the bytes asked for (emulated memcheck). A cached
+     * block may still be read by work queued before it was freed (stream order makes
+     * that safe on a GPU), under its old extent, so the new one is queued on the
+     * stream rather than set now. Every block handed out gets one: a freed block
+     * needs none. */
+    GA_EXTENT(p, size, nbytes, d->stream);
     d->stats.allocated_bytes += nbytes;
     if (d->stats.allocated_bytes > d->stats.peak_allocated_bytes) {
         d->stats.peak_allocated_bytes = d->stats.allocated_bytes;
@@ -402,17 +564,27 @@ cuda_free(int dev, void *ptr, size_t nbytes)
     }
     device_state *d = G.devs[dev];
     size_t bin = bin_size(nbytes);
-    std::lock_guard<std::mutex> g(d->lock);
-    GA_EXTENT(ptr, bin);
+    std::unique_lock<std::mutex> g(d->lock);
     d->stats.allocated_bytes -= nbytes;
+    if (bin > small_limit) {
+        /* its record knows its size: a piece of a segment, or more than the bin */
+        auto b = d->large.find((char *)ptr);
+        if (b != d->large.end() && !b->second.free) {
+            free_large(d, b);
+        }
+        return;
+    }
     try {
-        d->cache[bin].push_back(ptr);
+        d->small_free[bin].push_back(ptr);
         d->cached_bytes += bin;
     }
     catch (...) {
-        /* no host memory for the list: give the block back instead */
+        /* no host memory for the list: give the block back instead (cudaFree waits
+         * for the device, so not under the lock) */
+        g.unlock();
         cudaFree(ptr);
         cudaGetLastError();
+        g.lock();
         d->stats.reserved_bytes -= bin;
     }
 }

@@ -55,6 +55,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -96,8 +97,10 @@ struct ga_emu_device {
 
 struct block_info {
     size_t size;
-    int device;    /* -1: pinned host memory */
-    size_t extent; /* bytes device code may touch (ga_emu_mem_extent); <= size */
+    int device; /* -1: pinned host memory */
+    /* offset -> end offset: ranges device code may not touch (ga_emu_mem_extent),
+     * disjoint; every other byte up to size it may */
+    std::map<size_t, size_t> closed;
 };
 
 std::mutex state_lock; /* devices, the address map */
@@ -137,7 +140,7 @@ detail(const char *fmt, const char *arg)
 }
 
 /* The block that holds [p, p + n), or NULL. Caller holds state_lock. */
-const block_info *
+block_info *
 find_block(const void *p, size_t n, uintptr_t *start)
 {
     uintptr_t a = (uintptr_t)p;
@@ -153,6 +156,33 @@ find_block(const void *p, size_t n, uintptr_t *start)
         *start = it->first;
     }
     return &it->second;
+}
+
+/* Device code may touch only the first n of the `size` bytes at offset `off` of `b`
+ * (n <= size): close [off + n, off + size), open the rest of that range, and leave
+ * the block's other ranges as they are. Caller holds state_lock. */
+void
+set_extent(block_info &b, size_t off, size_t size, size_t n)
+{
+    size_t end = off + size;
+    auto c = b.closed.upper_bound(off);
+    if (c != b.closed.begin() && std::prev(c)->second > off) {
+        --c; /* it starts before off and reaches into the range */
+    }
+    while (c != b.closed.end() && c->first < end) {
+        size_t from = c->first, to = c->second;
+        c = b.closed.erase(c);
+        /* the parts outside [off, end) stay closed; the next range starts past to */
+        if (from < off) {
+            b.closed[from] = off;
+        }
+        if (to > end) {
+            b.closed[end] = to;
+        }
+    }
+    if (n < size) {
+        b.closed[off + n] = end;
+    }
 }
 
 /* Memcheck (AddressSanitizer builds only). Device memory is host memory here, so a
@@ -176,18 +206,21 @@ find_block(const void *p, size_t n, uintptr_t *start)
  * 1 -> 0. Opening costs a shadow write of 1/8 of the live device bytes per
  * idle-to-busy transition.
  *
- * Within a block only [start, start + extent) is opened: the rest (the caching
- * allocator's rounding, set with ga_emu_mem_extent) and ASan's redzone after the
- * block stay unaddressable, so reading one byte past the requested size is a report.
- * Pinned host memory is never poisoned: the host may touch it, as on a GPU. */
+ * Within a block, the ranges ga_emu_mem_extent closed (the caching allocator's
+ * rounding after each request, in a whole block or in each piece of a split one) and
+ * ASan's redzone after the block stay unaddressable, so reading one byte past the
+ * requested size is a report. Pinned host memory is never poisoned: the host may
+ * touch it, as on a GPU. */
 int window_users; /* tasks in the window; state_lock */
 
 void
 shadow_open(uintptr_t start, const block_info &b)
 {
 #if GA_EMU_ASAN
-    ASAN_UNPOISON_MEMORY_REGION((void *)start, b.extent);
-    ASAN_POISON_MEMORY_REGION((void *)(start + b.extent), b.size - b.extent);
+    ASAN_UNPOISON_MEMORY_REGION((void *)start, b.size);
+    for (auto &c : b.closed) {
+        ASAN_POISON_MEMORY_REGION((void *)(start + c.first), c.second - c.first);
+    }
 #else
     (void)start, (void)b;
 #endif
@@ -771,7 +804,7 @@ cudaMalloc(void **ptr, size_t size)
     /* like fresh device memory: not zero (catches reads of unwritten outputs) */
     memset(p, 0xA5, size);
     d.used += size;
-    block_info &b = blocks[(uintptr_t)p] = block_info{size, current_device, size};
+    block_info &b = blocks[(uintptr_t)p] = block_info{size, current_device, {}};
     if (window_users == 0) {
         shadow_close((uintptr_t)p, b); /* the host may not touch it (memcheck) */
     }
@@ -809,17 +842,25 @@ cudaFree(void *ptr)
 }
 
 void
-ga_emu_mem_extent(void *ptr, size_t n)
+ga_emu_mem_extent(void *ptr, size_t size, size_t n, cudaStream_t stream)
 {
-    std::lock_guard<std::mutex> g(state_lock);
-    auto it = blocks.find((uintptr_t)ptr);
-    if (it == blocks.end() || it->second.device < 0) {
-        return;
+    if (!GA_EMU_ASAN) {
+        return; /* nothing reads the extents: no task to queue */
     }
-    it->second.extent = n < it->second.size ? n : it->second.size;
-    if (window_users > 0) {
-        shadow_open(it->first, it->second);
-    }
+    /* A task of its own on the stream, so that work queued before still runs under
+     * the old extent: a cached block may still be read by its previous owner's work. */
+    enqueue(resolve(stream), [ptr, size, n] {
+        std::lock_guard<std::mutex> g(state_lock);
+        uintptr_t start;
+        block_info *b = find_block(ptr, size, &start);
+        if (b == nullptr || b->device < 0) {
+            return;
+        }
+        set_extent(*b, (uintptr_t)ptr - start, size, n < size ? n : size);
+        if (window_users > 0) {
+            shadow_open(start, *b);
+        }
+    });
 }
 
 cudaError_t
@@ -832,7 +873,7 @@ cudaHostAlloc(void **ptr, size_t size, unsigned flags)
         return fail(cudaErrorMemoryAllocation);
     }
     std::lock_guard<std::mutex> g(state_lock);
-    blocks[(uintptr_t)p] = block_info{size, -1, size};
+    blocks[(uintptr_t)p] = block_info{size, -1, {}};
     *ptr = p;
     return cudaSuccess;
 }

@@ -255,11 +255,13 @@ cudaError_t ga_emu_stream_sleep(cudaStream_t stream, unsigned ms);
  * misbehave on a made-up handle from another library; the emulation says so. */
 int ga_emu_stream_known(cudaStream_t stream);
 
-/* Memcheck (ASan builds; see ga_cuda_emu.cpp): device work may touch only the first
- * `n` bytes of the cudaMalloc block that starts at `p` (the caching allocator's
- * request inside its rounded bin), from now on. Narrow it only while no queued work
- * may still use the old extent. */
-void ga_emu_mem_extent(void *p, size_t n);
+/* Memcheck (ASan builds; see ga_cuda_emu.cpp): device work queued on `stream` after
+ * this call may touch only the first `n` of the `size` bytes at `p`, a range inside
+ * one cudaMalloc block (the caching allocator's request inside its rounded block, a
+ * whole allocation or a piece of a split one). The change is a task on `stream`, so
+ * work queued before it keeps the old extent (a block the cache hands out again may
+ * still be read by its previous owner's work). A no-op in other builds. */
+void ga_emu_mem_extent(void *p, size_t size, size_t n, cudaStream_t stream);
 
 /* Start of the launch's dynamic shared memory (`extern __shared__`). */
 void *ga_emu_dynamic_shared(void);

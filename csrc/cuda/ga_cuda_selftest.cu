@@ -279,6 +279,70 @@ k_read_byte(unsigned char *p, int64_t i)
     }
 }
 
+/* The byte a kernel copies to p[0] from p[i], read back through pinned memory; -1 on
+ * a CUDA failure. */
+int
+read_through_kernel(cudaStream_t s, unsigned char *p, int64_t i)
+{
+    unsigned char *h = NULL;
+    int got = -1;
+    GA_LAUNCH(k_read_byte, 1, 32, 0, s, p, i);
+    if (cudaGetLastError() != cudaSuccess ||
+        cudaMallocHost((void **)&h, 1) != cudaSuccess) {
+        return -1;
+    }
+    if (cudaMemcpyAsync(h, p, 1, cudaMemcpyDeviceToHost, s) == cudaSuccess &&
+        cudaStreamSynchronize(s) == cudaSuccess) {
+        got = h[0]; /* pinned memory is host memory */
+    }
+    cudaFreeHost(h);
+    return got;
+}
+
+/* Memcheck cases 4-6: a block of `first` bytes is filled with 0x5A and freed, and the
+ * cache hands its start out again for `then` bytes:
+ *   4: then is 3 MiB + 100 of a 64 MiB first: a 4 MiB piece split off the cached
+ *      block; a kernel reads byte `then` (use-after-poison: past the request, inside
+ *      the piece);
+ *   5: the same split, but a kernel of the first owner, queued behind a 200 ms sleep,
+ *      reads byte then + 100 (its own, in bounds) after the piece was handed out: the
+ *      new extent is queued behind it, so nothing is reported; returns the byte;
+ *   6: 100 bytes in the same 512-byte bin as a first 500: the cached block itself; a
+ *      kernel reads byte 100 (use-after-poison). */
+int
+memcheck_reused(int dev, cudaStream_t s, int what)
+{
+    const size_t first = what == 6 ? 500 : (size_t)64 << 20;
+    const size_t then = what == 6 ? 100 : ((size_t)3 << 20) + 100;
+    unsigned char *old = NULL, *p = NULL;
+    int got = -1;
+    if (ga_cuda_alloc(dev, first, (void **)&old) != GA_OK) {
+        return -1;
+    }
+    if (cudaMemsetAsync(old, 0x5A, first, s) != cudaSuccess) {
+        ga_cuda_free(dev, old, first);
+        return -1;
+    }
+    if (what == 5) {
+#ifdef GA_CUDA_EMULATION
+        ga_emu_stream_sleep(s, 200);
+#endif
+        GA_LAUNCH(k_read_byte, 1, 32, 0, s, old, (int64_t)(then + 100));
+    }
+    ga_cuda_free(dev, old, first);
+    if (ga_cuda_alloc(dev, then, (void **)&p) != GA_OK) {
+        return -1;
+    }
+    if (p != old) {
+        got = -3;
+    }
+    else {
+        got = read_through_kernel(s, p, (int64_t)(what == 5 ? 0 : then));
+    }
+    ga_cuda_free(dev, p, then);
+    return got;
+}
+
 }  // namespace
 
 /* Deliberate memory errors that the emulated plugin under AddressSanitizer must
@@ -290,14 +354,16 @@ k_read_byte(unsigned char *p, int64_t i)
  *   2: a kernel reads one byte past 100 bytes asked of the caching allocator, whose
  *      bin is 512 (use-after-poison);
  *   3: none: a kernel reads byte 99 of the same block, then the host reads a byte
- *      from a pinned buffer a copy filled; returns what it read (0x5A).
+ *      from a pinned buffer a copy filled; returns what it read (0x5A);
+ *   4-6: blocks the caching allocator hands out again (memcheck_reused).
  * Returns the byte read when nothing was reported, -1 on a CUDA failure, -2 for a case
- * that would crash a real GPU's host (only the emulation runs 0). */
+ * that would crash a real GPU's host (only the emulation runs 0), -3 when the
+ * allocator did not hand out the block the case needs. */
 extern "C" __attribute__((visibility("default"))) int
 gpuarr_cuda_selftest_memcheck(int dev, int what)
 {
     cudaStream_t s;
-    unsigned char *p = NULL, *h = NULL;
+    unsigned char *p = NULL;
     int got = -1;
     bool cached = what == 2 || what == 3;
 #ifndef GA_CUDA_EMULATION
@@ -307,6 +373,9 @@ gpuarr_cuda_selftest_memcheck(int dev, int what)
 #endif
     if (ga_cuda_stream(dev, &s) != GA_OK || cudaSetDevice(dev) != cudaSuccess) {
         return -1;
+    }
+    if (what >= 4) {
+        return memcheck_reused(dev, s, what);
     }
     if (cached ? ga_cuda_alloc(dev, 100, (void **)&p) != GA_OK
                : cudaMalloc((void **)&p, 100) != cudaSuccess) {
@@ -320,15 +389,7 @@ gpuarr_cuda_selftest_memcheck(int dev, int what)
         got = ((volatile unsigned char *)p)[7]; /* the bug: p is a device pointer */
         goto done;
     }
-    GA_LAUNCH(k_read_byte, 1, 32, 0, s, p, (int64_t)(what == 3 ? 99 : 100));
-    if (cudaGetLastError() != cudaSuccess || cudaMallocHost((void **)&h, 1) != cudaSuccess) {
-        goto done;
-    }
-    if (cudaMemcpyAsync(h, p, 1, cudaMemcpyDeviceToHost, s) == cudaSuccess &&
-        cudaStreamSynchronize(s) == cudaSuccess) {
-        got = h[0]; /* pinned memory is host memory */
-    }
-    cudaFreeHost(h);
+    got = read_through_kernel(s, p, what == 3 ? 99 : 100);
 done:
     if (cached) {
         ga_cuda_free(dev, p, 100);

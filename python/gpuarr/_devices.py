@@ -200,7 +200,9 @@ def memory_stats(device=None):
 def empty_cache(device=None):
     """empty_cache(device=None)
 
-    Give cached device blocks back to the system (one device, or every GPU)."""
+    Give cached device blocks back to the system (one device, or every GPU). A
+    CUDA allocation that a live array uses part of stays; its free parts stay
+    cached."""
     if device is not None:
         _core._empty_cache(device)
         return
