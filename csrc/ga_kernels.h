@@ -696,11 +696,18 @@ ga_vlogf(float xf)
         CT y = ga_ld_##dt(b);                                                          \
         ST(out, expr);                                                                 \
     }
-/* WHERE is the same for every dtype: copy the chosen element's bytes */
+/* WHERE is the same for every dtype: copy the chosen element's bytes. Two copies, not
+ * one from a chosen pointer: on a GPU the operands are registers, and a pointer to one
+ * of two forces both into local memory (32 bytes of stack for complex128). */
 #define GA_K_WHERE(dt, SIZE, ALIGN)                                                    \
     GA_K_SIG(where, dt)                                                                \
     {                                                                                  \
-        memcpy(GA_K_ELEMENT(out, ALIGN), GA_K_ELEMENT(a[0] ? b : c, ALIGN), SIZE);     \
+        if (a[0]) {                                                                    \
+            memcpy(GA_K_ELEMENT(out, ALIGN), GA_K_ELEMENT(b, ALIGN), SIZE);            \
+        }                                                                              \
+        else {                                                                         \
+            memcpy(GA_K_ELEMENT(out, ALIGN), GA_K_ELEMENT(c, ALIGN), SIZE);            \
+        }                                                                              \
     }
 
 /* ops every real dtype (bool, int, float) shares, with a comparison type CT */

@@ -2,7 +2,9 @@
 
 No GPU is needed: cuobjdump reads the machine code nvcc produced. The rules checked
 here are the ones a GPU engineer would check before running anything: no kernel uses
-local memory (register spills), every kernel keeps at least half of the
+local memory except libdevice's large-argument trigonometry (register spills are
+build errors: -Xptxas=-warn-spills under GPUARR_WERROR), every kernel keeps at least
+half of the
 multiprocessor's warps resident at the block size it is launched with, and the
 contiguous elementwise kernels whose operands are all 2, 4 or 8 bytes wide never load
 or store a single byte (typed and 16-byte vector accesses).
@@ -67,16 +69,37 @@ def _all_wide(name: str) -> bool:
     return bool(m and m.group(1) in ("2", "4", "8"))
 
 
-# Rules the plugin does not meet yet (strict: they fail once met, so the mark goes):
-# the float32/complex trig kernels keep libdevice's large-argument reduction table in
-# local memory and k_random copies its descriptor; reductions and scans still store
-# their output through a switch over all 14 output dtypes, 3 of them one byte wide
-# (16% of all accesses are bytes, from 81% before element loads were typed).
-@pytest.mark.xfail(strict=True, reason="31 kernels use local memory (trig slow path, "
-                   "k_random)")
+# Kernels whose math calls libdevice's sin/cos/tan/exp family: for a huge argument
+# (|x| > 105615 in float64) its Payne-Hanek reduction keeps a 28- or 40-byte table in
+# local memory. That slow path is NVIDIA's own code, taken only for such arguments, and
+# not a register spill (ptxas reports 0 spill bytes; the build turns a spill into an
+# error). complex exp/pow/expm1/sinh/... reach sin and cos of the imaginary part;
+# k_random's normal draws call cos.
+LIBDEVICE_TRIG = re.compile(
+    r"k_elementwise<ga_f_(sin|cos|tan|sinh|cosh|tanh|exp|exp2|expm1|pow)_\w+>|"
+    r"^k_random\(")
+
+
+def _local(k) -> bool:
+    return k.spills or getattr(k, "stack", 0) > 0
+
+
+def test_local_memory_only_in_libdevice_trigonometry(report):
+    users = [k for k in report if _local(k)]
+    bad = [f"{k.name}: {k.stack} B stack, {k.spill_ops} LDL/STL" for k in users
+           if not LIBDEVICE_TRIG.search(k.name)]
+    assert not bad, "kernels using local memory:\n" + "\n".join(bad[:20])
+    # the float32 sine is among them (so the pattern still matches what nvcc emits)
+    assert any("ga_f_sin_float32" in k.name for k in users), [k.name for k in users][:5]
+
+
+# A rule the plugin does not meet (strict: it fails once met, so the mark goes): the
+# trigonometry above still touches local memory on its slow path.
+@pytest.mark.xfail(strict=True, reason="libdevice's trig slow path uses local memory "
+                   "(29 elementwise kernels and k_random)")
 def test_no_kernel_uses_local_memory(report):
-    bad = [f"{k.name}: {k.local} B local, {k.spill_ops} LDL/STL" for k in report if k.spills]
-    assert not bad, "kernels spilling to local memory:\n" + "\n".join(bad[:20])
+    bad = [f"{k.name}: {k.local} B local, {k.spill_ops} LDL/STL" for k in report if _local(k)]
+    assert not bad, "kernels using local memory:\n" + "\n".join(bad[:20])
 
 
 def test_occupancy_at_launch_block_is_at_least_half(report):
@@ -99,9 +122,9 @@ def test_wide_elementwise_kernels_use_vector_accesses(report):
     assert add and add[0].widths.get("LDG.128", 0) >= 2, add[0].widths if add else report[:1]
 
 
-@pytest.mark.xfail(strict=True, reason="reduction and scan outputs go through a "
-                   "14-dtype store switch (bool, int8, uint8 stores are bytes)")
 def test_summary_byte_wide_fraction_is_small(report):
+    # byte accesses are left for one-byte elements (bool, int8, uint8) and the
+    # off-path restride kernel: 13.8% of all accesses with the sm_90 build of CI
     s = cuda_report.summary(report)
     assert s["byte_wide_fraction"] < 0.15, s
 

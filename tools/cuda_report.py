@@ -248,7 +248,8 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"loads+stores, {s['byte_wide_fraction']:.1%} byte-wide "
           f"(LDG/STG only: {s['global_byte_wide_fraction']:.1%} of "
           f"{s['global_accesses']}), {s['vector_128']} 128-bit; "
-          f"{s['kernels_with_shfl']} kernels use SHFL; {s['kernels_spilling']} spill; "
+          f"{s['kernels_with_shfl']} kernels use SHFL; {s['kernels_spilling']} use local "
+          f"memory (LDL/STL: a spill or a local array; ptxas -warn-spills tells which); "
           f"registers <= {s['max_registers']}; min occupancy {s['min_occupancy']:.0%}")
     return 0
 
