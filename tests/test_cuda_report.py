@@ -124,7 +124,7 @@ def test_wide_elementwise_kernels_use_vector_accesses(report):
 
 def test_summary_byte_wide_fraction_is_small(report):
     # byte accesses are left for one-byte elements (bool, int8, uint8) and the
-    # off-path restride kernel: 13.8% of all accesses with the sm_90 build of CI
+    # off-path restride kernel: 13.2% of all accesses in the sm_90 code
     s = cuda_report.summary(report)
     assert s["byte_wide_fraction"] < 0.15, s
 

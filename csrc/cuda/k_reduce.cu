@@ -755,11 +755,16 @@ k_scan_tile_apply(ga_scan_desc s, int64_t rows, int64_t tiles, const A *offsets)
             int64_t j0 = base + (int64_t)threadIdx.x * GA_SCAN_ITEMS;
             int64_t j1 = j0 + GA_SCAN_ITEMS < k1 ? j0 + GA_SCAN_ITEMS : k1;
             A part = P::init(s.op);
+            /* 4 loads in flight; 8 (the whole run) spilled 64-bit scans on sm_120 */
+#pragma unroll 4
             for (int64_t j = j0; j < j1; j++) {
                 part = P::combine(part, ga_scan_load<DT, A>(s, in + j * is), s.op);
             }
             A total;
             A acc = P::combine(carry, ga_block_exclusive_scan<P>(part, s.op, &total), s.op);
+            /* each step ends in the output dtype switch: copies of it bought nothing
+             * and spilled 64-bit scans on sm_120 (-Xptxas=-warn-spills) */
+            GA_NO_UNROLL
             for (int64_t j = j0; j < j1; j++) {
                 acc = ga_rm_scan_step(acc, ga_scan_load<DT, A>(s, in + j * is),
                                       ga_rm_is_prod(s.op, 1), j == 0);
