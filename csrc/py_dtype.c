@@ -144,6 +144,38 @@ dtype_get_kind(PyObject *self, void *closure)
     return PyUnicode_FromString(kinds[ga_dtype_kind(((PyGaDType *)self)->dtype)]);
 }
 
+/* The matching numpy.dtype. NumPy's np.dtype(obj) reads obj.dtype, so this is what
+ * lets np.dtype(gpuarr.float32) work, and with it every library that normalises a
+ * dtype through NumPy (Dask's from_array, array_api_compat's helpers). NumPy is
+ * imported only here, when someone asks: importing gpuarr does not need it. */
+static PyObject *
+dtype_get_numpy(PyObject *self, void *closure)
+{
+    (void)closure;
+    PyObject *np = PyImport_ImportModule("numpy");
+    if (np == NULL) {
+        return NULL;
+    }
+    PyObject *r = PyObject_CallMethod(np, "dtype", "s",
+                                      ga_dtype_infos[((PyGaDType *)self)->dtype].name);
+    Py_DECREF(np);
+    return r;
+}
+
+/* NumPy's scalar type (numpy.float32, ...): code written for np.dtype reads
+ * dtype.type (Dask's np.iscomplexobj on a chunk's dtype does). */
+static PyObject *
+dtype_get_type(PyObject *self, void *closure)
+{
+    PyObject *d = dtype_get_numpy(self, closure);
+    if (d == NULL) {
+        return NULL;
+    }
+    PyObject *r = PyObject_GetAttrString(d, "type");
+    Py_DECREF(d);
+    return r;
+}
+
 static PyObject *
 dtype_reduce(PyObject *self, PyObject *unused)
 {
@@ -174,6 +206,10 @@ static PyGetSetDef dtype_getset[] = {
     {"name", dtype_get_name, NULL, "The dtype's name, e.g. 'float32'.", NULL},
     {"itemsize", dtype_get_itemsize, NULL, "Bytes per element.", NULL},
     {"kind", dtype_get_kind, NULL, "NumPy's kind character: b, i, u, f or c.", NULL},
+    {"dtype", dtype_get_numpy, NULL,
+     "The matching numpy.dtype (imports NumPy), so np.dtype(gpuarr.float32) works.", NULL},
+    {"type", dtype_get_type, NULL, "NumPy's scalar type, e.g. numpy.float32 (imports NumPy).",
+     NULL},
     {NULL},
 };
 

@@ -91,6 +91,8 @@ LESSONS_02 = [
     ("log_host = []", r"\.item\(\) every step: +[0-9.]+ ms, 1000 device-to-host copies"),
     ("log_host = []", r"log on the device: +[0-9.]+ ms, 1 device-to-host cop"),
     ("def two_devices", r"two devices \(gpu\(0\), gpu\(1\)\): .* speed-up [0-9.]+"),
+    ("da.from_array(x", r"\(4, 1\) chunks of Array -> gpu\(0\) \(4000, 500\)\n"
+                        r"column means after: True"),
 ]
 
 

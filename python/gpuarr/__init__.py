@@ -63,6 +63,8 @@ from ._info import info  # noqa: E402,F401
 from ._io import save, load  # noqa: E402,F401
 from . import nn, testing  # noqa: E402,F401
 from . import _numpy_protocol  # noqa: E402,F401  (np.exp(x), np.sum(x) on gpuarr arrays)
+from . import _dask  # noqa: E402  (Dask arrays with gpuarr chunks)
+_dask.install()
 
 __version__ = "0.1.0"
 

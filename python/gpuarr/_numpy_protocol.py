@@ -242,7 +242,83 @@ def _np_outer(a, b, out=None):
     return _gpuarr().linalg.outer(a, b)
 
 
+def _like(name, a, fill, dtype, order, shape, device):
+    """numpy.zeros_like & co. with NumPy's signature: shape= (which Dask passes to make
+    a chunk's small "meta" array) picks the shape; the result is on a's device."""
+    ga = _gpuarr()
+    if order not in ("K", "C", "A") or device not in (None, a.device):
+        raise TypeError(f"gpuarr.{name}_like makes C-order arrays on a's device; drop "
+                        f"order={order!r} / device={device!r}")
+    fill = () if fill is None else (fill,)
+    if shape is None:
+        return getattr(ga, f"{name}_like")(a, *fill, dtype=dtype)
+    dtype = a.dtype if dtype is None else dtype
+    return getattr(ga, name)(shape, *fill, dtype=dtype, device=a.device)
+
+
+def _np_zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _like("zeros", a, None, dtype, order, shape, device)
+
+
+def _np_ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _like("ones", a, None, dtype, order, shape, device)
+
+
+def _np_empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _like("empty", a, None, dtype, order, shape, device)
+
+
+def _np_full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
+                  device=None):
+    return _like("full", a, fill_value, dtype, order, shape, device)
+
+
+def _np_unravel_index(indices, shape, order="C"):
+    """numpy.unravel_index on the index array's device (Dask's argmax calls it on a
+    chunk's 0-d result). Out-of-range indices raise ValueError as in NumPy: checking
+    reads one bool back, a wait that only this rarely used function pays."""
+    ga = _gpuarr()
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if order != "C":
+        raise TypeError("gpuarr's unravel_index supports order='C' only")
+    size = 1
+    for n in shape:
+        size *= n
+    idx = ga.astype(indices, ga.int64)
+    if builtins.bool(ga.any((idx < 0) | (idx >= size))):
+        raise ValueError(f"an index is out of bounds for an array of size {size}")
+    out = []
+    for n in reversed(shape):
+        out.append(idx % n)
+        idx = idx // n
+    return tuple(reversed(out))
+
+
+def _np_ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """numpy.ravel_multi_index on the indices' device (mode 'raise', C order)."""
+    ga = _gpuarr()
+    if mode != "raise" or order != "C":
+        raise TypeError("gpuarr's ravel_multi_index supports mode='raise', order='C'")
+    dims = tuple(dims)
+    if len(multi_index) != len(dims):
+        raise ValueError(f"{len(multi_index)} indices for {len(dims)} dimensions")
+    dev = _device_of([multi_index], {})
+    flat = None
+    for i, n in zip(multi_index, dims):
+        i = ga.astype(ga.asarray(i, device=dev), ga.int64)
+        if builtins.bool(ga.any((i < 0) | (i >= n))):
+            raise ValueError("invalid entry in coordinates array")
+        flat = i if flat is None else flat * n + i
+    return flat
+
+
 _SPECIAL = {
+    ("numpy", "unravel_index"): _np_unravel_index,
+    ("numpy", "ravel_multi_index"): _np_ravel_multi_index,
+    ("numpy", "zeros_like"): _np_zeros_like,
+    ("numpy", "ones_like"): _np_ones_like,
+    ("numpy", "empty_like"): _np_empty_like,
+    ("numpy", "full_like"): _np_full_like,
     ("numpy", "trace"): _np_trace,
     ("numpy", "diagonal"): _np_diagonal,
     ("numpy", "outer"): _np_outer,
@@ -297,6 +373,30 @@ _UFUNC_DEFAULTS = {"casting": "same_kind", "order": "K", "dtype": None, "subok":
                    "signature": None, "where": True}
 
 
+def _ufunc_call(fn, inputs, out, dtype):
+    """One ufunc call; NumPy's dtype= (Dask's reductions pass it) picks the loop: the
+    inputs are cast to it first (so int8 + int8 with dtype=int64 does not wrap), and a
+    function whose result has another kind (a comparison) has its result cast."""
+    if dtype is None:
+        return fn(*inputs, out=out)
+    ga = _gpuarr()
+    dtype = ga.DType(np.dtype(dtype).name)
+    inputs = tuple(ga.astype(a, dtype, copy=False) if isinstance(a, Array) else a
+                   for a in inputs)
+    r = fn(*inputs)
+    r = r if r.dtype == dtype else ga.astype(r, dtype)
+    if out is None:
+        return r
+    out[...] = r
+    return out
+
+
+def _without_out(fn):
+    def call(*inputs, out=None):
+        return fn(*inputs)
+    return call
+
+
 def _ufunc_kwargs(ufunc, method, kwargs):
     out = kwargs.pop("out", None)
     if isinstance(out, tuple):
@@ -310,9 +410,10 @@ def _ufunc_kwargs(ufunc, method, kwargs):
     for k, default in _UFUNC_DEFAULTS.items():
         if k in kwargs and _is_default(kwargs[k], default):
             del kwargs[k]
-    if method == "__call__" and kwargs:
+    if method == "__call__" and set(kwargs) - {"dtype"}:
         raise TypeError(f"numpy.{ufunc.__name__} on gpuarr arrays takes no "
-                        f"{sorted(kwargs)}; run NumPy on an explicit copy x.numpy()")
+                        f"{sorted(set(kwargs) - {'dtype'})}; run NumPy on an explicit "
+                        f"copy x.numpy()")
     return out
 
 
@@ -338,8 +439,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if name in ("matmul", "vecdot"):
             if out is not None:
                 raise TypeError(f"gpuarr.{name} has no out=; assign the result instead")
-            return fn(*inputs)
-        return fn(*inputs, out=out)
+            fn = _without_out(fn)
+        return _ufunc_call(fn, inputs, out, kwargs.get("dtype"))
     table = _REDUCE if method == "reduce" else _ACCUMULATE if method == "accumulate" else {}
     if name not in table or len(inputs) != 1:
         raise _missing(f"numpy.{name}.{method}",
@@ -361,4 +462,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 
 method("__array_ufunc__")(_array_ufunc)
+# Dask picks the type of a result's chunks by this (the highest wins; its own arrays
+# have 11, NumPy's 0): gpuarr chunks win over NumPy data, and a Dask array beside a
+# gpuarr array stays a Dask array.
+Array.__array_priority__ = 10.0
 method("__array_function__")(_array_function)

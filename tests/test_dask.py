@@ -1,0 +1,169 @@
+"""Dask arrays whose chunks are gpuarr arrays: dask.array.from_array(x, chunks=...) on
+every device, computed with Dask's threaded scheduler and with a LocalCluster of two
+worker processes. NumPy is the oracle; every result is a gpuarr array on the chunks'
+device (nothing crossed to the host on the way)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gpuarr
+
+da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'dask[array]')")
+
+
+@pytest.fixture
+def data():
+    return np.random.default_rng(0).standard_normal((12, 10)).astype(np.float32)
+
+
+def _check(result, device, expected, rtol=1e-5, atol=1e-5):
+    assert isinstance(result, gpuarr.Array), type(result)
+    assert result.device == device
+    np.testing.assert_allclose(result.numpy(), expected, rtol=rtol, atol=atol)
+
+
+def test_from_array_reads_gpuarr_dtype_and_shape(device, data):
+    x = gpuarr.asarray(data, device=device)
+    d = da.from_array(x, chunks=(5, 4))
+    assert d.shape == (12, 10) and d.dtype == np.float32
+    assert d.chunks == ((5, 5, 2), (4, 4, 2))
+    assert isinstance(d._meta, gpuarr.Array) and d._meta.device == device
+    assert np.dtype(gpuarr.float32) == np.float32  # what makes the above work
+
+
+CASES = {
+    "add": (lambda d: d + 2 * d, lambda a: a + 2 * a),
+    "exp": (lambda d: da.exp(d), np.exp),
+    "where": (lambda d: da.where(d > 0, d, 0), lambda a: np.where(a > 0, a, 0)),
+    "sum": (lambda d: d.sum(), lambda a: a.sum()),
+    "sum_axis0": (lambda d: d.sum(axis=0), lambda a: a.sum(axis=0)),
+    "mean_axis1": (lambda d: d.mean(axis=1), lambda a: a.mean(axis=1)),
+    "std": (lambda d: d.std(), lambda a: a.std()),
+    "var_axis0": (lambda d: d.var(axis=0), lambda a: a.var(axis=0)),
+    "max_axis0": (lambda d: d.max(axis=0), lambda a: a.max(axis=0)),
+    "min": (lambda d: d.min(), lambda a: a.min()),
+    "argmax": (lambda d: d.argmax(), lambda a: a.argmax()),
+    "cumsum_axis0": (lambda d: d.cumsum(axis=0), lambda a: a.cumsum(axis=0)),
+    "matmul": (lambda d: d @ d.T, lambda a: a @ a.T),
+    "dot": (lambda d: da.dot(d.T, d), lambda a: a.T @ a),
+    "map_blocks": (lambda d: d.map_blocks(lambda b: b * b + 1), lambda a: a * a + 1),
+    "slice": (lambda d: d[2:9, ::3], lambda a: a[2:9, ::3]),
+    "transpose": (lambda d: d.T, lambda a: a.T),
+    "concatenate": (lambda d: da.concatenate([d, d], axis=1),
+                    lambda a: np.concatenate([a, a], axis=1)),
+    "rechunk": (lambda d: d.rechunk((3, 10)) * 1, lambda a: a),
+    "reshape": (lambda d: d.reshape(120), lambda a: a.reshape(120)),
+    "astype": (lambda d: d.astype(np.float64) / 3, lambda a: a.astype(np.float64) / 3),
+    "norm": (lambda d: da.linalg.norm(d), np.linalg.norm),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_threaded_scheduler_matches_numpy(device, data, case):
+    build, oracle = CASES[case]
+    d = da.from_array(gpuarr.asarray(data, device=device), chunks=(5, 4))
+    got = build(d).compute(scheduler="threads")
+    _check(got, device, oracle(data), rtol=1e-4, atol=1e-4)
+
+
+def test_argmax_along_an_axis(device, data):
+    """Dask combines the chunks' argmax with NumPy index grids (np.ogrid): host data,
+    which a CPU chunk accepts and a GPU chunk refuses, as gpuarr refuses every implicit
+    host-to-device copy. The error says what to do."""
+    d = da.from_array(gpuarr.asarray(data, device=device), chunks=(5, 4))
+    if device.type == "cpu":
+        _check(d.argmax(axis=0).compute(), device, data.argmax(axis=0))
+    else:
+        with pytest.raises(gpuarr.DeviceMismatchError, match="host memory"):
+            d.argmax(axis=0).compute(scheduler="threads")
+
+
+def test_chunks_on_two_devices_do_not_mix(data):
+    if gpuarr.num_gpus() < 1:
+        pytest.skip("needs a GPU (a simulated one will do)")
+    x = da.from_array(gpuarr.asarray(data, device=gpuarr.cpu()), chunks=(6, 5))
+    y = da.from_array(gpuarr.asarray(data, device=gpuarr.gpu(0)), chunks=(6, 5))
+    with pytest.raises(gpuarr.DeviceMismatchError):
+        (x + y).compute(scheduler="threads")
+
+
+def test_numpy_ufunc_dtype_argument_picks_the_loop(device):
+    """Dask's reductions call np.add(..., dtype=...): the inputs are cast first, as
+    NumPy does, so small integers do not wrap."""
+    x = gpuarr.asarray(np.array([100, 120], dtype=np.int8), device=device)
+    got = np.add(x, x, dtype=np.int64)
+    _check(got, device, np.array([200, 240]))
+    assert got.dtype == gpuarr.int64
+    assert np.less(x, x, dtype=bool).dtype == gpuarr.bool
+
+
+def test_numpy_like_functions_take_shape(device):
+    x = gpuarr.ones((2, 3), dtype=gpuarr.int32, device=device)
+    z = np.zeros_like(x, shape=(4,), dtype=np.float32)
+    assert z.shape == (4,) and z.dtype == gpuarr.float32 and z.device == device
+    f = np.full_like(x, 7, shape=(1, 1))
+    _check(f, device, np.full((1, 1), 7))
+    assert f.dtype == gpuarr.int32
+    with pytest.raises(TypeError, match="order="):
+        np.ones_like(x, order="F")
+
+
+@pytest.mark.parametrize("dask_first", [True, False])
+def test_registration_whichever_is_imported_first(dask_first):
+    """Dask's dispatch tables (the element count behind mean) learn gpuarr's type
+    whether Dask or gpuarr is imported first, and a gpuarr import alone does not import
+    Dask."""
+    imports = ["import dask.array as da", "import gpuarr"]
+    code = "\n".join((imports if dask_first else imports[::-1]) + [
+        "import sys",
+        "from dask.array.dispatch import numel_lookup",
+        "fn = numel_lookup.dispatch(gpuarr.Array)",
+        "assert fn.__name__ == '_numel_arraylike', fn",
+    ])
+    subprocess.run([sys.executable, "-c", code], check=True, env=os.environ.copy())
+    alone = "import gpuarr, sys; assert 'dask' not in sys.modules"
+    subprocess.run([sys.executable, "-c", alone], check=True, env=os.environ.copy())
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    distributed = pytest.importorskip(
+        "dask.distributed", reason="dask is not installed (pip install 'dask[distributed]')")
+    # Worker processes inherit this environment (simulated or emulated GPUs included),
+    # so gpu(0) means the same kind of device in them as here.
+    with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            yield client
+
+
+def test_local_cluster_with_two_worker_processes(cluster_client, data):
+    dev = gpuarr.gpu(0) if gpuarr.num_gpus() else gpuarr.cpu()
+    d = da.from_array(gpuarr.asarray(data, device=dev), chunks=(4, 5))
+
+    def where_run(block):
+        # each chunk is a gpuarr array on the device, inside a worker process
+        assert isinstance(block, gpuarr.Array) and block.device == dev
+        return block * 0 + os.getpid()
+
+    pids = d.map_blocks(where_run, dtype=np.float32).compute().numpy()
+    assert os.getpid() not in set(pids.ravel().tolist())
+    _check((da.exp(d) * 2).sum(axis=0).compute(), dev, (np.exp(data) * 2).sum(axis=0),
+           rtol=1e-4)
+    _check((d @ d.T).compute(), dev, data @ data.T, rtol=1e-4, atol=1e-4)
+    _check(d.mean(axis=1).compute(), dev, data.mean(axis=1))
+
+
+def test_numpy_unravel_and_ravel_index_on_the_device(device):
+    idx = gpuarr.asarray(np.array([0, 7, 11]), device=device)
+    rows, cols = np.unravel_index(idx, (3, 4))
+    _check(rows, device, [0, 1, 2])
+    _check(cols, device, [0, 3, 3])
+    _check(np.ravel_multi_index((rows, cols), (3, 4)), device, [0, 7, 11])
+    with pytest.raises(ValueError, match="out of bounds"):
+        np.unravel_index(gpuarr.asarray(np.array([12]), device=device), (3, 4))
+    with pytest.raises(ValueError, match="invalid entry"):
+        np.ravel_multi_index((rows, cols + 1), (3, 4))
