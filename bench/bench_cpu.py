@@ -131,6 +131,19 @@ def rows(quick):
     d_g = ga.asarray(d_n.copy())
     out.append(("matmul 1024 f64", "matmul", lambda: d_g @ d_g, lambda: d_n @ d_n, None))
 
+    # the CPU backend's stable merge sort (ga_cpu_sort.c) against NumPy's stable sort
+    # (radix sort for 16-bit and narrower keys, timsort otherwise): one row, and many
+    # short rows (the per-row setup shows)
+    sn = n // 10
+    s_n = rng.standard_normal(sn).astype(np.float32)
+    s_g = ga.asarray(s_n.copy())
+    r_n = rng.standard_normal((sn // 16, 16)).astype(np.float32)
+    r_g = ga.asarray(r_n.copy())
+    out.append((f"sort ({sn:.0e} f32)", "sort", lambda: ga.sort(s_g),
+                lambda: np.sort(s_n, stable=True), None))
+    out.append((f"argsort rows of 16 ({sn:.0e} f32)", "sort", lambda: ga.argsort(r_g),
+                lambda: np.argsort(r_n, axis=-1, stable=True), None))
+
     m_n = rng.random((100, 100), dtype=np.float32)
     m_g = ga.asarray(m_n.copy())
     steps = 100 if quick else 1000
@@ -151,7 +164,7 @@ def rows(quick):
     return out
 
 
-TARGETS = {"overhead": 1.0, "memory": 0.7, "matmul": 1.05, "loop": 1.0}
+TARGETS = {"overhead": 1.0, "memory": 0.7, "matmul": 1.05, "loop": 1.0, "sort": 1.5}
 
 
 def main():

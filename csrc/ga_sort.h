@@ -1,8 +1,9 @@
 /* ga_sort.h: sorting along the last axis and binary search, on the array's device.
  *
  * Both hand the backend contiguous rows (a copy first when x is not C-contiguous) and
- * never read data back to the host. A backend without the entry (CUDA today) gives
- * GA_ERR_UNSUPPORTED with a message saying what to do instead.
+ * never read data back to the host. A backend without the entry gives
+ * GA_ERR_UNSUPPORTED with a message saying what to do instead (every backend has it
+ * now: ga_cpu_sort.c for the CPU and simulated GPUs, cuda/k_sort.cu for CUDA).
  */
 #ifndef GA_SORT_H
 #define GA_SORT_H

@@ -77,7 +77,6 @@ ALLOWED_SKIP_REASONS = (
     "the lessons are checked once", "the static report reads the built binary only",
     "repeated indices: which write wins is unspecified",
     "memcheck needs the AddressSanitizer build",  # run in CI's sanitizer step
-    "no device sort on CUDA yet",  # issue 12: CUDA has no sort kernel; the error is tested
 )
 _unexpected_skips = []
 

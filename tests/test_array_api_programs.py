@@ -83,20 +83,12 @@ def test_least_squares_line_fit(device):
     np.testing.assert_allclose(got.numpy(), np.polyfit(x, y, 1)[::-1], rtol=1e-8)
 
 
-def test_kmeans_step(sort_capable_device, data):
+def test_kmeans_step(device, data):
     points, centers = data
     want = kmeans_step(points, centers)
-    got = kmeans_step(gpuarr.asarray(points, device=sort_capable_device),
-                      gpuarr.asarray(centers, device=sort_capable_device))
+    got = kmeans_step(gpuarr.asarray(points, device=device),
+                      gpuarr.asarray(centers, device=device))
     for g, w in zip(got, want):
-        assert g.device == sort_capable_device
+        assert g.device == device
         np.testing.assert_allclose(g.numpy(), w, rtol=1e-10)
 
-
-@pytest.fixture
-def sort_capable_device(device):
-    # unique_counts needs a sort: CUDA devices have none yet (tests/test_sorting.py).
-    if device.type == "gpu" and "cuda" in gpuarr._core._device_info(device).get(
-            "kind", "").lower():
-        pytest.skip("no device sort on CUDA yet")
-    return device

@@ -14,6 +14,7 @@
  *   k_reduce.cu         reductions and scans
  *   k_random.cu         random numbers (../ga_philox.h)
  *   k_index.cu          gather, scatter, nonzero, arange
+ *   k_sort.cu           sort, searchsorted
  *   ga_cuda_emu.h/.cpp  the emulation shim
  */
 #ifndef GA_CUDA_H
@@ -120,6 +121,8 @@ int ga_cuda_gather(int dev, const ga_index_desc *d);
 int ga_cuda_scatter(int dev, const ga_index_desc *d);
 int ga_cuda_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out);
 int ga_cuda_arange(int dev, const ga_arange_desc *d);
+int ga_cuda_sort(int dev, const ga_sort_desc *d);
+int ga_cuda_searchsorted(int dev, const ga_search_desc *d);
 
 /* Deferred index errors (k_index.cu). Every host wait on a device's stream that
  * hands control back to the user (synchronize, copies to the host) calls

@@ -892,8 +892,8 @@ const ga_backend table = {
     cuda_last_error,
     cuda_unavailable_reason,
     cuda_set_wait_hooks,
-    NULL, /* sort: no device sort yet; the core says to sort on the CPU */
-    NULL, /* searchsorted */
+    ga_cuda_sort,
+    ga_cuda_searchsorted,
     cuda_kernel_counters,
     cuda_shares_memory,
     cuda_stream_handle,
