@@ -899,6 +899,7 @@ const ga_backend table = {
     cuda_stream_handle,
     cuda_order_stream,
     cuda_device_wait,
+    NULL, /* linalg: no cuSOLVER yet; the core says "not implemented on cuda devices yet" */
 };
 
 }  // namespace

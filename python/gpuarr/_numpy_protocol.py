@@ -242,7 +242,18 @@ def _np_outer(a, b, out=None):
     return _gpuarr().linalg.outer(a, b)
 
 
+def _np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    ga = _gpuarr()
+    if hermitian:
+        raise TypeError("gpuarr.linalg.svd has no hermitian=; drop it (the general SVD "
+                        "gives the same values)")
+    if not compute_uv:
+        return ga.linalg.svdvals(a)
+    return ga.linalg.svd(a, full_matrices=full_matrices)
+
+
 _SPECIAL = {
+    ("numpy.linalg", "svd"): _np_svd,
     ("numpy", "trace"): _np_trace,
     ("numpy", "diagonal"): _np_diagonal,
     ("numpy", "outer"): _np_outer,
