@@ -164,3 +164,10 @@ ga_blas_lapack_sym(const char *name)
     snprintf(sym, sizeof(sym), "%s%s_%s", table.prefix, name, table.ilp64 ? "64_" : "");
     return dlsym(table.handle, sym);
 }
+
+void *
+ga_blas_lapack_lookup(const char *name, int *ilp64)
+{
+    *ilp64 = loaded && table.ilp64;
+    return ga_blas_lapack_sym(name);
+}

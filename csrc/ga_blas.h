@@ -65,6 +65,9 @@ const ga_blas_table *ga_blas_get(void);
 /* The Fortran LAPACK routine `name` ("dgetrf") of the BLAS in use, with its naming
  * scheme (`scipy_dgetrf_`, `dgetrf_`, `scipy_dgetrf_64_` for ILP64), or NULL. */
 void *ga_blas_lapack_sym(const char *name);
+/* The same, also saying whether the library's integers are 64-bit: the lookup the core
+ * hands the emulated CUDA plugin for its cuSOLVER reference (ga_cuda_emu_cusolver.cpp). */
+void *ga_blas_lapack_lookup(const char *name, int *ilp64);
 
 #ifdef __cplusplus
 }

@@ -78,7 +78,6 @@ ALLOWED_SKIP_REASONS = (
     "repeated indices: which write wins is unspecified",
     "memcheck needs the AddressSanitizer build",  # run in CI's sanitizer step
     "no device sort on CUDA yet",  # issue 12: CUDA has no sort kernel; the error is tested
-    "no cuSOLVER backend on CUDA yet",  # issue 12 item 3: the error is tested
 )
 _unexpected_skips = []
 

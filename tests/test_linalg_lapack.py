@@ -1,7 +1,9 @@
-"""gpuarr.linalg's factorisations (LAPACK on the CPU and simulated GPUs) against
-numpy.linalg: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, svdvals, qr,
-pinv, matrix_rank and the singular-value matrix norms, over dtypes, shapes, batches
-and devices; singular, ill-conditioned and empty inputs; the errors."""
+"""gpuarr.linalg's factorisations (LAPACK on the CPU and simulated GPUs, cuSOLVER on
+CUDA devices: emulated ones compute with the CPU's LAPACK behind cuSOLVER's API)
+against numpy.linalg: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd,
+svdvals, qr, pinv, matrix_rank and the singular-value matrix norms, over dtypes,
+shapes, batches and devices; singular, ill-conditioned and empty inputs; the errors;
+the host waits a CUDA call may make."""
 import os
 import subprocess
 import sys
@@ -23,11 +25,8 @@ def _on_cuda(device):
 
 @pytest.fixture
 def dev(device):
-    """The device, on which linalg must work: CUDA devices have no cuSOLVER backend
-    yet (test_cuda_devices_say_linalg_is_not_implemented checks the error)."""
-    if _on_cuda(device):
-        pytest.skip("no cuSOLVER backend on CUDA yet (the error is checked in "
-                    "test_cuda_devices_say_linalg_is_not_implemented)")
+    """Each device of the mode, with nothing left queued from an earlier test."""
+    gpuarr.synchronize(device)
     return device
 
 
@@ -345,13 +344,56 @@ def test_mixed_devices_raise_device_mismatch(gpu_device):
         LA.solve(a.to(gpu_device), gpuarr.asarray(np.ones(2)))
 
 
-def test_cuda_devices_say_linalg_is_not_implemented(device):
+def _cuda_device(device):
     if not _on_cuda(device):
-        pytest.skip("needs CUDA GPUs: the check is for devices without cuSOLVER")
+        pytest.skip("needs CUDA GPUs: counts cuSOLVER's work (GPUARR_CUDA_EMULATE=2)")
+    return device
+
+
+@pytest.mark.parametrize("fn", ["inv", "solve", "cholesky", "eigh", "svd", "svdvals"])
+def test_a_checked_factorisation_waits_once_per_call_not_per_matrix(device, fn):
+    """Reading devInfo back is the one host wait of a call that can fail; a batch of
+    four matrices still waits once."""
+    dev = _cuda_device(device)
+    a = _spd((4, 5, 5), "float64")
+    x = gpuarr.asarray(a, device=dev)
+    y = gpuarr.asarray(np.ones(5), device=dev)
+    gpuarr.synchronize(dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        r = LA.solve(x, y) if fn == "solve" else getattr(LA, fn)(x)
+    assert k.supported
+    assert k.syncs == 1 and k.d2h == 1 and k.h2d == 0, k
+    assert k.launches >= 4, k  # a routine per matrix at least
+    first = r[0] if isinstance(r, tuple) else r
+    assert first.device == dev
+
+
+@pytest.mark.parametrize("fn", ["det", "slogdet", "qr"])
+def test_det_slogdet_and_qr_never_wait(device, fn):
+    """LU's zero pivot is a determinant of 0 and QR has no numerical failure: no
+    devInfo to read, no host wait."""
+    dev = _cuda_device(device)
+    x = gpuarr.asarray(_rand((3, 4, 4), "float32"), device=dev)
+    gpuarr.synchronize(dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        getattr(LA, fn)(x)
+    assert k.syncs == 0 and k.d2h == 0, k
+
+
+def test_without_lapack_linalg_says_what_to_install(device):
+    info = gpuarr.blas_info()
+    if info is None:
+        pytest.skip("no BLAS: gpuarr found no CPU BLAS to unload")
     x = gpuarr.asarray(np.eye(2), device=device)
-    for f in (LA.inv, LA.det, LA.cholesky, LA.eigvalsh, LA.svdvals, LA.qr):
-        with pytest.raises(TypeError, match="not implemented on .*cuda devices yet"):
-            f(x)
+    gpuarr._core._set_blas(None)
+    try:
+        want = "emulated cuSOLVER computes with the CPU's LAPACK" if _on_cuda(device) \
+            else "needs LAPACK"
+        with pytest.raises((TypeError, RuntimeError), match=want):
+            LA.inv(x)
+    finally:
+        gpuarr._core._set_blas(info["path"])
+    np.testing.assert_allclose(LA.inv(x).numpy(), np.eye(2))
 
 
 # --- NumPy's functions on gpuarr arrays ---------------------------------------------------
