@@ -148,10 +148,10 @@ ga_linalg_solve(const ga_array *a, const ga_array *b, ga_array *x)
     }
     int64_t rows = bm.shape[bm.ndim - 2], k = bm.shape[bm.ndim - 1];
     if (rows != n) {
-        return ga_error(GA_ERR_SHAPE, "linalg.solve: x1 is %lld x %lld but x2 %s %lld; "
-                        "x2 must be (n,) or (..., n, k) with n = %lld", (long long)n,
-                        (long long)n, vector ? "has length" : "has rows",
-                        (long long)rows, (long long)n);
+        return ga_error(GA_ERR_SHAPE, "linalg.solve: x1 is %lld x %lld but x2 has %lld "
+                        "%s; x2 must be (n,) or (..., n, k) with n = %lld", (long long)n,
+                        (long long)n, (long long)rows, vector ? "elements" : "rows",
+                        (long long)n);
     }
     int nb;
     int64_t shape[GA_MAXDIMS];
