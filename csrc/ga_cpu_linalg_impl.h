@@ -12,21 +12,24 @@ typedef void (*LFN(getrf_fn))(const LINT *m, const LINT *n, void *a, const LINT 
                               LINT *ipiv, LINT *info);
 typedef void (*LFN(potrf_fn))(const char *uplo, const LINT *n, void *a, const LINT *lda,
                               LINT *info, size_t uplo_len);
-typedef void (*LFN(syev_fn))(const char *jobz, const char *uplo, const LINT *n, void *a,
-                             const LINT *lda, void *w, void *work, const LINT *lwork,
-                             LINT *info, size_t l1, size_t l2);
-typedef void (*LFN(heev_fn))(const char *jobz, const char *uplo, const LINT *n, void *a,
-                             const LINT *lda, void *w, void *work, const LINT *lwork,
-                             void *rwork, LINT *info, size_t l1, size_t l2);
-typedef void (*LFN(dgesvd_fn))(const char *ju, const char *jv, const LINT *m,
-                               const LINT *n, void *a, const LINT *lda, void *s, void *u,
-                               const LINT *ldu, void *vt, const LINT *ldvt, void *work,
-                               const LINT *lwork, LINT *info, size_t l1, size_t l2);
-typedef void (*LFN(zgesvd_fn))(const char *ju, const char *jv, const LINT *m,
-                               const LINT *n, void *a, const LINT *lda, void *s, void *u,
-                               const LINT *ldu, void *vt, const LINT *ldvt, void *work,
-                               const LINT *lwork, void *rwork, LINT *info, size_t l1,
-                               size_t l2);
+/* the divide-and-conquer drivers NumPy uses (syevd/heevd, gesdd): for eigenvectors
+ * and singular vectors several times faster than syev/gesvd at n = 256 */
+typedef void (*LFN(syevd_fn))(const char *jobz, const char *uplo, const LINT *n, void *a,
+                              const LINT *lda, void *w, void *work, const LINT *lwork,
+                              LINT *iwork, const LINT *liwork, LINT *info, size_t l1,
+                              size_t l2);
+typedef void (*LFN(heevd_fn))(const char *jobz, const char *uplo, const LINT *n, void *a,
+                              const LINT *lda, void *w, void *work, const LINT *lwork,
+                              void *rwork, const LINT *lrwork, LINT *iwork,
+                              const LINT *liwork, LINT *info, size_t l1, size_t l2);
+typedef void (*LFN(dgesdd_fn))(const char *jobz, const LINT *m, const LINT *n, void *a,
+                               const LINT *lda, void *s, void *u, const LINT *ldu, void *vt,
+                               const LINT *ldvt, void *work, const LINT *lwork, LINT *iwork,
+                               LINT *info, size_t l1);
+typedef void (*LFN(zgesdd_fn))(const char *jobz, const LINT *m, const LINT *n, void *a,
+                               const LINT *lda, void *s, void *u, const LINT *ldu, void *vt,
+                               const LINT *ldvt, void *work, const LINT *lwork, void *rwork,
+                               LINT *iwork, LINT *info, size_t l1);
 typedef void (*LFN(geqrf_fn))(const LINT *m, const LINT *n, void *a, const LINT *lda,
                               void *tau, void *work, const LINT *lwork, LINT *info);
 typedef void (*LFN(orgqr_fn))(const LINT *m, const LINT *n, const LINT *k, void *a,
@@ -113,36 +116,45 @@ LFN(run)(const ga_linalg_desc *d)
         break;
     }
     case GA_LINALG_EIGH: {
-        GA_TRY(lapack_fn(t, cplx ? "heev" : "syev", &fn));
+        GA_TRY(lapack_fn(t, cplx ? "heevd" : "syevd", &fn));
         const char *jobz = d->mode ? "V" : "N";
+        /* one query gives all three workspace sizes (work, rwork, iwork) */
+        LINT liwork = -1, lrwork = -1, qi = 0;
+        double qr[2];
         if (cplx) {
-            rwork = malloc(rsz * (size_t)(3 * n > 2 ? 3 * n - 2 : 1));
-            ((LFN(heev_fn))fn)(jobz, "L", &n, d->a, &n, d->w, q, &lwork, rwork, &info, 1, 1);
+            ((LFN(heevd_fn))fn)(jobz, "L", &n, d->a, &n, d->w, q, &lwork, qr, &lrwork, &qi,
+                                &liwork, &info, 1, 1);
+            lrwork = LFN(query_size)(d->dtype == GA_COMPLEX64 ? GA_FLOAT32 : GA_FLOAT64, qr);
+            rwork = malloc(rsz * (size_t)lrwork);
         }
         else {
-            ((LFN(syev_fn))fn)(jobz, "L", &n, d->a, &n, d->w, q, &lwork, &info, 1, 1);
+            ((LFN(syevd_fn))fn)(jobz, "L", &n, d->a, &n, d->w, q, &lwork, &qi, &liwork,
+                                &info, 1, 1);
         }
         lwork = LFN(query_size)(d->dtype, q);
+        liwork = qi > 1 ? qi : 1;
         work = malloc(esz * (size_t)lwork);
-        if (work == NULL || (cplx && rwork == NULL)) {
+        ipiv = (LINT *)malloc(sizeof(LINT) * (size_t)liwork); /* iwork */
+        if (work == NULL || ipiv == NULL || (cplx && rwork == NULL)) {
             st = ga_error(GA_ERR_NOMEM, "eigh: out of memory for LAPACK's workspace");
             break;
         }
         for (int64_t i = 0; i < d->batch && failed < 0; i++) {
             char *a = d->a + i * astep, *w = d->w + (size_t)i * (size_t)n * rsz;
             if (cplx) {
-                ((LFN(heev_fn))fn)(jobz, "L", &n, a, &n, w, work, &lwork, rwork, &info, 1,
-                                   1);
+                ((LFN(heevd_fn))fn)(jobz, "L", &n, a, &n, w, work, &lwork, rwork, &lrwork,
+                                    ipiv, &liwork, &info, 1, 1);
             }
             else {
-                ((LFN(syev_fn))fn)(jobz, "L", &n, a, &n, w, work, &lwork, &info, 1, 1);
+                ((LFN(syevd_fn))fn)(jobz, "L", &n, a, &n, w, work, &lwork, ipiv, &liwork,
+                                    &info, 1, 1);
             }
             failed = info != 0 ? i : -1;
         }
         break;
     }
     case GA_LINALG_SVD: {
-        GA_TRY(lapack_fn(t, "gesvd", &fn));
+        GA_TRY(lapack_fn(t, "gesdd", &fn));
         const char *job = d->mode == 0 ? "N" : d->mode == 1 ? "S" : "A";
         LINT ucols = d->mode == 2 ? m : k, vrows = d->mode == 2 ? n : k;
         LINT ldu = m, ldvt = vrows > 0 ? vrows : 1;
@@ -150,18 +162,23 @@ LFN(run)(const ga_linalg_desc *d)
         size_t vstep = d->mode ? (size_t)vrows * (size_t)n * esz : 0;
         /* with job "N" LAPACK touches neither u nor vt but checks ldu/ldvt >= 1 */
         char dummy[16];
+        ipiv = (LINT *)malloc(sizeof(LINT) * (size_t)(8 * k > 0 ? 8 * k : 1)); /* iwork */
         if (cplx) {
-            rwork = malloc(rsz * (size_t)(5 * k > 0 ? 5 * k : 1));
-            ((LFN(zgesvd_fn))fn)(job, job, &m, &n, d->a, &m, d->w, dummy, &ldu, dummy,
-                                 &ldvt, q, &lwork, rwork, &info, 1, 1);
+            /* LAPACK's bound on zgesdd's real workspace (3.7 and later) */
+            size_t mx = (size_t)(m > n ? m : n), mn = (size_t)k;
+            size_t lr1 = 5 * mn * mn + 5 * mn, lr2 = 2 * mx * mn + 2 * mn * mn + mn;
+            size_t lrwork = d->mode == 0 ? 7 * mn : (lr1 > lr2 ? lr1 : lr2);
+            rwork = malloc(rsz * (lrwork > 0 ? lrwork : 1));
+            ((LFN(zgesdd_fn))fn)(job, &m, &n, d->a, &m, d->w, dummy, &ldu, dummy, &ldvt, q,
+                                 &lwork, rwork, ipiv, &info, 1);
         }
         else {
-            ((LFN(dgesvd_fn))fn)(job, job, &m, &n, d->a, &m, d->w, dummy, &ldu, dummy,
-                                 &ldvt, q, &lwork, &info, 1, 1);
+            ((LFN(dgesdd_fn))fn)(job, &m, &n, d->a, &m, d->w, dummy, &ldu, dummy, &ldvt, q,
+                                 &lwork, ipiv, &info, 1);
         }
         lwork = LFN(query_size)(d->dtype, q);
         work = malloc(esz * (size_t)lwork);
-        if (work == NULL || (cplx && rwork == NULL)) {
+        if (work == NULL || ipiv == NULL || (cplx && rwork == NULL)) {
             st = ga_error(GA_ERR_NOMEM, "svd: out of memory for LAPACK's workspace");
             break;
         }
@@ -170,12 +187,12 @@ LFN(run)(const ga_linalg_desc *d)
             char *u = d->mode ? d->u + i * ustep : dummy;
             char *vt = d->mode ? d->vh + i * vstep : dummy;
             if (cplx) {
-                ((LFN(zgesvd_fn))fn)(job, job, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work,
-                                     &lwork, rwork, &info, 1, 1);
+                ((LFN(zgesdd_fn))fn)(job, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork,
+                                     rwork, ipiv, &info, 1);
             }
             else {
-                ((LFN(dgesvd_fn))fn)(job, job, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work,
-                                     &lwork, &info, 1, 1);
+                ((LFN(dgesdd_fn))fn)(job, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork,
+                                     ipiv, &info, 1);
             }
             failed = info != 0 ? i : -1;
         }
