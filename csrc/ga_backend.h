@@ -28,8 +28,9 @@
 #include "ga_ops.h"
 
 /* 3: sort and searchsorted entries; 4: kernel_counters; 5: the DLPack stream
- * hand-off (entries only ever added at the end of ga_backend). */
-#define GA_BACKEND_ABI_VERSION 5
+ * hand-off; 6: linalg (LAPACK / cuSOLVER factorisations). Entries only ever added at
+ * the end of ga_backend. */
+#define GA_BACKEND_ABI_VERSION 6
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -193,6 +194,51 @@ typedef struct {
     int64_t *out;
 } ga_search_desc;
 
+/* The factorisations behind gpuarr.linalg (LAPACK's and cuSOLVER's routines). */
+typedef enum {
+    GA_LINALG_SOLVE = 0, /* a := LU(a) (partial pivoting), b := a^-1 b (gesv) */
+    GA_LINALG_LU = 1,    /* a := LU(a), ipiv := its pivots; singular is not an error */
+    GA_LINALG_CHOLESKY = 2, /* a := L (mode 0) or U (mode 1) of a = L L^H = U^H U;
+                             * only that triangle of a is written */
+    GA_LINALG_EIGH = 3,  /* w := eigenvalues ascending, a := eigenvectors as columns
+                          * (mode 1) or destroyed (mode 0); reads a's lower triangle */
+    GA_LINALG_SVD = 4,   /* w := singular values descending; mode 0: values only,
+                          * 1: u (m x k), vh (k x n), 2: u (m x m), vh (n x n),
+                          * k = min(m, n); a is destroyed */
+    GA_LINALG_QR = 5     /* a := R in its upper triangle (Householder vectors below),
+                          * b := Q with qcols columns (k = min(m, n) or m) */
+} ga_linalg_op;
+
+/* One batch of column-major matrices, all of one size and dtype (float32, float64,
+ * complex64, complex128), contiguous: matrix i of a starts at a + i * m * n elements
+ * and its leading dimension is m (the row count). LAPACK and cuSOLVER are
+ * column-major, so the core hands a backend each matrix transposed in memory (a C
+ * order (.., n, m) block is the column-major m x n matrix) and never asks it to
+ * transpose. Every pointer is on the backend's device.
+ *
+ * A matrix that has no answer (singular for SOLVE, not positive definite for
+ * CHOLESKY, no convergence for EIGH/SVD) makes the entry return GA_ERR_LINALG with
+ * "Singular matrix", "Matrix is not positive definite", "Eigenvalues did not
+ * converge" or "SVD did not converge"; the outputs are then unspecified. LU reports
+ * an exactly singular matrix only through a zero on U's diagonal. */
+typedef struct {
+    int32_t op;    /* ga_linalg_op */
+    int32_t dtype; /* ga_dtype of a, b, u, vh; w has the real dtype */
+    int32_t mode;  /* per op, above */
+    int32_t pad_;
+    int64_t batch; /* >= 1 */
+    int64_t m, n;  /* a is m x n (square ops: m == n), each >= 1 */
+    int64_t nrhs;  /* SOLVE: b is n x nrhs per matrix (ldb n) */
+    int64_t qcols; /* QR: b is m x qcols (min(m, n) or m) */
+    char *a;
+    char *b;       /* SOLVE: right-hand sides, overwritten by the solution; QR: Q */
+    char *u;       /* SVD (mode 1, 2) */
+    char *vh;      /* SVD (mode 1, 2) */
+    char *w;       /* EIGH: n values; SVD: min(m, n) values (real dtype) */
+    int32_t *ipiv; /* LU: n pivots per matrix, 1-based as LAPACK's (row i was swapped
+                    * with row ipiv[i] - 1) */
+} ga_linalg_desc;
+
 typedef struct ga_backend {
     int abi_version;
     const char *name;
@@ -269,6 +315,11 @@ typedef struct ga_backend {
     /* Wait on the host for the work of every stream on `dev`, other libraries'
      * streams included (cudaDeviceSynchronize). */
     int (*device_wait)(int dev);
+
+    /* ABI 6: the factorisations of gpuarr.linalg (ga_linalg_desc above). NULL where
+     * a backend has none (the core says so). A backend that must read a status back
+     * from its device (cuSOLVER's devInfo) does so with one wait per call. */
+    int (*linalg)(int dev, const ga_linalg_desc *d);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

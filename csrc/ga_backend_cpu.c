@@ -369,6 +369,13 @@ cpu_sort(int dev, const ga_sort_desc *d)
 }
 
 static int
+cpu_linalg(int dev, const ga_linalg_desc *d)
+{
+    double n = (double)(d->m > d->n ? d->m : d->n);
+    GA_UNLOCKED((double)d->batch * n * n * n, ga_cpu_linalg(dev, d));
+}
+
+static int
 cpu_copy(int dev, void *dst, const void *src, size_t nbytes)
 {
     GA_UNLOCKED((double)nbytes / 8, host_copy(dev, dst, src, nbytes));
@@ -399,4 +406,5 @@ const ga_backend ga_backend_cpu = {
     .arange = ga_cpu_arange,
     .sort = cpu_sort,
     .searchsorted = ga_cpu_searchsorted,
+    .linalg = cpu_linalg,
 };

@@ -571,6 +571,14 @@ sim_searchsorted(int dev, const ga_search_desc *d)
     return ga_cpu_searchsorted(dev, d);
 }
 
+/* The factorisations too run after the queue drains, on the CPU's LAPACK driver. */
+static int
+sim_linalg(int dev, const ga_linalg_desc *d)
+{
+    GA_TRY(wait_idle(dev, 1));
+    return ga_cpu_linalg(dev, d);
+}
+
 const ga_backend ga_backend_simulated = {
     .abi_version = GA_BACKEND_ABI_VERSION,
     .name = "simulated",
@@ -596,4 +604,5 @@ const ga_backend ga_backend_simulated = {
     .arange = sim_arange,
     .sort = sim_sort,
     .searchsorted = sim_searchsorted,
+    .linalg = sim_linalg,
 };

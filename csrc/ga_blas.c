@@ -107,6 +107,7 @@ ga_blas_load(const char *path)
         t.zgemm = (ga_cgemm_fn)find(h, prefixes[i], "zgemm", "");
         if (t.sgemm && t.dgemm && t.cgemm && t.zgemm) {
             find_threads(h, prefixes[i], "", &t);
+            t.handle = h;
             snprintf(t.path, sizeof(t.path), "%s", path);
             snprintf(t.prefix, sizeof(t.prefix), "%s", prefixes[i]);
             table = t;
@@ -133,6 +134,8 @@ ga_blas_load(const char *path)
             /* openblas_set/get_num_threads take and return a C int in ILP64 builds
              * too (only their Fortran forms use the 64-bit integer) */
             find_threads(h, prefixes[i], "64_", &t);
+            t.handle = h;
+            t.ilp64 = 1;
             snprintf(t.path, sizeof(t.path), "%s", path);
             snprintf(t.prefix, sizeof(t.prefix), "%s", prefixes[i]);
             table = t;
@@ -149,4 +152,22 @@ const ga_blas_table *
 ga_blas_get(void)
 {
     return loaded ? &table : NULL;
+}
+
+void *
+ga_blas_lapack_sym(const char *name)
+{
+    if (!loaded) {
+        return NULL;
+    }
+    char sym[64];
+    snprintf(sym, sizeof(sym), "%s%s_%s", table.prefix, name, table.ilp64 ? "64_" : "");
+    return dlsym(table.handle, sym);
+}
+
+void *
+ga_blas_lapack_lookup(const char *name, int *ilp64)
+{
+    *ilp64 = loaded && table.ilp64;
+    return ga_blas_lapack_sym(name);
 }

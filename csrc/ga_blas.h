@@ -38,6 +38,11 @@ typedef struct {
     ga_blas_get_threads_fn get_threads;
     char path[512];
     char prefix[16]; /* "scipy_" or "" */
+    /* LAPACK (ga_cpu_linalg.c): the library's handle and its integer width. Fortran
+     * LAPACK passes every integer by address, so an ILP64 library (64-bit integers,
+     * symbols `scipy_dgetrf_64_`) needs 64-bit integers in memory, not adapters. */
+    void *handle;
+    int ilp64;
 } ga_blas_table;
 
 /* Below this many multiply-adds (m * n * k) a GEMM runs on one BLAS thread: a 64x64
@@ -57,6 +62,12 @@ extern "C" {
 int ga_blas_load(const char *path);
 /* The BLAS in use, or NULL for the portable kernel. */
 const ga_blas_table *ga_blas_get(void);
+/* The Fortran LAPACK routine `name` ("dgetrf") of the BLAS in use, with its naming
+ * scheme (`scipy_dgetrf_`, `dgetrf_`, `scipy_dgetrf_64_` for ILP64), or NULL. */
+void *ga_blas_lapack_sym(const char *name);
+/* The same, also saying whether the library's integers are 64-bit: the lookup the core
+ * hands the emulated CUDA plugin for its cuSOLVER reference (ga_cuda_emu_cusolver.cpp). */
+void *ga_blas_lapack_lookup(const char *name, int *ilp64);
 
 #ifdef __cplusplus
 }

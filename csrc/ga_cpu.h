@@ -23,6 +23,7 @@ int ga_cpu_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out);
 int ga_cpu_arange(int dev, const ga_arange_desc *d);
 int ga_cpu_sort(int dev, const ga_sort_desc *d);         /* ga_cpu_sort.c */
 int ga_cpu_searchsorted(int dev, const ga_search_desc *d);
+int ga_cpu_linalg(int dev, const ga_linalg_desc *d);     /* ga_cpu_linalg.c (LAPACK) */
 
 /* Bytes of freed host blocks the CPU and simulated-GPU backends may keep for reuse
  * per device (0 when the cache is compiled out: under AddressSanitizer). */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ga_backend.h"
+#include "ga_blas.h"
 #include "ga_error.h"
 
 static struct {
@@ -117,6 +118,14 @@ load_plugin(const char *file, int emulate)
     }
     if (be->set_wait_hooks != NULL && devs.wait_begin != NULL) {
         be->set_wait_hooks(devs.wait_begin, devs.wait_end);
+    }
+    /* the emulation's cuSOLVER computes with the CPU's LAPACK (ga_cuda_emu_cusolver.cpp
+     * says why the core hands it over) */
+    typedef void (*set_lapack_fn)(void *(*)(const char *, int *));
+    set_lapack_fn set_lapack =
+        emulate ? (set_lapack_fn)dlsym(h, "gpuarr_cuda_emu_set_lapack") : NULL;
+    if (set_lapack != NULL) {
+        set_lapack(ga_blas_lapack_lookup);
     }
     return be;
 }

@@ -26,7 +26,8 @@
     X(GA_ERR_ZERODIV, "ZeroDivisionError")                                             \
     X(GA_ERR_BUFFER, "BufferError")                                                    \
     X(GA_ERR_RUNTIME, "RuntimeError")                                                  \
-    X(GA_ERR_AXIS, "AxisError")
+    X(GA_ERR_AXIS, "AxisError")                                                        \
+    X(GA_ERR_LINALG, "LinAlgError")
 
 typedef enum {
 #define GA_X_ENUM(code, name) code,

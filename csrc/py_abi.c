@@ -99,7 +99,8 @@
     X(ga_backend, shares_memory)                                                       \
     X(ga_backend, stream_handle)                                                       \
     X(ga_backend, order_stream)                                                        \
-    X(ga_backend, device_wait)
+    X(ga_backend, device_wait)                                                         \
+    X(ga_backend, linalg)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \

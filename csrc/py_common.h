@@ -42,6 +42,7 @@ typedef struct {
     PyObject *OutOfMemoryError;    /* MemoryError */
     PyObject *CudaError;           /* RuntimeError */
     PyObject *TransferWarning;     /* UserWarning */
+    PyObject *LinAlgError;         /* ValueError (gpuarr.linalg.LinAlgError) */
     PyObject *cpu_device;          /* Device cpu(0) */
     PyObject *numpy;               /* the numpy module, imported lazily */
     PyObject *asarray;  /* gpuarr.asarray, handed over by the package at import
@@ -131,6 +132,7 @@ extern PyMethodDef pyga_index_functions[];
 /* py_linalg.c: a @ b */
 PyObject *pyga_matmul(PyObject *a, PyObject *b);
 extern PyMethodDef pyga_linalg_functions[];
+extern PyMethodDef pyga_lapack_functions[]; /* py_lapack.c */
 /* py_reduce.c */
 extern PyMethodDef pyga_reduce_functions[];
 /* py_creation.c (zeros, ones, full, arange, ...) and py_random.c */

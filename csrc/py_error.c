@@ -44,6 +44,9 @@ pyga_raise(int status)
     case GA_ERR_BUFFER:
         type = PyExc_BufferError;
         break;
+    case GA_ERR_LINALG:
+        type = pyga_state.LinAlgError;
+        break;
     case GA_ERR_AXIS: {
         /* NumPy's AxisError (a ValueError and an IndexError), as NumPy raises it */
         PyObject *mod = PyImport_ImportModule("numpy.exceptions");

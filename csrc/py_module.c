@@ -43,7 +43,7 @@ static PyMethodDef *const function_tables[] = {
     pyga_elementwise_functions, pyga_index_functions,    pyga_linalg_functions,
     pyga_reduce_functions,      pyga_creation_functions, pyga_random_functions,
     pyga_dlpack_functions,      pyga_sort_functions,     pyga_shape_functions,
-    pyga_abi_functions,         module_functions,
+    pyga_abi_functions,         pyga_lapack_functions,   module_functions,
 };
 
 static struct PyModuleDef core_module = {
@@ -167,6 +167,17 @@ PyInit__core(void)
                       "bool() of a device array); opt in with "
                       "gpuarr.warn_on_transfers(True).",
                       &pyga_state.TransferWarning) < 0) {
+        goto error;
+    }
+    /* NumPy's numpy.linalg.LinAlgError is a ValueError too; ours is re-exported as
+     * gpuarr.linalg.LinAlgError, hence its qualified name */
+    pyga_state.LinAlgError = PyErr_NewExceptionWithDoc(
+        "gpuarr.linalg.LinAlgError",
+        "A matrix has no answer for a linalg function: singular (solve, inv), not "
+        "positive definite (cholesky), or the algorithm did not converge (eigh, svd).",
+        PyExc_ValueError, NULL);
+    if (pyga_state.LinAlgError == NULL ||
+        PyModule_AddObjectRef(m, "LinAlgError", pyga_state.LinAlgError) < 0) {
         goto error;
     }
     for (size_t t = 0; t < sizeof(function_tables) / sizeof(function_tables[0]); t++) {

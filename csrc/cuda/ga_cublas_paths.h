@@ -1,5 +1,7 @@
-/* ga_cublas_paths.h: where the CUDA plugin looks for cuBLAS, in order (plain C, no
- * CUDA: tests/test_cublas_paths.py compiles it on its own to check the order).
+/* ga_cublas_paths.h: where the CUDA plugin looks for cuBLAS and cuSOLVER, in order
+ * (plain C, no CUDA: tests/test_cublas_paths.py compiles it on its own to check the
+ * order). cuSOLVER (ga_cusolver.cu) uses the same folders with its own wheel folder
+ * (ga_cusolver_wheel_dir).
  *
  * cuBLAS must be of the plugin's CUDA major version (libcublas.so.12 for a plugin
  * built with CUDA 12, .so.13 for CUDA 13). The folders, first match wins:
@@ -30,6 +32,21 @@ ga_cublas_wheel_dir(int cuda_major)
     return cuda_major >= 13 ? "nvidia/cu13/lib" : "nvidia/cublas/lib";
 }
 
+/* nvidia-cusolver (13.x) shares the cu13 folder; nvidia-cusolver-cu12 has its own. */
+static inline const char *
+ga_cusolver_wheel_dir(int cuda_major)
+{
+    return cuda_major >= 13 ? "nvidia/cu13/lib" : "nvidia/cusolver/lib";
+}
+
+/* The candidate folders of ga_cublas_candidates for a library whose pip wheel puts it
+ * in site-packages/`wheel_dir`. */
+static inline int
+ga_cuda_lib_candidates(const char *wheel_dir, const char *plugin_file,
+                       const char *cuda_home, const char *cuda_path,
+                       const char *toolkit_libdir,
+                       ga_cublas_candidate out[GA_CUBLAS_MAX_CANDIDATES]);
+
 /* Fill `out` with the folders to try, in order; returns how many. `plugin_file` is the
  * plugin's own path (from dladdr; NULL if unknown), installed as
  * site-packages/gpuarr/libgpuarr_cuda.so; cuda_home and cuda_path are the values of
@@ -40,11 +57,21 @@ ga_cublas_candidates(int cuda_major, const char *plugin_file, const char *cuda_h
                      const char *cuda_path, const char *toolkit_libdir,
                      ga_cublas_candidate out[GA_CUBLAS_MAX_CANDIDATES])
 {
+    return ga_cuda_lib_candidates(ga_cublas_wheel_dir(cuda_major), plugin_file, cuda_home,
+                                  cuda_path, toolkit_libdir, out);
+}
+
+static inline int
+ga_cuda_lib_candidates(const char *wheel_dir, const char *plugin_file,
+                       const char *cuda_home, const char *cuda_path,
+                       const char *toolkit_libdir,
+                       ga_cublas_candidate out[GA_CUBLAS_MAX_CANDIDATES])
+{
     int n = 0;
     const char *slash = plugin_file != NULL ? strrchr(plugin_file, '/') : NULL;
     if (slash != NULL) {
         snprintf(out[n++].dir, sizeof(out[0].dir), "%.*s/../%s",
-                 (int)(slash - plugin_file), plugin_file, ga_cublas_wheel_dir(cuda_major));
+                 (int)(slash - plugin_file), plugin_file, wheel_dir);
     }
     const char *homes[2] = {cuda_home, cuda_path};
     for (int i = 0; i < 2; i++) {

@@ -10,12 +10,14 @@
  * Ownership inside csrc/cuda/:
  *   ga_cuda_backend.cu  the table, devices, streams, caching allocator, copies
  *   ga_cublas.cu        cuBLAS loaded at the first GEMM; integer GEMM kernel
+ *   ga_cusolver.cu      cuSOLVER loaded at the first factorisation (gpuarr.linalg)
  *   k_elementwise.cu    elementwise ops and casts (math from ../ga_kernels.h)
  *   k_reduce.cu         reductions and scans
  *   k_random.cu         random numbers (../ga_philox.h)
  *   k_index.cu          gather, scatter, nonzero, arange
  *   k_sort.cu           sort, searchsorted
  *   ga_cuda_emu.h/.cpp  the emulation shim
+ *   ga_cuda_emu_cusolver.cpp  its cuSOLVER reference (the host's LAPACK)
  */
 #ifndef GA_CUDA_H
 #define GA_CUDA_H
@@ -123,6 +125,11 @@ int ga_cuda_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out);
 int ga_cuda_arange(int dev, const ga_arange_desc *d);
 int ga_cuda_sort(int dev, const ga_sort_desc *d);
 int ga_cuda_searchsorted(int dev, const ga_search_desc *d);
+int ga_cuda_linalg(int dev, const ga_linalg_desc *d); /* ga_cusolver.cu */
+
+/* A device-to-host copy that waits (the table's copy_d2h: counted as a d2h and a sync,
+ * lets other Python threads run meanwhile, reports deferred index errors). */
+int ga_cuda_copy_to_host(int dev, void *dst, const void *src, size_t nbytes);
 
 /* Deferred index errors (k_index.cu). Every host wait on a device's stream that
  * hands control back to the user (synchronize, copies to the host) calls

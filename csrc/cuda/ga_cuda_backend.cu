@@ -899,11 +899,18 @@ const ga_backend table = {
     cuda_stream_handle,
     cuda_order_stream,
     cuda_device_wait,
+    ga_cuda_linalg,
 };
 
 }  // namespace
 
 /* --- what the kernel files share (ga_cuda.h) --------------------------------------- */
+
+extern "C" int
+ga_cuda_copy_to_host(int dev, void *dst, const void *src, size_t nbytes)
+{
+    return cuda_copy_d2h(dev, dst, src, nbytes);
+}
 
 extern "C" int
 ga_cuda_error(cudaError_t err, const char *expr, const char *file, int line)

@@ -2063,6 +2063,29 @@ run_grid(dim3 grid, dim3 block, size_t shmem, void (*thread_fn)(void *), void *c
     }
 }
 
+/* --- hooks for the library references of other files ----------------------------------- */
+
+void
+ga_emu_enqueue_task(cudaStream_t stream, std::function<void()> task)
+{
+    enqueue(resolve(stream), [t = std::move(task)] {
+        in_window w;
+        t();
+    });
+}
+
+bool
+ga_emu_on_device(const void *p, size_t n)
+{
+    return where(p, n) >= 0;
+}
+
+void
+ga_emu_set_error_detail(const char *msg)
+{
+    snprintf(error_detail, sizeof(error_detail), "%s", msg);
+}
+
 /* --- cuBLAS reference ----------------------------------------------------------------- */
 
 struct ga_emu_cublas {

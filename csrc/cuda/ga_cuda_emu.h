@@ -703,6 +703,103 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
                                           cublasComputeType_t compute, cublasGemmAlgo_t algo);
 }
 
+/* --- cuSOLVER (dense): a reference with the real API's types, numbers and conventions
+ * (column-major, device pointers, devInfo in device memory, workspace sizes from the
+ * _bufferSize queries and checked, work ordered on the handle's stream), computed by
+ * the host LAPACK the core hands over (ga_cuda_emu_cusolver.cpp). Only what
+ * ga_cusolver.cu calls. ------------------------------------------------------------ */
+
+typedef enum {
+    CUSOLVER_STATUS_SUCCESS = 0,
+    CUSOLVER_STATUS_NOT_INITIALIZED = 1,
+    CUSOLVER_STATUS_ALLOC_FAILED = 2,
+    CUSOLVER_STATUS_INVALID_VALUE = 3,
+    CUSOLVER_STATUS_ARCH_MISMATCH = 4,
+    CUSOLVER_STATUS_EXECUTION_FAILED = 6,
+    CUSOLVER_STATUS_INTERNAL_ERROR = 7,
+    CUSOLVER_STATUS_NOT_SUPPORTED = 9
+} cusolverStatus_t;
+typedef enum { CUBLAS_FILL_MODE_LOWER = 0, CUBLAS_FILL_MODE_UPPER = 1 } cublasFillMode_t;
+typedef enum { CUSOLVER_EIG_MODE_NOVECTOR = 0, CUSOLVER_EIG_MODE_VECTOR = 1 } cusolverEigMode_t;
+#define CUSOLVER_VER_MAJOR 12 /* what CUDA 13.0 ships (libcusolver.so.12) */
+
+struct ga_emu_cusolver;
+typedef struct ga_emu_cusolver *cusolverDnHandle_t;
+
+/* One macro per routine family, X(letter, T, R) for the four types (R: the real type) */
+#define GA_EMU_CUSOLVER_TYPES(X)                                                       \
+    X(S, float, float) X(D, double, double) X(C, cuComplex, float)                     \
+    X(Z, cuDoubleComplex, double)
+
+extern "C" {
+cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t *handle);
+cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t handle);
+cusolverStatus_t cusolverDnSetStream(cusolverDnHandle_t handle, cudaStream_t stream);
+#define GA_EMU_CUSOLVER_DECL(L, T, R)                                                  \
+    cusolverStatus_t cusolverDn##L##getrf_bufferSize(cusolverDnHandle_t h, int m, int n, \
+                                                     T *A, int lda, int *lwork);       \
+    cusolverStatus_t cusolverDn##L##getrf(cusolverDnHandle_t h, int m, int n, T *A,      \
+                                          int lda, T *work, int *ipiv, int *info);     \
+    cusolverStatus_t cusolverDn##L##getrs(cusolverDnHandle_t h, cublasOperation_t trans, \
+                                          int n, int nrhs, const T *A, int lda,        \
+                                          const int *ipiv, T *B, int ldb, int *info);  \
+    cusolverStatus_t cusolverDn##L##potrf_bufferSize(cusolverDnHandle_t h,               \
+                                                     cublasFillMode_t uplo, int n, T *A, \
+                                                     int lda, int *lwork);             \
+    cusolverStatus_t cusolverDn##L##potrf(cusolverDnHandle_t h, cublasFillMode_t uplo,   \
+                                          int n, T *A, int lda, T *work, int lwork,    \
+                                          int *info);                                  \
+    cusolverStatus_t cusolverDn##L##gesvd_bufferSize(cusolverDnHandle_t h, int m, int n, \
+                                                     int *lwork);                      \
+    cusolverStatus_t cusolverDn##L##gesvd(cusolverDnHandle_t h, signed char jobu,        \
+                                          signed char jobvt, int m, int n, T *A, int lda, \
+                                          R *S, T *U, int ldu, T *VT, int ldvt, T *work, \
+                                          int lwork, R *rwork, int *info);             \
+    cusolverStatus_t cusolverDn##L##geqrf_bufferSize(cusolverDnHandle_t h, int m, int n, \
+                                                     T *A, int lda, int *lwork);       \
+    cusolverStatus_t cusolverDn##L##geqrf(cusolverDnHandle_t h, int m, int n, T *A,      \
+                                          int lda, T *tau, T *work, int lwork, int *info);
+GA_EMU_CUSOLVER_TYPES(GA_EMU_CUSOLVER_DECL)
+#undef GA_EMU_CUSOLVER_DECL
+/* the Hermitian eigensolver and Q of a QR are named by the type's kind */
+#define GA_EMU_CUSOLVER_DECL2(L, EV, QR, T, R)                                         \
+    cusolverStatus_t cusolverDn##L##EV##_bufferSize(cusolverDnHandle_t h,                \
+                                                    cusolverEigMode_t jobz,            \
+                                                    cublasFillMode_t uplo, int n,      \
+                                                    const T *A, int lda, const R *W,   \
+                                                    int *lwork);                       \
+    cusolverStatus_t cusolverDn##L##EV(cusolverDnHandle_t h, cusolverEigMode_t jobz,     \
+                                       cublasFillMode_t uplo, int n, T *A, int lda, R *W, \
+                                       T *work, int lwork, int *info);                 \
+    cusolverStatus_t cusolverDn##L##QR##_bufferSize(cusolverDnHandle_t h, int m, int n,  \
+                                                    int k, const T *A, int lda,        \
+                                                    const T *tau, int *lwork);         \
+    cusolverStatus_t cusolverDn##L##QR(cusolverDnHandle_t h, int m, int n, int k, T *A,  \
+                                       int lda, const T *tau, T *work, int lwork,      \
+                                       int *info);
+GA_EMU_CUSOLVER_DECL2(S, syevd, orgqr, float, float)
+GA_EMU_CUSOLVER_DECL2(D, syevd, orgqr, double, double)
+GA_EMU_CUSOLVER_DECL2(C, heevd, ungqr, cuComplex, float)
+GA_EMU_CUSOLVER_DECL2(Z, heevd, ungqr, cuDoubleComplex, double)
+#undef GA_EMU_CUSOLVER_DECL2
+
+/* The core hands the emulated plugin its LAPACK lookup once, after loading it
+ * (ga_device.c): `lookup("dgetrf", &ilp64)` returns the Fortran routine of the CPU's
+ * OpenBLAS (NULL if none) and whether its integers are 64-bit. */
+__attribute__((visibility("default"))) void
+gpuarr_cuda_emu_set_lapack(void *(*lookup)(const char *name, int *ilp64));
+}
+
+#ifdef __cplusplus
+#include <functional>
+/* For references that live outside ga_cuda_emu.cpp (ga_cuda_emu_cusolver.cpp): queue
+ * `task` on `stream` (device memory readable while it runs, as for a kernel); whether
+ * [p, p + n) lies in one device block; the detail of the next library error. */
+void ga_emu_enqueue_task(cudaStream_t stream, std::function<void()> task);
+bool ga_emu_on_device(const void *p, size_t n);
+void ga_emu_set_error_detail(const char *msg);
+#endif
+
 /* Last: its macros rename the math calls in everything that follows. */
 #include "ga_cuda_emu_math.h"
 

@@ -308,6 +308,9 @@ class OutOfMemoryError(MemoryError):
 class CudaError(RuntimeError):
     """An error reported by the CUDA runtime or cuBLAS."""
 
+class LinAlgError(ValueError):
+    """A matrix has no answer for a linalg function (gpuarr.linalg.LinAlgError)."""
+
 class TransferWarning(UserWarning):
     """An implicit-looking device-to-host transfer (with warn_on_transfers(True))."""
 

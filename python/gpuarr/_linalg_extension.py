@@ -3,7 +3,7 @@ operations (no LAPACK): matrix_transpose, diagonal, trace, outer, cross,
 matrix_power (n >= 0). They run on every device kind, CUDA included.
 
 The factorisation-based names (cholesky, det, eigh, eigvalsh, inv, matrix_rank, pinv,
-qr, slogdet, solve, svd, svdvals) need LAPACK and are not in gpuarr yet.
+qr, slogdet, solve, svd, svdvals) are in _lapack.py.
 """
 import operator
 

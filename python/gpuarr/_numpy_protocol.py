@@ -312,7 +312,18 @@ def _np_ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     return flat
 
 
+def _np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    ga = _gpuarr()
+    if hermitian:
+        raise TypeError("gpuarr.linalg.svd has no hermitian=; drop it (the general SVD "
+                        "gives the same values)")
+    if not compute_uv:
+        return ga.linalg.svdvals(a)
+    return ga.linalg.svd(a, full_matrices=full_matrices)
+
+
 _SPECIAL = {
+    ("numpy.linalg", "svd"): _np_svd,
     ("numpy", "unravel_index"): _np_unravel_index,
     ("numpy", "ravel_multi_index"): _np_ravel_multi_index,
     ("numpy", "zeros_like"): _np_zeros_like,

@@ -1,4 +1,4 @@
-"""gpuarr.linalg: norms and the array API's linear-algebra names.
+"""gpuarr.linalg: norms, factorisations and the array API's linear-algebra names.
 
 Every result stays on the input's device (a norm of a GPU array is a 0-d GPU array:
 reading it is the only transfer).
@@ -12,9 +12,14 @@ from ._linalg_functions import matmul, tensordot, vecdot
 from ._reduce import _normalize_axis
 
 from ._linalg_extension import cross, diagonal, matrix_power, matrix_transpose, outer, trace
+from ._lapack import EighResult, LinAlgError, QRResult, SlogdetResult, SVDResult
+from ._lapack import cholesky, det, eigh, eigvalsh, inv, matrix_rank, pinv, qr, slogdet
+from ._lapack import solve, svd, svdvals
 
 __all__ = ["matmul", "tensordot", "vecdot", "norm", "vector_norm", "matrix_norm",
-           "matrix_transpose", "diagonal", "trace", "outer", "cross", "matrix_power"]
+           "matrix_transpose", "diagonal", "trace", "outer", "cross", "matrix_power",
+           "LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_rank",
+           "pinv", "qr", "slogdet", "solve", "svd", "svdvals"]
 
 
 def _check(x, name):
@@ -37,9 +42,9 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """matrix_norm(x, /, *, keepdims=False, ord='fro')
 
-    Norm of each matrix over the last two axes: 'fro', 1, -1, inf, -inf.
-    'nuc' and ord 2 / -2 need singular values, which gpuarr does not compute yet
-    (NotImplementedError)."""
+    Norm of each matrix over the last two axes: 'fro', 1, -1, inf, -inf, and from
+    the singular values (svdvals) 'nuc' (their sum), 2 (the largest), -2 (the
+    smallest)."""
     _check(x, "matrix_norm")
     if x.ndim < 2:
         raise ValueError(f"matrix_norm needs at least 2 dimensions, got {x.ndim}")
@@ -51,9 +56,7 @@ def _matrix_norm(x, axes, keepdims, ord):
     if ord is None or ord == "fro":
         return _core._matrix_norm(x, row, col, keepdims, "f", 1)
     if ord == "nuc" or ord in (2, -2):
-        raise NotImplementedError(
-            f"matrix norm ord={ord!r} needs singular values (an SVD), which gpuarr does "
-            f"not implement; use ord='fro', 1, -1, inf or -inf, or NumPy on x.numpy()")
+        return _singular_norm(x, row, col, keepdims, ord)
     if isinstance(ord, str):
         raise ValueError(f"invalid norm order {ord!r} for matrices")
     if ord in (1, -1):
@@ -61,6 +64,20 @@ def _matrix_norm(x, axes, keepdims, ord):
     if ord in (_math.inf, -_math.inf):
         return _core._matrix_norm(x, row, col, keepdims, "i", 1 if ord > 0 else -1)
     raise ValueError(f"invalid norm order {ord!r} for matrices")
+
+
+def _singular_norm(x, row, col, keepdims, ord):
+    """'nuc', 2, -2 of the matrices on axes (row, col): the sum, max or min of their
+    singular values (those axes moved last for svdvals)."""
+    from ._manipulation import expand_dims, permute_dims
+    from ._reduce import max as _max, min as _min, sum as _sum
+    rest = [i for i in range(x.ndim) if i not in (row, col)]
+    s = svdvals(permute_dims(x, tuple(rest) + (row, col)))
+    r = _sum(s, axis=-1) if ord == "nuc" else _max(s, axis=-1) if ord == 2 else \
+        _min(s, axis=-1)
+    if keepdims:
+        r = expand_dims(expand_dims(r, axis=min(row, col)), axis=max(row, col))
+    return r
 
 
 def norm(x, ord=None, axis=None, keepdims=False):

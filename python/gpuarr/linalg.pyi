@@ -1,12 +1,46 @@
 """Type stubs of gpuarr.linalg."""
 from collections.abc import Sequence
-from typing import Literal, SupportsIndex
+from typing import Literal, NamedTuple, SupportsIndex
 
 from ._core import Array, _Axis, _DTypeLike
 from ._core import matmul as matmul
 
 __all__ = ["matmul", "tensordot", "vecdot", "norm", "vector_norm", "matrix_norm",
-           "matrix_transpose", "diagonal", "trace", "outer", "cross", "matrix_power"]
+           "matrix_transpose", "diagonal", "trace", "outer", "cross", "matrix_power",
+           "LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_rank",
+           "pinv", "qr", "slogdet", "solve", "svd", "svdvals"]
+
+class LinAlgError(ValueError): ...
+
+class EighResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+class QRResult(NamedTuple):
+    Q: Array
+    R: Array
+
+class SlogdetResult(NamedTuple):
+    sign: Array
+    logabsdet: Array
+
+class SVDResult(NamedTuple):
+    U: Array
+    S: Array
+    Vh: Array
+
+def solve(x1: Array, x2: Array, /) -> Array: ...
+def inv(x: Array, /) -> Array: ...
+def cholesky(x: Array, /, *, upper: bool = False) -> Array: ...
+def det(x: Array, /) -> Array: ...
+def slogdet(x: Array, /) -> SlogdetResult: ...
+def eigh(x: Array, /) -> EighResult: ...
+def eigvalsh(x: Array, /) -> Array: ...
+def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult: ...
+def svdvals(x: Array, /) -> Array: ...
+def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult: ...
+def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array: ...
+def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array: ...
 
 def tensordot(
     x1: Array,
