@@ -35,6 +35,24 @@ def line_fit(x, y):
     return xp.stack([a, b])
 
 
+def least_squares(A, b):
+    """min ||A x - b|| through the standard's linalg extension: A = QR, then R x = Q^T b
+    (better conditioned than the normal equations)."""
+    xp = compat.array_namespace(A, b)
+    q, r = xp.linalg.qr(A)
+    return xp.linalg.solve(r, xp.linalg.matrix_transpose(q) @ b)
+
+
+def ridge(A, b, lam):
+    """(A^T A + lam I)^-1 A^T b, with a Cholesky factor and two solves."""
+    xp = compat.array_namespace(A, b)
+    n = A.shape[1]
+    g = xp.linalg.matrix_transpose(A) @ A + lam * xp.eye(n, dtype=A.dtype, device=A.device)
+    c = xp.linalg.cholesky(g)
+    y = xp.linalg.solve(c, xp.linalg.matrix_transpose(A) @ b)
+    return xp.linalg.solve(xp.linalg.matrix_transpose(c), y)
+
+
 def kmeans_step(points, centers):
     """One Lloyd iteration: assign each point to its nearest center, move each center
     to the mean of its points (a center without points stays)."""
@@ -81,6 +99,25 @@ def test_least_squares_line_fit(device):
     got = line_fit(gpuarr.asarray(x, device=device), gpuarr.asarray(y, device=device))
     np.testing.assert_allclose(got.numpy(), line_fit(x, y), rtol=1e-10)
     np.testing.assert_allclose(got.numpy(), np.polyfit(x, y, 1)[::-1], rtol=1e-8)
+
+
+def test_least_squares_qr(device, data):
+    rng = np.random.default_rng(1)
+    A, b = rng.normal(size=(40, 5)), rng.normal(size=(40, 2))
+    got = least_squares(gpuarr.asarray(A, device=device), gpuarr.asarray(b, device=device))
+    assert got.device == device
+    np.testing.assert_allclose(got.numpy(), least_squares(A, b), rtol=1e-10)
+    np.testing.assert_allclose(got.numpy(), np.linalg.lstsq(A, b, rcond=None)[0],
+                               rtol=1e-9)
+
+
+def test_ridge_cholesky(device):
+    rng = np.random.default_rng(2)
+    A, b = rng.normal(size=(30, 4)), rng.normal(size=(30,))
+    got = ridge(gpuarr.asarray(A, device=device), gpuarr.asarray(b, device=device), 0.5)
+    want = np.linalg.solve(A.T @ A + 0.5 * np.eye(4), A.T @ b)
+    np.testing.assert_allclose(got.numpy(), ridge(A, b, 0.5), rtol=1e-10)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-10)
 
 
 def test_kmeans_step(device, data):
