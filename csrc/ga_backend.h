@@ -28,8 +28,8 @@
 #include "ga_ops.h"
 
 /* 3: sort and searchsorted entries; 4: kernel_counters; 5: the DLPack stream
- * hand-off (entries only ever added at the end of ga_backend). */
-#define GA_BACKEND_ABI_VERSION 5
+ * hand-off; 6: fft (entries only ever added at the end of ga_backend). */
+#define GA_BACKEND_ABI_VERSION 6
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -193,6 +193,34 @@ typedef struct {
     int64_t *out;
 } ga_search_desc;
 
+/* The kinds of ga_fft_desc (values fixed: part of the ABI). */
+typedef enum {
+    GA_FFT_C2C = 0, /* complex -> complex, n -> n */
+    GA_FFT_R2C = 1, /* real -> complex, n -> n/2 + 1 (the non-negative frequencies) */
+    GA_FFT_C2R = 2  /* complex -> real, n/2 + 1 -> n (the inverse of R2C) */
+} ga_fft_kind;
+
+/* A batch of unscaled one-dimensional DFTs over contiguous lines, the layout cuFFT's
+ * cufftPlanMany takes with its default (NULL) embedding: line b of the input starts
+ * at element b * in_len of `in`, line b of the output at b * out_len of `out`, with
+ * (in_len, out_len) = (n, n), (n, n/2 + 1), (n/2 + 1, n) for C2C, R2C, C2R
+ * (ga_fft_line_lengths in ga_cpu.h). `dtype` is the complex side's dtype (complex64
+ * or complex128); the real side of R2C/C2R has the matching real dtype. Forward
+ * transforms (C2C with inverse 0, R2C) use exp(-2 pi i jk / n), backward ones (C2C
+ * with inverse 1, C2R) exp(+2 pi i jk / n); neither scales (the core applies norm).
+ * C2R reads only the Hermitian half and ignores the imaginary parts of the zero and
+ * (n even) Nyquist terms; it may overwrite `in` (cuFFT does), so the core always
+ * passes a scratch copy. n >= 1, batch >= 1, in and out do not overlap. */
+typedef struct {
+    int32_t kind;    /* ga_fft_kind */
+    int32_t dtype;   /* GA_COMPLEX64 or GA_COMPLEX128 */
+    int32_t inverse; /* C2C only: 0 forward, 1 backward */
+    int64_t n;       /* the transform length */
+    int64_t batch;   /* number of lines */
+    const char *in;
+    char *out;
+} ga_fft_desc;
+
 typedef struct ga_backend {
     int abi_version;
     const char *name;
@@ -269,6 +297,10 @@ typedef struct ga_backend {
     /* Wait on the host for the work of every stream on `dev`, other libraries'
      * streams included (cudaDeviceSynchronize). */
     int (*device_wait)(int dev);
+
+    /* ABI 6: a batch of one-dimensional FFTs (ga_fft_desc). May be NULL (the core
+     * then says FFTs are unsupported there). */
+    int (*fft)(int dev, const ga_fft_desc *d);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

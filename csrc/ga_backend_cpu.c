@@ -369,6 +369,12 @@ cpu_sort(int dev, const ga_sort_desc *d)
 }
 
 static int
+cpu_fft(int dev, const ga_fft_desc *d)
+{
+    GA_UNLOCKED((double)d->n * (double)d->batch, ga_cpu_fft(dev, d));
+}
+
+static int
 cpu_copy(int dev, void *dst, const void *src, size_t nbytes)
 {
     GA_UNLOCKED((double)nbytes / 8, host_copy(dev, dst, src, nbytes));
@@ -399,4 +405,5 @@ const ga_backend ga_backend_cpu = {
     .arange = ga_cpu_arange,
     .sort = cpu_sort,
     .searchsorted = ga_cpu_searchsorted,
+    .fft = cpu_fft,
 };
