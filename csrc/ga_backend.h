@@ -204,7 +204,7 @@ typedef enum {
  * cufftPlanMany takes with its default (NULL) embedding: line b of the input starts
  * at element b * in_len of `in`, line b of the output at b * out_len of `out`, with
  * (in_len, out_len) = (n, n), (n, n/2 + 1), (n/2 + 1, n) for C2C, R2C, C2R
- * (ga_fft_line_lengths in ga_cpu.h). `dtype` is the complex side's dtype (complex64
+ * (ga_fft_line_lengths below). `dtype` is the complex side's dtype (complex64
  * or complex128); the real side of R2C/C2R has the matching real dtype. Forward
  * transforms (C2C with inverse 0, R2C) use exp(-2 pi i jk / n), backward ones (C2C
  * with inverse 1, C2R) exp(+2 pi i jk / n); neither scales (the core applies norm).
@@ -220,6 +220,27 @@ typedef struct {
     const char *in;
     char *out;
 } ga_fft_desc;
+
+/* The lengths of one input and one output line of `d`, in elements; -1 for an unknown
+ * kind (0 otherwise). Inline: the core, the CPU FFT and the CUDA plugin all need it. */
+static inline int
+ga_fft_line_lengths(const ga_fft_desc *d, int64_t *in_len, int64_t *out_len)
+{
+    switch (d->kind) {
+    case GA_FFT_C2C:
+        *in_len = *out_len = d->n;
+        return 0;
+    case GA_FFT_R2C:
+        *in_len = d->n;
+        *out_len = d->n / 2 + 1;
+        return 0;
+    case GA_FFT_C2R:
+        *in_len = d->n / 2 + 1;
+        *out_len = d->n;
+        return 0;
+    }
+    return -1;
+}
 
 typedef struct ga_backend {
     int abi_version;

@@ -24,9 +24,6 @@ int ga_cpu_arange(int dev, const ga_arange_desc *d);
 int ga_cpu_sort(int dev, const ga_sort_desc *d);         /* ga_cpu_sort.c */
 int ga_cpu_searchsorted(int dev, const ga_search_desc *d);
 int ga_cpu_fft(int dev, const ga_fft_desc *d); /* ga_cpu_fft.c */
-/* The lengths of one input and one output line of an FFT descriptor, in elements
- * (GA_ERR_VALUE for an unknown kind). */
-int ga_fft_line_lengths(const ga_fft_desc *d, int64_t *in_len, int64_t *out_len);
 
 /* Bytes of freed host blocks the CPU and simulated-GPU backends may keep for reuse
  * per device (0 when the cache is compiled out: under AddressSanitizer). */

@@ -375,25 +375,6 @@ store(char *base, int dtype, int64_t i, cplx v)
 }
 
 int
-ga_fft_line_lengths(const ga_fft_desc *d, int64_t *in_len, int64_t *out_len)
-{
-    switch (d->kind) {
-    case GA_FFT_C2C:
-        *in_len = *out_len = d->n;
-        return GA_OK;
-    case GA_FFT_R2C:
-        *in_len = d->n;
-        *out_len = d->n / 2 + 1;
-        return GA_OK;
-    case GA_FFT_C2R:
-        *in_len = d->n / 2 + 1;
-        *out_len = d->n;
-        return GA_OK;
-    }
-    return ga_error(GA_ERR_VALUE, "fft: unknown transform kind %d", (int)d->kind);
-}
-
-int
 ga_cpu_fft(int dev, const ga_fft_desc *d)
 {
     (void)dev;
@@ -402,10 +383,9 @@ ga_cpu_fft(int dev, const ga_fft_desc *d)
                         "got dtype code %d", (int)d->dtype);
     }
     int64_t in_len, out_len;
-    GA_TRY(ga_fft_line_lengths(d, &in_len, &out_len));
-    if (d->n < 1 || d->batch < 0) {
-        return ga_error(GA_ERR_VALUE, "fft: bad plan (n %lld, batch %lld)",
-                        (long long)d->n, (long long)d->batch);
+    if (ga_fft_line_lengths(d, &in_len, &out_len) != 0 || d->n < 1 || d->batch < 0) {
+        return ga_error(GA_ERR_VALUE, "fft: bad descriptor (kind %d, n %lld, batch %lld)",
+                        (int)d->kind, (long long)d->n, (long long)d->batch);
     }
     int single = d->dtype == GA_COMPLEX64;
     int cdt = d->dtype, rdt = single ? GA_FLOAT32 : GA_FLOAT64;

@@ -359,3 +359,36 @@ def test_cuda_fft_queues_without_a_host_wait(name, dtype):
     assert k.supported
     assert k.syncs == 0 and k.d2h == 0 and k.h2d == 0, k
     _check(y, getattr(np.fft, name)(to_numpy(x)), dev, _tol(dtype))
+
+
+@needs_cuda_devices
+def test_cuda_plans_are_cached_and_evicted_without_wrong_answers():
+    # more shapes than the per-device cache holds (GA_FFT_PLANS = 16 in ga_cufft.cu):
+    # evicting a plan waits for the stream, and every answer stays right
+    dev = gpuarr.gpu(0)
+    xs = [_data((3, n), "complex64") for n in range(2, 22)]
+    for _ in range(2):
+        outs = [gfft.fft(gpuarr.asarray(x, device=dev)) for x in xs]
+        for x, y in zip(xs, outs):
+            _check(y, np.fft.fft(x), dev, _tol("complex64"))
+
+
+@needs_cuda_devices
+def test_cuda_fft_on_the_second_device_stays_there():
+    dev = gpuarr.gpu(gpuarr.num_gpus() - 1)
+    x = _data((4, 12), "complex128")
+    _check(gfft.ifft(gpuarr.asarray(x, device=dev), axis=0), np.fft.ifft(x, axis=0), dev,
+           _tol("complex128"))
+
+
+@needs_cuda_devices
+def test_a_failing_cufft_call_raises_cuda_error_naming_it(monkeypatch):
+    if gpuarr._core._gpu_mode()[0] != "emulated":
+        pytest.skip("needs CUDA GPUs: emulated ones, whose cuFFT can be made to fail")
+    dev = gpuarr.gpu(0)
+    x = gpuarr.asarray(_data(8, "complex64"), device=dev)
+    monkeypatch.setenv("GPUARR_CUDA_EMULATE_FAIL", "cufft")
+    with pytest.raises(gpuarr.CudaError, match="CUFFT_EXEC_FAILED in cufftExecC2C"):
+        gfft.fft(x)
+    monkeypatch.delenv("GPUARR_CUDA_EMULATE_FAIL")
+    _check(gfft.fft(x), np.fft.fft(to_numpy(x)), dev, _tol("complex64"))

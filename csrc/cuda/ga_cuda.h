@@ -120,6 +120,7 @@ int ga_cuda_gather(int dev, const ga_index_desc *d);
 int ga_cuda_scatter(int dev, const ga_index_desc *d);
 int ga_cuda_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out);
 int ga_cuda_arange(int dev, const ga_arange_desc *d);
+int ga_cuda_fft(int dev, const ga_fft_desc *d); /* ga_cufft.cu */
 
 /* Deferred index errors (k_index.cu). Every host wait on a device's stream that
  * hands control back to the user (synchronize, copies to the host) calls

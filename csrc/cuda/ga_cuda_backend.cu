@@ -899,7 +899,7 @@ const ga_backend table = {
     cuda_stream_handle,
     cuda_order_stream,
     cuda_device_wait,
-    NULL, /* fft: cuFFT not wired yet; the core says to transform on the CPU */
+    ga_cuda_fft,
 };
 
 }  // namespace
