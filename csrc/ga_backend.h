@@ -193,13 +193,6 @@ typedef struct {
     int64_t *out;
 } ga_search_desc;
 
-/* The kinds of ga_fft_desc (values fixed: part of the ABI). */
-typedef enum {
-    GA_FFT_C2C = 0, /* complex -> complex, n -> n */
-    GA_FFT_R2C = 1, /* real -> complex, n -> n/2 + 1 (the non-negative frequencies) */
-    GA_FFT_C2R = 2  /* complex -> real, n/2 + 1 -> n (the inverse of R2C) */
-} ga_fft_kind;
-
 /* A batch of unscaled one-dimensional DFTs over contiguous lines, the layout cuFFT's
  * cufftPlanMany takes with its default (NULL) embedding: line b of the input starts
  * at element b * in_len of `in`, line b of the output at b * out_len of `out`, with
@@ -212,7 +205,7 @@ typedef enum {
  * (n even) Nyquist terms; it may overwrite `in` (cuFFT does), so the core always
  * passes a scratch copy. n >= 1, batch >= 1, in and out do not overlap. */
 typedef struct {
-    int32_t kind;    /* ga_fft_kind */
+    int32_t kind;    /* ga_fft_kind (ga_ops.h) */
     int32_t dtype;   /* GA_COMPLEX64 or GA_COMPLEX128 */
     int32_t inverse; /* C2C only: 0 forward, 1 backward */
     int64_t n;       /* the transform length */

@@ -11,6 +11,7 @@
 #define GA_FFT_H
 
 #include "ga_array.h"
+#include "ga_ops.h" /* ga_fft_kind */
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,6 @@
 /* py_fft.c: the binding of the one-dimensional FFT (the rest is gpuarr/fft.py). */
 #include "py_common.h"
 
-#include "ga_backend.h"
 #include "ga_fft.h"
 
 /* Names rather than numbers cross the boundary, so Python holds no copy of the C
