@@ -40,9 +40,9 @@ typedef struct fft_plan {
     cplx *tw;         /* tw[j] = exp(-2 pi i j / n), j < n (direct plans) */
     /* Bluestein (bluestein_m > 0) */
     int64_t bluestein_m;
-    cplx *chirp;           /* chirp[k] = exp(-pi i k^2 / n), k < n */
-    cplx *kernel_hat;      /* FFT_M of the wrapped conj(chirp), divided by M */
-    struct fft_plan *sub;  /* direct plan of length M */
+    cplx *chirp;          /* chirp[k] = exp(-pi i k^2 / n), k < n */
+    cplx *kernel_hat;     /* FFT_M of the wrapped conj(chirp), divided by M */
+    struct fft_plan *sub; /* direct plan of length M */
 } fft_plan;
 
 static inline cplx
@@ -113,7 +113,8 @@ plan_new(int64_t n, fft_plan **out)
 {
     fft_plan *p = calloc(1, sizeof *p);
     if (p == NULL) {
-        return ga_error(GA_ERR_NOMEM, "fft: out of host memory for a plan of length %lld",
+        return ga_error(GA_ERR_NOMEM,
+                        "fft: out of host memory for a plan of length %lld",
                         (long long)n);
     }
     p->n = n;
@@ -387,12 +388,15 @@ ga_cpu_fft(int dev, const ga_fft_desc *d)
 {
     (void)dev;
     if (d->dtype != GA_COMPLEX64 && d->dtype != GA_COMPLEX128) {
-        return ga_error(GA_ERR_TYPE, "fft: the backend takes complex64 or complex128, "
-                        "got dtype code %d", (int)d->dtype);
+        return ga_error(GA_ERR_TYPE,
+                        "fft: the backend takes complex64 or complex128, "
+                        "got dtype code %d",
+                        (int)d->dtype);
     }
     int64_t in_len, out_len;
     if (ga_fft_line_lengths(d, &in_len, &out_len) != 0 || d->n < 1 || d->batch < 0) {
-        return ga_error(GA_ERR_VALUE, "fft: bad descriptor (kind %d, n %lld, batch %lld)",
+        return ga_error(GA_ERR_VALUE,
+                        "fft: bad descriptor (kind %d, n %lld, batch %lld)",
                         (int)d->kind, (long long)d->n, (long long)d->batch);
     }
     int single = d->dtype == GA_COMPLEX64;
@@ -409,8 +413,10 @@ ga_cpu_fft(int dev, const ga_fft_desc *d)
     cplx *line = malloc((size_t)(2 * n + plan_scratch(p)) * sizeof *line);
     if (line == NULL) {
         plan_free(p);
-        return ga_error(GA_ERR_NOMEM, "fft: out of host memory for the scratch of "
-                        "length %lld", (long long)n);
+        return ga_error(GA_ERR_NOMEM,
+                        "fft: out of host memory for the scratch of "
+                        "length %lld",
+                        (long long)n);
     }
     cplx *res = line + n, *work = line + 2 * n;
     for (int64_t b = 0; b < d->batch; b++) {

@@ -32,9 +32,11 @@ complex_dtype(const ga_array *x, int kind, int inverse, ga_dtype *out)
 {
     ga_dtype t = (ga_dtype)x->dtype;
     if (kind == GA_FFT_R2C && ga_dtype_infos[t].kind == GA_KIND_COMPLEX) {
-        return ga_error(GA_ERR_TYPE,
-                        "rfft needs real input, got %s: pass x.real (drop the imaginary "
-                        "part) or use fft for complex input", ga_dtype_infos[t].name);
+        return ga_error(
+            GA_ERR_TYPE,
+            "rfft needs real input, got %s: pass x.real (drop the imaginary "
+            "part) or use fft for complex input",
+            ga_dtype_infos[t].name);
     }
     (void)inverse;
     switch (t) {
@@ -112,8 +114,10 @@ ga_fft(const ga_array *x, int kind, int inverse, int64_t n, int64_t axis, int no
         return ga_error(GA_ERR_VALUE, "%s: unknown norm code %d", name, norm);
     }
     if (x->ndim == 0) {
-        return ga_error(GA_ERR_VALUE, "%s of a 0-d array: it has no axis to transform "
-                        "along; pass an array with at least one dimension", name);
+        return ga_error(GA_ERR_VALUE,
+                        "%s of a 0-d array: it has no axis to transform "
+                        "along; pass an array with at least one dimension",
+                        name);
     }
     int ax;
     GA_TRY(ga_normalize_axes(x->ndim, 1, &axis, &ax));
@@ -122,10 +126,11 @@ ga_fft(const ga_array *x, int kind, int inverse, int64_t n, int64_t axis, int no
         n = kind == GA_FFT_C2R ? 2 * (m - 1) : m;
     }
     if (n < 1) {
-        return ga_error(GA_ERR_VALUE,
-                        "%s: invalid number of data points (%lld); n must be at least 1 "
-                        "(the axis has length %lld: pass n explicitly)", name,
-                        (long long)n, (long long)m);
+        return ga_error(
+            GA_ERR_VALUE,
+            "%s: invalid number of data points (%lld); n must be at least 1 "
+            "(the axis has length %lld: pass n explicitly)",
+            name, (long long)n, (long long)m);
     }
     ga_dtype cdt = GA_COMPLEX128;
     GA_TRY(complex_dtype(x, kind, inverse, &cdt));
@@ -135,11 +140,12 @@ ga_fft(const ga_array *x, int kind, int inverse, int64_t n, int64_t axis, int no
     if (be->fft == NULL) {
         return ga_error(GA_ERR_UNSUPPORTED,
                         "%s is not implemented on %s devices yet; transform on the CPU "
-                        "(x.to(gpuarr.cpu())) or a simulated GPU", name, be->name);
+                        "(x.to(gpuarr.cpu())) or a simulated GPU",
+                        name, be->name);
     }
 
-    ga_fft_desc d = {.kind = kind, .dtype = (int32_t)cdt, .inverse = inverse != 0,
-                     .n = n};
+    ga_fft_desc d = {
+        .kind = kind, .dtype = (int32_t)cdt, .inverse = inverse != 0, .n = n};
     int64_t in_len = 0, out_len = 0;
     ga_fft_line_lengths(&d, &in_len, &out_len); /* the kind was checked above */
 

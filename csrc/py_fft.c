@@ -62,7 +62,8 @@ fn_fft(PyObject *m, PyObject *args)
     if (norm < 0) {
         return PyErr_Format(PyExc_ValueError,
                             "%s: invalid norm %R; pass \"backward\" (the default), "
-                            "\"ortho\" or \"forward\"", kind_name, norm_obj);
+                            "\"ortho\" or \"forward\"",
+                            kind_name, norm_obj);
     }
     long long n = -1;
     if (n_obj != Py_None) {
@@ -76,9 +77,11 @@ fn_fft(PyObject *m, PyObject *args)
             return NULL;
         }
         if (n < 1) {
-            return PyErr_Format(PyExc_ValueError,
-                                "%s: invalid number of data points n=%lld; n must be at "
-                                "least 1 (or None for the input's length)", kind_name, n);
+            return PyErr_Format(
+                PyExc_ValueError,
+                "%s: invalid number of data points n=%lld; n must be at "
+                "least 1 (or None for the input's length)",
+                kind_name, n);
         }
     }
     ga_array out;

@@ -19,7 +19,8 @@ DRIVER = r"""
 static const char *arg(const char *s) { return s[0] == '-' ? NULL : s; }
 int main(int argc, char **argv) {
     ga_cublas_candidate c[GA_CUBLAS_MAX_CANDIDATES];
-    int n = argc > 6 ? ga_cuda_lib_candidates(argv[6], atoi(argv[1]), arg(argv[2]),
+    /* argv[6] "cufft": cuFFT's folders; else cuBLAS's */
+    int n = argc > 6 ? ga_cuda_lib_candidates(ga_cufft_wheel_dir(atoi(argv[1])), arg(argv[2]),
                                               arg(argv[3]), arg(argv[4]), arg(argv[5]), c)
                      : ga_cublas_candidates(atoi(argv[1]), arg(argv[2]), arg(argv[3]),
                                             arg(argv[4]), arg(argv[5]), c);

@@ -206,7 +206,7 @@ def test_fftn_over_no_axes_is_a_complex_copy(device):
     np.testing.assert_array_equal(to_numpy(y), to_numpy(x))
 
 
-# --- frequencies and shifts --------------------------------------------------------------
+# --- frequencies and shifts ------------------------------------------------------------
 
 @pytest.mark.parametrize("n", [1, 2, 5, 8, 9])
 @pytest.mark.parametrize("d", [1.0, 0.25])
@@ -261,7 +261,8 @@ def test_irfft_of_a_single_term_needs_n(device):
     x = gpuarr.asarray(np.ones(1, np.complex64), device=device)
     with pytest.raises(ValueError, match="pass n"):
         gfft.irfft(x)
-    np.testing.assert_allclose(to_numpy(gfft.irfft(x, n=1)), np.fft.irfft(np.ones(1), n=1))
+    np.testing.assert_allclose(to_numpy(gfft.irfft(x, n=1)),
+                               np.fft.irfft(np.ones(1), n=1))
 
 
 @pytest.mark.parametrize("name", N_D)
@@ -344,7 +345,7 @@ def test_the_extension_has_the_standards_functions_and_signatures():
         assert f.__doc__.startswith(name + sig), name
 
 
-# --- CUDA: cuFFT behind the same entry -----------------------------------------------------
+# --- CUDA: cuFFT behind the same entry -------------------------------------------------
 
 @needs_cuda_devices
 @pytest.mark.parametrize("name,dtype", [("fft", "complex64"), ("ifft", "complex128"),

@@ -10,12 +10,12 @@
  * The emulated build takes ga_cuda_emu.cpp's cufft* (the CPU FFT on the stream).
  *
  * Plans: one per (device, n, batch, type), made with cufftPlanMany in the default
- * layout (contiguous lines, NULL embeddings: exactly ga_fft_desc), bound to the device's
- * stream and kept in a small per-device cache, because making a plan costs far more
- * than a small transform (it may allocate a work area and pick kernels). A transform
- * is then one exec call queued on the stream: no host wait. Evicting a plan waits for
- * the stream first (its work area may still be in use), which only happens when more
- * than GA_FFT_PLANS shapes are in use on a device.
+ * layout (contiguous lines, NULL embeddings: exactly ga_fft_desc), bound to the
+ * device's stream and kept in a small per-device cache, because making a plan costs far
+ * more than a small transform (it may allocate a work area and pick kernels). A
+ * transform is then one exec call queued on the stream: no host wait. Evicting a plan
+ * waits for the stream first (its work area may still be in use), which only happens
+ * when more than GA_FFT_PLANS shapes are in use on a device.
  */
 #include "ga_cuda.h"
 
@@ -81,8 +81,9 @@ open_cufft(void)
         self = info.dli_fname;
     }
     ga_cublas_candidate dirs[GA_CUBLAS_MAX_CANDIDATES];
-    int n = ga_cuda_lib_candidates("cufft", cuda_major, self, getenv("CUDA_HOME"),
-                                   getenv("CUDA_PATH"), GA_CUDA_TOOLKIT_LIBDIR, dirs);
+    int n = ga_cuda_lib_candidates(ga_cufft_wheel_dir(cuda_major), self,
+                                   getenv("CUDA_HOME"), getenv("CUDA_PATH"),
+                                   GA_CUDA_TOOLKIT_LIBDIR, dirs);
     void *h = NULL;
     for (int i = 0; h == NULL && i < n; i++) {
         char path[8192];
@@ -99,12 +100,13 @@ open_cufft(void)
         }
     }
     if (h == NULL) {
-        snprintf(api_error, sizeof(api_error),
-                 "cuFFT (libcufft.so.%d) could not be loaded, so FFTs cannot run on a GPU. "
-                 "Install it with `pip install %s` or the CUDA %d toolkit, or transform on "
-                 "the CPU (x.to(gpuarr.cpu())). Tried: %s",
-                 CUFFT_VER_MAJOR, cuda_major >= 13 ? "nvidia-cufft" : "nvidia-cufft-cu12",
-                 cuda_major, tried);
+        snprintf(
+            api_error, sizeof(api_error),
+            "cuFFT (libcufft.so.%d) could not be loaded, so FFTs cannot run on a GPU. "
+            "Install it with `pip install %s` or the CUDA %d toolkit, or transform on "
+            "the CPU (x.to(gpuarr.cpu())). Tried: %s",
+            CUFFT_VER_MAJOR, cuda_major >= 13 ? "nvidia-cufft" : "nvidia-cufft-cu12",
+            cuda_major, tried);
     }
     return h;
 }
@@ -140,9 +142,12 @@ load_api(void)
         if (h != NULL && sym(h, "cufftPlanMany", &api.plan_many) == 0 &&
             sym(h, "cufftSetStream", &api.set_stream) == 0 &&
             sym(h, "cufftDestroy", &api.destroy) == 0 &&
-            sym(h, "cufftExecC2C", &api.c2c) == 0 && sym(h, "cufftExecZ2Z", &api.z2z) == 0 &&
-            sym(h, "cufftExecR2C", &api.r2c) == 0 && sym(h, "cufftExecD2Z", &api.d2z) == 0 &&
-            sym(h, "cufftExecC2R", &api.c2r) == 0 && sym(h, "cufftExecZ2D", &api.z2d) == 0) {
+            sym(h, "cufftExecC2C", &api.c2c) == 0 &&
+            sym(h, "cufftExecZ2Z", &api.z2z) == 0 &&
+            sym(h, "cufftExecR2C", &api.r2c) == 0 &&
+            sym(h, "cufftExecD2Z", &api.d2z) == 0 &&
+            sym(h, "cufftExecC2R", &api.c2r) == 0 &&
+            sym(h, "cufftExecZ2D", &api.z2d) == 0) {
             api_state = 1;
         }
 #endif
@@ -189,14 +194,15 @@ cufft_error(cufftResult r, const char *what)
     extra = ga_emu_take_error_detail();
 #endif
     return ga_error(r == CUFFT_ALLOC_FAILED ? GA_ERR_OOM_DEVICE : GA_ERR_CUDA,
-                    "cuFFT error %s in %s%s%s", result_name(r), what, extra[0] ? "; " : "",
-                    extra);
+                    "cuFFT error %s in %s%s%s", result_name(r), what,
+                    extra[0] ? "; " : "", extra);
 }
 
 /* The cached plan of (dev, n, batch, type), made and bound to `s` when missing. Called
  * with fft_lock held. */
 int
-plan_for(int dev, cudaStream_t s, int64_t n, int batch, cufftType type, cufftHandle *out)
+plan_for(int dev, cudaStream_t s, int64_t n, int batch, cufftType type,
+         cufftHandle *out)
 {
     plan_entry *slots = plans[dev];
     plan_entry *victim = &slots[0];
@@ -292,9 +298,11 @@ ga_cuda_fft(int dev, const ga_fft_desc *d)
     }
     int64_t longest = in_len > out_len ? in_len : out_len;
     if (d->n > INT_MAX) {
-        return ga_error(GA_ERR_VALUE,
-                        "an FFT of %lld points exceeds cuFFT's 32-bit plans; transform on "
-                        "the CPU (x.to(gpuarr.cpu()))", (long long)d->n);
+        return ga_error(
+            GA_ERR_VALUE,
+            "an FFT of %lld points exceeds cuFFT's 32-bit plans; transform on "
+            "the CPU (x.to(gpuarr.cpu()))",
+            (long long)d->n);
     }
     cudaStream_t s = NULL;
     GA_TRY(ga_cuda_stream(dev, &s));

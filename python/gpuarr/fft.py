@@ -212,7 +212,7 @@ def _freq_args(n, d, dtype, name):
     if n < 1:
         raise ValueError(f"{name}: n must be at least 1 (the window length), got {n}")
     if dtype is None:
-        dtype = _core.float32  # the default real floating dtype (__array_namespace_info__)
+        dtype = _core.float32  # the default real floating dtype (namespace info)
     dtype = _core.DType(dtype)
     if dtype.kind != "f":
         raise ValueError(f"{name}: dtype must be a real floating dtype (float32 or "
