@@ -28,9 +28,9 @@
 #include "ga_ops.h"
 
 /* 3: sort and searchsorted entries; 4: kernel_counters; 5: the DLPack stream
- * hand-off; 6: linalg (LAPACK / cuSOLVER factorisations). Entries only ever added at
- * the end of ga_backend. */
-#define GA_BACKEND_ABI_VERSION 6
+ * hand-off; 6: linalg (LAPACK / cuSOLVER factorisations); 7: fft. Entries only ever
+ * added at the end of ga_backend. */
+#define GA_BACKEND_ABI_VERSION 7
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -239,6 +239,48 @@ typedef struct {
                     * with row ipiv[i] - 1) */
 } ga_linalg_desc;
 
+/* A batch of unscaled one-dimensional DFTs over contiguous lines, the layout cuFFT's
+ * cufftPlanMany takes with its default (NULL) embedding: line b of the input starts
+ * at element b * in_len of `in`, line b of the output at b * out_len of `out`, with
+ * (in_len, out_len) = (n, n), (n, n/2 + 1), (n/2 + 1, n) for C2C, R2C, C2R
+ * (ga_fft_line_lengths below). `dtype` is the complex side's dtype (complex64
+ * or complex128); the real side of R2C/C2R has the matching real dtype. Forward
+ * transforms (C2C with inverse 0, R2C) use exp(-2 pi i jk / n), backward ones (C2C
+ * with inverse 1, C2R) exp(+2 pi i jk / n); neither scales (the core applies norm).
+ * C2R reads only the Hermitian half and ignores the imaginary parts of the zero and
+ * (n even) Nyquist terms; it may overwrite `in` (cuFFT does), so the core always
+ * passes a scratch copy. n >= 1, batch >= 1, in and out do not overlap. */
+typedef struct {
+    int32_t kind;    /* ga_fft_kind (ga_ops.h) */
+    int32_t dtype;   /* GA_COMPLEX64 or GA_COMPLEX128 */
+    int32_t inverse; /* C2C only: 0 forward, 1 backward */
+    int64_t n;       /* the transform length */
+    int64_t batch;   /* number of lines */
+    const char *in;
+    char *out;
+} ga_fft_desc;
+
+/* The lengths of one input and one output line of `d`, in elements; -1 for an unknown
+ * kind (0 otherwise). Inline: the core, the CPU FFT and the CUDA plugin all need it. */
+static inline int
+ga_fft_line_lengths(const ga_fft_desc *d, int64_t *in_len, int64_t *out_len)
+{
+    switch (d->kind) {
+    case GA_FFT_C2C:
+        *in_len = *out_len = d->n;
+        return 0;
+    case GA_FFT_R2C:
+        *in_len = d->n;
+        *out_len = d->n / 2 + 1;
+        return 0;
+    case GA_FFT_C2R:
+        *in_len = d->n / 2 + 1;
+        *out_len = d->n;
+        return 0;
+    }
+    return -1;
+}
+
 typedef struct ga_backend {
     int abi_version;
     const char *name;
@@ -320,6 +362,9 @@ typedef struct ga_backend {
      * a backend has none (the core says so). A backend that must read a status back
      * from its device (cuSOLVER's devInfo) does so with one wait per call. */
     int (*linalg)(int dev, const ga_linalg_desc *d);
+    /* ABI 7: a batch of one-dimensional FFTs (ga_fft_desc). May be NULL (the core
+     * then says FFTs are unsupported there). */
+    int (*fft)(int dev, const ga_fft_desc *d);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

@@ -376,6 +376,12 @@ cpu_linalg(int dev, const ga_linalg_desc *d)
 }
 
 static int
+cpu_fft(int dev, const ga_fft_desc *d)
+{
+    GA_UNLOCKED((double)d->n * (double)d->batch, ga_cpu_fft(dev, d));
+}
+
+static int
 cpu_copy(int dev, void *dst, const void *src, size_t nbytes)
 {
     GA_UNLOCKED((double)nbytes / 8, host_copy(dev, dst, src, nbytes));
@@ -407,4 +413,5 @@ const ga_backend ga_backend_cpu = {
     .sort = cpu_sort,
     .searchsorted = ga_cpu_searchsorted,
     .linalg = cpu_linalg,
+    .fft = cpu_fft,
 };

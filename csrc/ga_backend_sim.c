@@ -9,7 +9,7 @@
  * simulated and CUDA devices"):
  *
  *   queued, returning at once: elementwise, reduce, scan, gemm, random, gather,
- *     scatter, nonzero, arange, copies within the device;
+ *     scatter, nonzero, arange, fft, copies within the device;
  *   free: as in the CUDA backend, a freed block goes straight back to the device's
  *     cache, because only later work of the same in-order queue can be handed it (host
  *     and peer copies into a block wait for the queue first, and empty_cache too). A
@@ -53,6 +53,7 @@ typedef enum {
     TASK_SCATTER,
     TASK_NONZERO,
     TASK_ARANGE,
+    TASK_FFT,
     TASK_COPY,
     TASK_FREE,
     TASK_GATE /* tests: the worker waits here until ga_sim_hold(dev, 0) */
@@ -70,6 +71,7 @@ typedef struct task {
         ga_random_desc random;
         ga_index_desc index; /* gather, scatter */
         ga_arange_desc arange;
+        ga_fft_desc fft;
         struct {
             void *dst;
             const void *src;
@@ -129,6 +131,8 @@ run_task(int dev, task *t)
         return ga_cpu_nonzero(dev, &t->u.loop, t->count, t->nonzero_out);
     case TASK_ARANGE:
         return ga_cpu_arange(dev, &t->u.arange);
+    case TASK_FFT:
+        return ga_cpu_fft(dev, &t->u.fft);
     case TASK_COPY:
         memcpy(t->u.copy.dst, t->u.copy.src, t->u.copy.nbytes);
         return GA_OK;
@@ -555,6 +559,14 @@ sim_arange(int dev, const ga_arange_desc *d)
     return enqueue(dev, t);
 }
 
+static int
+sim_fft(int dev, const ga_fft_desc *d)
+{
+    NEW_TASK(t, TASK_FFT);
+    t->u.fft = *d;
+    return enqueue(dev, t);
+}
+
 /* Sorting runs on the calling thread after the queue drains: correct in stream order,
  * but not queued (a queued sort is left for later; it is no lesson of the chapter). */
 static int
@@ -605,4 +617,5 @@ const ga_backend ga_backend_simulated = {
     .sort = sim_sort,
     .searchsorted = sim_searchsorted,
     .linalg = sim_linalg,
+    .fft = sim_fft,
 };

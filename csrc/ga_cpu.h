@@ -2,7 +2,7 @@
  * Each entry has the contract of the matching ga_backend field (ga_backend.h);
  * `dev` is ignored (host memory is host memory). One file per concern:
  * ga_cpu_elementwise.c, ga_cpu_reduce.c, ga_cpu_gemm.c, ga_cpu_random.c,
- * ga_cpu_index.c. */
+ * ga_cpu_index.c, ga_cpu_sort.c, ga_cpu_fft.c. */
 #ifndef GA_CPU_H
 #define GA_CPU_H
 
@@ -24,6 +24,7 @@ int ga_cpu_arange(int dev, const ga_arange_desc *d);
 int ga_cpu_sort(int dev, const ga_sort_desc *d);         /* ga_cpu_sort.c */
 int ga_cpu_searchsorted(int dev, const ga_search_desc *d);
 int ga_cpu_linalg(int dev, const ga_linalg_desc *d);     /* ga_cpu_linalg.c (LAPACK) */
+int ga_cpu_fft(int dev, const ga_fft_desc *d); /* ga_cpu_fft.c */
 
 /* Bytes of freed host blocks the CPU and simulated-GPU backends may keep for reuse
  * per device (0 when the cache is compiled out: under AddressSanitizer). */

@@ -1,4 +1,5 @@
-/* ga_ops.h: the one list of elementwise operations, reductions and scans.
+/* ga_ops.h: the one list of elementwise operations, reductions and scans (and the
+ * other operation codes the core and the backends share: distributions, FFT kinds).
  *
  * GA_ELEMENTWISE_OPS(X): X(ENUM, python_name, nin, out)
  * `out` is what the output holds: SAME (the loop dtype), BOOL, or REAL (the real dtype
@@ -187,6 +188,14 @@ typedef enum {
     GA_RAND_DISTS(GA_X_ENUM)
 #undef GA_X_ENUM
 } ga_rand_dist;
+
+/* The transforms of the backends' fft entry (ga_fft_desc in ga_backend.h; values
+ * fixed: part of the ABI). */
+typedef enum {
+    GA_FFT_C2C = 0, /* complex -> complex, n -> n */
+    GA_FFT_R2C = 1, /* real -> complex, n -> n/2 + 1 (the non-negative frequencies) */
+    GA_FFT_C2R = 2  /* complex -> real, n/2 + 1 -> n (the inverse of R2C) */
+} ga_fft_kind;
 
 #ifdef __cplusplus
 extern "C" {

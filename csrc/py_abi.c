@@ -59,6 +59,13 @@
     X(ga_gemm_desc, batch)                                                             \
     X(ga_gemm_desc, alpha)                                                             \
     X(ga_gemm_desc, beta)                                                              \
+    X(ga_fft_desc, kind)                                                               \
+    X(ga_fft_desc, dtype)                                                              \
+    X(ga_fft_desc, inverse)                                                            \
+    X(ga_fft_desc, n)                                                                  \
+    X(ga_fft_desc, batch)                                                              \
+    X(ga_fft_desc, in)                                                                 \
+    X(ga_fft_desc, out)                                                                \
     X(ga_kernel_counters, launches)                                                    \
     X(ga_kernel_counters, syncs)                                                       \
     X(ga_kernel_counters, h2d)                                                         \
@@ -100,7 +107,8 @@
     X(ga_backend, stream_handle)                                                       \
     X(ga_backend, order_stream)                                                        \
     X(ga_backend, device_wait)                                                         \
-    X(ga_backend, linalg)
+    X(ga_backend, linalg)                                                              \
+    X(ga_backend, fft)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \
@@ -108,6 +116,7 @@
     X(ga_reduce_desc)                                                                  \
     X(ga_index_desc)                                                                   \
     X(ga_gemm_desc)                                                                    \
+    X(ga_fft_desc)                                                                     \
     X(ga_kernel_counters)                                                              \
     X(ga_backend)
 

@@ -139,6 +139,7 @@ extern PyMethodDef pyga_reduce_functions[];
 extern PyMethodDef pyga_creation_functions[];
 extern PyMethodDef pyga_random_functions[];
 extern PyMethodDef pyga_sort_functions[]; /* py_sort.c */
+extern PyMethodDef pyga_fft_functions[];  /* py_fft.c */
 /* py_dlpack.c: buffer protocol and DLPack */
 int pyga_getbuffer(PyObject *self, Py_buffer *view, int flags);
 void pyga_releasebuffer(PyObject *self, Py_buffer *view);

@@ -1,4 +1,4 @@
-"""Where the CUDA plugin looks for cuBLAS (csrc/cuda/ga_cublas_paths.h), in order: the
+"""Where the CUDA plugin looks for cuBLAS and cuFFT (csrc/cuda/ga_cublas_paths.h), in order: the
 header is plain C, compiled here with a small driver (skipped without a C compiler
 or a source checkout)."""
 import pathlib
@@ -19,8 +19,11 @@ DRIVER = r"""
 static const char *arg(const char *s) { return s[0] == '-' ? NULL : s; }
 int main(int argc, char **argv) {
     ga_cublas_candidate c[GA_CUBLAS_MAX_CANDIDATES];
-    int n = ga_cublas_candidates(atoi(argv[1]), arg(argv[2]), arg(argv[3]), arg(argv[4]),
-                                 arg(argv[5]), c);
+    /* argv[6] "cufft": cuFFT's folders; else cuBLAS's */
+    int n = argc > 6 ? ga_cuda_lib_candidates(ga_cufft_wheel_dir(atoi(argv[1])), arg(argv[2]),
+                                              arg(argv[3]), arg(argv[4]), arg(argv[5]), c)
+                     : ga_cublas_candidates(atoi(argv[1]), arg(argv[2]), arg(argv[3]),
+                                            arg(argv[4]), arg(argv[5]), c);
     for (int i = 0; i < n; i++) printf("[%s]\n", c[i].dir);
     return 0;
 }
@@ -37,9 +40,9 @@ def candidates(tmp_path_factory):
     subprocess.run([CC, "-std=c11", "-Wall", "-Werror", f"-I{HEADER.parent}",
                     str(d / "main.c"), "-o", str(exe)], check=True)
 
-    def run(major, plugin="-", home="-", path="-", toolkit="-"):
-        out = subprocess.run([str(exe), str(major), plugin, home, path, toolkit],
-                             capture_output=True, text=True, check=True).stdout
+    def run(major, plugin="-", home="-", path="-", toolkit="-", lib=None):
+        args = [str(exe), str(major), plugin, home, path, toolkit] + ([lib] if lib else [])
+        out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
         return [line[1:-1] for line in out.splitlines()]
     return run
 
@@ -59,6 +62,16 @@ def test_cuda12_looks_in_the_cu12_wheel(candidates):
     # nvidia-cublas-cu12 installs nvidia/cublas/lib/libcublas.so.12
     assert candidates(12, PLUGIN)[0] == (
         "/venv/lib/python3.11/site-packages/gpuarr/../nvidia/cublas/lib")
+
+
+def test_cufft_is_looked_for_in_its_own_cu12_wheel_and_in_cu13(candidates):
+    # nvidia-cufft-cu12 installs nvidia/cufft/lib/libcufft.so.11; nvidia-cufft (for
+    # CUDA 13) nvidia/cu13/lib/libcufft.so.12, beside cuBLAS
+    assert candidates(12, PLUGIN, lib="cufft")[0] == (
+        "/venv/lib/python3.11/site-packages/gpuarr/../nvidia/cufft/lib")
+    assert candidates(13, PLUGIN, "/opt/cuda", "-", "/tk/lib64", lib="cufft") == [
+        "/venv/lib/python3.11/site-packages/gpuarr/../nvidia/cu13/lib", "/opt/cuda/lib64",
+        "", "/tk/lib64", "/usr/local/cuda/lib64"]
 
 
 def test_unset_environment_is_skipped(candidates):

@@ -13,7 +13,7 @@ import gpuarr
 PKG_DIR = os.path.dirname(os.path.abspath(gpuarr._core.__file__))
 PLUGIN = os.path.join(PKG_DIR, "libgpuarr_cuda.so")
 CUDA_LIBS = ("libcuda.so", "libcudart", "libcublas", "libcublasLt", "libnvrtc",
-             "libcusolver")
+             "libcusolver", "libcufft")
 
 
 def needed(path):
@@ -47,7 +47,7 @@ def test_core_module_has_no_cuda_library_among_its_needed_entries():
 
 @needs_readelf
 @needs_plugin
-def test_plugin_links_neither_cublas_nor_a_shared_cudart():
+def test_plugin_links_neither_cublas_cufft_nor_a_shared_cudart():
     deps = needed(PLUGIN)
     assert not [d for d in deps if d.startswith(CUDA_LIBS)], deps
 
@@ -81,7 +81,8 @@ def test_import_loads_no_cuda_library():
     out = run_python(
         "import gpuarr\n"
         "print(open('/proc/self/maps').read())")
-    for lib in ("libgpuarr_cuda", "libcudart", "libcublas", "libcuda.so", "libcusolver"):
+    for lib in ("libgpuarr_cuda", "libcudart", "libcublas", "libcuda.so", "libcusolver",
+                "libcufft"):
         assert lib not in out
 
 
@@ -96,13 +97,15 @@ def test_without_a_gpu_num_gpus_is_zero_and_the_reason_is_kept():
         "maps = open('/proc/self/maps').read()\n"
         "print('plugin loaded' if 'libgpuarr_cuda.so' in maps else 'plugin missing')\n"
         "print('cublas loaded' if 'libcublas' in maps else 'no cublas')\n"
-        "print('cusolver loaded' if 'libcusolver' in maps else 'no cusolver')\n")
-    count, reason, plugin, cublas, cusolver = out.strip().splitlines()
+        "print('cusolver loaded' if 'libcusolver' in maps else 'no cusolver')\n"
+        "print('cufft loaded' if 'libcufft' in maps else 'no cufft')\n")
+    count, reason, plugin, cublas, cusolver, cufft = out.strip().splitlines()
     assert count == "0"
     assert any(w in reason for w in ("no NVIDIA driver", "driver too old", "no CUDA device"))
     assert plugin == "plugin loaded"  # it was asked, and answered without exiting
     assert cublas == "no cublas"  # cuBLAS waits for the first GEMM
     assert cusolver == "no cusolver"  # cuSOLVER for the first factorisation
+    assert cufft == "no cufft"  # cuFFT for the first FFT
 
 
 @needs_plugin

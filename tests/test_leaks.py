@@ -76,6 +76,11 @@ def _cases(device):
         "dlpack bad stream": _failing(x.__dlpack__, stream="s"),
         "asarray of an object": _failing(gpuarr.asarray, object(), device=device),
         "unknown device": _failing(gpuarr.zeros, 3, device=gpuarr.gpu(99)),
+        "fft bad axis": _failing(gpuarr.fft.fft, x, axis=5),
+        "fft bad n": _failing(gpuarr.fft.rfft, x, n=0),
+        "fft bad norm": _failing(gpuarr.fft.ifft, x, norm="sideways"),
+        "rfft of complex": _failing(gpuarr.fft.rfft, x.astype("complex64")),
+        "irfft of one term": _failing(gpuarr.fft.irfft, x[:, :1]),
     }
 
 
@@ -93,10 +98,11 @@ def _public_callables():
             continue
         if callable(obj):
             yield name, obj
-    for name in sorted(dir(gpuarr.linalg)):
-        obj = getattr(gpuarr.linalg, name)
-        if not name.startswith("_") and callable(obj) and not inspect.isclass(obj):
-            yield "linalg." + name, obj
+    for mod in (gpuarr.linalg, gpuarr.fft):
+        for name in sorted(getattr(mod, "__all__", dir(mod))):
+            obj = getattr(mod, name)
+            if not name.startswith("_") and callable(obj) and not inspect.isclass(obj):
+                yield mod.__name__.removeprefix("gpuarr.") + "." + name, obj
 
 
 # Functions whose failure with a wrong argument is not the point, or that act on the

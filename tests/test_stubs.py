@@ -24,6 +24,7 @@ STUBS = {
     "__init__.pyi": gpuarr,
     "_core.pyi": _core,
     "linalg.pyi": gpuarr.linalg,
+    "fft.pyi": gpuarr.fft,
     "random.pyi": gpuarr.random,
     "nn.pyi": gpuarr.nn,
     "testing.pyi": gpuarr.testing,
@@ -85,7 +86,7 @@ def _runtime_public(mod):
 
 def test_stub_reexports_the_submodules():
     names = _top_level_names(_tree("__init__.pyi"))
-    assert {"linalg", "random", "nn", "testing"} <= names
+    assert {"fft", "linalg", "random", "nn", "testing"} <= names
 
 
 def test_py_typed_marker_ships_next_to_the_stubs():

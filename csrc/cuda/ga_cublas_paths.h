@@ -1,7 +1,7 @@
-/* ga_cublas_paths.h: where the CUDA plugin looks for cuBLAS and cuSOLVER, in order
- * (plain C, no CUDA: tests/test_cublas_paths.py compiles it on its own to check the
- * order). cuSOLVER (ga_cusolver.cu) uses the same folders with its own wheel folder
- * (ga_cusolver_wheel_dir).
+/* ga_cublas_paths.h: where the CUDA plugin looks for cuBLAS, cuSOLVER and cuFFT, in
+ * order (plain C, no CUDA: tests/test_cublas_paths.py compiles it on its own to check
+ * the order). cuSOLVER (ga_cusolver.cu) and cuFFT (ga_cufft.cu) use the same folders
+ * with their own wheel folders (ga_cusolver_wheel_dir, ga_cufft_wheel_dir).
  *
  * cuBLAS must be of the plugin's CUDA major version (libcublas.so.12 for a plugin
  * built with CUDA 12, .so.13 for CUDA 13). The folders, first match wins:
@@ -37,6 +37,15 @@ static inline const char *
 ga_cusolver_wheel_dir(int cuda_major)
 {
     return cuda_major >= 13 ? "nvidia/cu13/lib" : "nvidia/cusolver/lib";
+}
+
+/* nvidia-cufft (12.x, the cuFFT of CUDA 13) shares the cu13 folder; nvidia-cufft-cu12
+ * (11.x) has its own. cuFFT's soname is cuFFT's major, not CUDA's: libcufft.so.12 in
+ * CUDA 13, .so.11 in CUDA 12 (ga_cufft.cu takes CUFFT_VER_MAJOR from cufft.h). */
+static inline const char *
+ga_cufft_wheel_dir(int cuda_major)
+{
+    return cuda_major >= 13 ? "nvidia/cu13/lib" : "nvidia/cufft/lib";
 }
 
 /* The candidate folders of ga_cublas_candidates for a library whose pip wheel puts it

@@ -130,6 +130,7 @@ int ga_cuda_linalg(int dev, const ga_linalg_desc *d); /* ga_cusolver.cu */
 /* A device-to-host copy that waits (the table's copy_d2h: counted as a d2h and a sync,
  * lets other Python threads run meanwhile, reports deferred index errors). */
 int ga_cuda_copy_to_host(int dev, void *dst, const void *src, size_t nbytes);
+int ga_cuda_fft(int dev, const ga_fft_desc *d); /* ga_cufft.cu */
 
 /* Deferred index errors (k_index.cu). Every host wait on a device's stream that
  * hands control back to the user (synchronize, copies to the host) calls

@@ -900,6 +900,7 @@ const ga_backend table = {
     cuda_order_stream,
     cuda_device_wait,
     ga_cuda_linalg,
+    ga_cuda_fft,
 };
 
 }  // namespace

@@ -800,6 +800,57 @@ bool ga_emu_on_device(const void *p, size_t n);
 void ga_emu_set_error_detail(const char *msg);
 #endif
 
+/* --- cuFFT: the API's types, numbers and calls that ga_cufft.cu makes, computed by the
+ * CPU FFT (csrc/ga_cpu_fft.c), in order on the plan's stream. ------------------------ */
+
+#define CUFFT_VER_MAJOR 12
+#define CUFFT_FORWARD (-1)
+#define CUFFT_INVERSE 1
+
+typedef enum {
+    CUFFT_SUCCESS = 0,
+    CUFFT_INVALID_PLAN = 1,
+    CUFFT_ALLOC_FAILED = 2,
+    CUFFT_INVALID_TYPE = 3,
+    CUFFT_INVALID_VALUE = 4,
+    CUFFT_INTERNAL_ERROR = 5,
+    CUFFT_EXEC_FAILED = 6,
+    CUFFT_SETUP_FAILED = 7,
+    CUFFT_INVALID_SIZE = 8,
+    CUFFT_NOT_SUPPORTED = 16
+} cufftResult;
+
+typedef enum {
+    CUFFT_R2C = 0x2a,
+    CUFFT_C2R = 0x2c,
+    CUFFT_C2C = 0x29,
+    CUFFT_D2Z = 0x6a,
+    CUFFT_Z2D = 0x6c,
+    CUFFT_Z2Z = 0x69
+} cufftType;
+
+typedef int cufftHandle;
+typedef float cufftReal;
+typedef double cufftDoubleReal;
+typedef float2 cufftComplex;
+typedef double2 cufftDoubleComplex;
+
+extern "C" {
+cufftResult cufftPlanMany(cufftHandle *plan, int rank, int *n, int *inembed, int istride,
+                          int idist, int *onembed, int ostride, int odist, cufftType type,
+                          int batch);
+cufftResult cufftSetStream(cufftHandle plan, cudaStream_t stream);
+cufftResult cufftDestroy(cufftHandle plan);
+cufftResult cufftExecC2C(cufftHandle plan, cufftComplex *idata, cufftComplex *odata,
+                         int direction);
+cufftResult cufftExecZ2Z(cufftHandle plan, cufftDoubleComplex *idata,
+                         cufftDoubleComplex *odata, int direction);
+cufftResult cufftExecR2C(cufftHandle plan, cufftReal *idata, cufftComplex *odata);
+cufftResult cufftExecD2Z(cufftHandle plan, cufftDoubleReal *idata, cufftDoubleComplex *odata);
+cufftResult cufftExecC2R(cufftHandle plan, cufftComplex *idata, cufftReal *odata);
+cufftResult cufftExecZ2D(cufftHandle plan, cufftDoubleComplex *idata, cufftDoubleReal *odata);
+}
+
 /* Last: its macros rename the math calls in everything that follows. */
 #include "ga_cuda_emu_math.h"
 

@@ -9,6 +9,7 @@ from typing import IO, Any, ClassVar, Final, Literal, NamedTuple, SupportsIndex
 import numpy.typing as npt
 from numpy.exceptions import AxisError as AxisError
 
+from . import fft as fft
 from . import linalg as linalg
 from . import nn as nn
 from . import random as random

@@ -2,7 +2,8 @@
 protocols, NEP 13 and NEP 18, as CuPy implements them).
 
 ``np.exp(x)``, ``np.add(x, y)``, ``np.sum(x, axis=0)``, ``np.concatenate([x, y])``,
-``np.linalg.norm(x)`` run gpuarr's function on x's device and return a gpuarr array.
+``np.linalg.norm(x)``, ``np.fft.fft(x)`` run gpuarr's function on x's device and
+return a gpuarr array.
 The rules are gpuarr's own:
 
 * a NumPy function that gpuarr lacks raises TypeError naming it (and gpuarr's
@@ -63,6 +64,8 @@ def _namespace(module):
         return ga, "gpuarr"
     if module in ("numpy.linalg", "numpy.linalg._linalg", "numpy.linalg.linalg"):
         return ga.linalg, "gpuarr.linalg"
+    if module == "numpy.fft":
+        return ga.fft, "gpuarr.fft"
     return None, None
 
 
@@ -375,6 +378,8 @@ def _array_function(self, func, types, args, kwargs):
     kwargs = {k: _host_to(v, dev) for k, v in kwargs.items()}
     if ga_name is not None:
         args, kwargs = _translate(func, fn, ga_name, args, kwargs)
+        if ga_name.startswith("gpuarr.fft.") and "norm" in kwargs and kwargs["norm"] is None:
+            kwargs["norm"] = "backward"  # NumPy's norm=None is the standard's default
     return fn(*args, **kwargs)
 
 

@@ -1,0 +1,449 @@
+/* ga_cpu_fft.c: the CPU FFT behind the CPU, simulated-GPU and emulated-CUDA backends.
+ *
+ * One plan per call (the lines of a batch share it):
+ *   - sizes whose prime factors are all <= GA_FFT_MAX_RADIX: a recursive mixed-radix
+ *     decimation in time (kissfft's shape): n = r * m, r sub-transforms of length m
+ *     over the decimated input, then m butterflies of radix r. Radices 4, 2, 3 and 5
+ *     have their own butterflies; any other odd prime up to GA_FFT_MAX_RADIX uses a
+ *     generic O(r^2) one (r <= 31 costs less than Bluestein's three transforms of
+ *     length >= 2n);
+ *   - any other size (a large prime factor): Bluestein's chirp-z, a convolution
+ *     computed with a power-of-two FFT of length M >= 2n - 1, so every n is
+ *     O(n log n).
+ * Everything is computed in double precision, complex64 lines included (loaded into
+ * a double scratch line and rounded once at the end): twiddles exp(-2 pi i j / n)
+ * come from one table of n entries in double, the chirp from k^2 mod 2n in exact
+ * integer arithmetic (k^2 itself would lose bits beyond 2^53). The error then grows
+ * like pocketfft's, about eps * log n relative to the norm of the result.
+ *
+ * No dependency on the thread pool or the host cache: the emulated CUDA plugin
+ * (csrc/cuda/ga_cuda_emu.cpp) links this file alone to back its cufftExec* calls.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_cpu.h"
+#include "ga_error.h"
+
+/* Largest prime factor served by the mixed-radix path (see above). */
+#define GA_FFT_MAX_RADIX 31
+
+typedef struct {
+    double re, im;
+} cplx;
+
+typedef struct fft_plan {
+    int64_t n;
+    int nfact;
+    int64_t fact[64]; /* radices, outermost first; product n (direct plans) */
+    cplx *tw;         /* tw[j] = exp(-2 pi i j / n), j < n (direct plans) */
+    /* Bluestein (bluestein_m > 0) */
+    int64_t bluestein_m;
+    cplx *chirp;          /* chirp[k] = exp(-pi i k^2 / n), k < n */
+    cplx *kernel_hat;     /* FFT_M of the wrapped conj(chirp), divided by M */
+    struct fft_plan *sub; /* direct plan of length M */
+} fft_plan;
+
+static inline cplx
+cmul(cplx a, cplx b)
+{
+    return (cplx){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+
+static inline cplx
+cadd(cplx a, cplx b)
+{
+    return (cplx){a.re + b.re, a.im + b.im};
+}
+
+static inline cplx
+csub(cplx a, cplx b)
+{
+    return (cplx){a.re - b.re, a.im - b.im};
+}
+
+static inline cplx
+cscale(cplx a, double s)
+{
+    return (cplx){a.re * s, a.im * s};
+}
+
+/* -i * a (forward) or i * a (inverse) */
+static inline cplx
+rot(cplx a, int inv)
+{
+    return inv ? (cplx){-a.im, a.re} : (cplx){a.im, -a.re};
+}
+
+/* w_N^j of the plan's table, conjugated for the inverse direction. */
+static inline cplx
+twiddle(const fft_plan *p, int64_t j, int inv)
+{
+    cplx w = p->tw[j];
+    if (inv) {
+        w.im = -w.im;
+    }
+    return w;
+}
+
+static void plan_free(fft_plan *p);
+static void exec_direct(const fft_plan *p, const cplx *in, cplx *out, int inv);
+
+/* Factor n into radices; returns the largest prime factor left over (1 if none). */
+static int64_t
+factor(int64_t n, fft_plan *p)
+{
+    p->nfact = 0;
+    while (n % 4 == 0) {
+        p->fact[p->nfact++] = 4;
+        n /= 4;
+    }
+    for (int64_t r = 2; r <= GA_FFT_MAX_RADIX && n > 1; r++) {
+        while (n % r == 0) {
+            p->fact[p->nfact++] = r;
+            n /= r;
+        }
+    }
+    return n;
+}
+
+static int
+plan_new(int64_t n, fft_plan **out)
+{
+    fft_plan *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        return ga_error(GA_ERR_NOMEM,
+                        "fft: out of host memory for a plan of length %lld",
+                        (long long)n);
+    }
+    p->n = n;
+    if (factor(n, p) == 1) {
+        p->tw = malloc((size_t)n * sizeof *p->tw);
+        if (p->tw == NULL) {
+            goto nomem;
+        }
+        /* When 4 divides n, a quarter of the table gives the rest exactly:
+         * w^(j + n/4) = -i w^j, so three of every four sin/cos pairs (most of a plan's
+         * cost for one line of a large n) become sign swaps. */
+        int64_t q = n % 4 == 0 ? n / 4 : n;
+        for (int64_t j = 0; j < q; j++) {
+            double a = -2.0 * M_PI * (double)j / (double)n;
+            p->tw[j] = (cplx){cos(a), sin(a)};
+        }
+        for (int64_t j = q; j < n; j++) {
+            cplx w = p->tw[j - q];
+            p->tw[j] = (cplx){w.im, -w.re};
+        }
+        *out = p;
+        return GA_OK;
+    }
+    /* Bluestein: X[k] = chirp[k] * sum_j (x[j] chirp[j]) conj(chirp[k - j]), a
+     * linear convolution of length 2n - 1, computed cyclically with M >= 2n - 1. */
+    int64_t m = 1;
+    while (m < 2 * n - 1) {
+        m *= 2;
+    }
+    p->bluestein_m = m;
+    p->chirp = malloc((size_t)n * sizeof *p->chirp);
+    p->kernel_hat = calloc((size_t)m, sizeof *p->kernel_hat);
+    cplx *b = calloc((size_t)m, sizeof *b);
+    if (p->chirp == NULL || p->kernel_hat == NULL || b == NULL) {
+        free(b);
+        goto nomem;
+    }
+    uint64_t k2 = 0, two_n = 2 * (uint64_t)n; /* k^2 mod 2n, updated by 2k + 1 */
+    for (int64_t k = 0; k < n; k++) {
+        double a = -M_PI * (double)k2 / (double)n;
+        p->chirp[k] = (cplx){cos(a), sin(a)};
+        k2 = (k2 + 2 * (uint64_t)k + 1) % two_n;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        cplx c = {p->chirp[k].re, -p->chirp[k].im};
+        b[k] = c;
+        if (k > 0) {
+            b[m - k] = c;
+        }
+    }
+    int st = plan_new(m, &p->sub);
+    if (st != GA_OK) {
+        free(b);
+        plan_free(p);
+        return st;
+    }
+    exec_direct(p->sub, b, p->kernel_hat, 0);
+    free(b);
+    for (int64_t k = 0; k < m; k++) {
+        p->kernel_hat[k] = cscale(p->kernel_hat[k], 1.0 / (double)m);
+    }
+    *out = p;
+    return GA_OK;
+nomem:
+    plan_free(p);
+    return ga_error(GA_ERR_NOMEM, "fft: out of host memory for a plan of length %lld",
+                    (long long)n);
+}
+
+static void
+plan_free(fft_plan *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    free(p->tw);
+    free(p->chirp);
+    free(p->kernel_hat);
+    plan_free(p->sub);
+    free(p);
+}
+
+/* The butterflies of one level: out holds r transforms of length m (transform q at
+ * out + q * m); combine them into one of length r * m in place. `stride` is N / (r m):
+ * the twiddle w_{rm}^e of this level is the table's w_N^(e * stride). */
+static void
+butterfly(const fft_plan *p, cplx *out, int64_t m, int64_t r, int64_t stride, int inv)
+{
+    if (r == 2) {
+        for (int64_t k = 0; k < m; k++) {
+            cplx a = out[k], b = cmul(out[m + k], twiddle(p, k * stride, inv));
+            out[k] = cadd(a, b);
+            out[m + k] = csub(a, b);
+        }
+    } else if (r == 4) {
+        for (int64_t k = 0; k < m; k++) {
+            cplx t0 = out[k];
+            cplx t1 = cmul(out[m + k], twiddle(p, k * stride, inv));
+            cplx t2 = cmul(out[2 * m + k], twiddle(p, 2 * k * stride, inv));
+            cplx t3 = cmul(out[3 * m + k], twiddle(p, 3 * k * stride, inv));
+            cplx s02 = cadd(t0, t2), d02 = csub(t0, t2);
+            cplx s13 = cadd(t1, t3), d13 = rot(csub(t1, t3), inv);
+            out[k] = cadd(s02, s13);
+            out[m + k] = cadd(d02, d13);
+            out[2 * m + k] = csub(s02, s13);
+            out[3 * m + k] = csub(d02, d13);
+        }
+    } else if (r == 3) {
+        const double s60 = 0.86602540378443864676; /* sin(2 pi / 3) */
+        for (int64_t k = 0; k < m; k++) {
+            cplx t0 = out[k];
+            cplx t1 = cmul(out[m + k], twiddle(p, k * stride, inv));
+            cplx t2 = cmul(out[2 * m + k], twiddle(p, 2 * k * stride, inv));
+            cplx s = cadd(t1, t2), d = cscale(rot(csub(t1, t2), inv), s60);
+            cplx base = csub(t0, cscale(s, 0.5));
+            out[k] = cadd(t0, s);
+            out[m + k] = cadd(base, d);
+            out[2 * m + k] = csub(base, d);
+        }
+    } else if (r == 5) {
+        const double c1 = 0.30901699437494742410, c2 = -0.80901699437494742410;
+        const double s1 = 0.95105651629515357212, s2 = 0.58778525229247312917;
+        for (int64_t k = 0; k < m; k++) {
+            cplx t0 = out[k];
+            cplx t1 = cmul(out[m + k], twiddle(p, k * stride, inv));
+            cplx t2 = cmul(out[2 * m + k], twiddle(p, 2 * k * stride, inv));
+            cplx t3 = cmul(out[3 * m + k], twiddle(p, 3 * k * stride, inv));
+            cplx t4 = cmul(out[4 * m + k], twiddle(p, 4 * k * stride, inv));
+            cplx a1 = cadd(t1, t4), b1 = csub(t1, t4);
+            cplx a2 = cadd(t2, t3), b2 = csub(t2, t3);
+            cplx e1 = cadd(t0, cadd(cscale(a1, c1), cscale(a2, c2)));
+            cplx e2 = cadd(t0, cadd(cscale(a1, c2), cscale(a2, c1)));
+            cplx o1 = rot(cadd(cscale(b1, s1), cscale(b2, s2)), inv);
+            cplx o2 = rot(csub(cscale(b1, s2), cscale(b2, s1)), inv);
+            out[k] = cadd(t0, cadd(a1, a2));
+            out[m + k] = cadd(e1, o1);
+            out[4 * m + k] = csub(e1, o1);
+            out[2 * m + k] = cadd(e2, o2);
+            out[3 * m + k] = csub(e2, o2);
+        }
+    } else {
+        cplx t[GA_FFT_MAX_RADIX];
+        int64_t wr = m * stride; /* w_r = w_N^(N / r) */
+        for (int64_t k = 0; k < m; k++) {
+            for (int64_t q = 0; q < r; q++) {
+                t[q] = cmul(out[q * m + k], twiddle(p, q * k * stride, inv));
+            }
+            for (int64_t j = 0; j < r; j++) {
+                cplx y = t[0];
+                for (int64_t q = 1; q < r; q++) {
+                    y = cadd(y, cmul(t[q], twiddle(p, ((q * j) % r) * wr, inv)));
+                }
+                out[j * m + k] = y;
+            }
+        }
+    }
+}
+
+/* out[0..n) = DFT of in[0], in[stride], ... (n = N / stride at level f). */
+static void
+recurse(const fft_plan *p, const cplx *in, cplx *out, int64_t n, int64_t stride, int f,
+        int inv)
+{
+    if (n == 1) {
+        out[0] = in[0];
+        return;
+    }
+    int64_t r = p->fact[f], m = n / r;
+    for (int64_t q = 0; q < r; q++) {
+        recurse(p, in + q * stride, out + q * m, m, stride * r, f + 1, inv);
+    }
+    butterfly(p, out, m, r, stride, inv);
+}
+
+/* An unscaled transform of a direct plan, out of place (in and out must differ). */
+static void
+exec_direct(const fft_plan *p, const cplx *in, cplx *out, int inv)
+{
+    recurse(p, in, out, p->n, 1, 0, inv);
+}
+
+/* Scratch a plan needs besides the line itself, in cplx elements. */
+static int64_t
+plan_scratch(const fft_plan *p)
+{
+    return p->bluestein_m > 0 ? 2 * p->bluestein_m : 0;
+}
+
+/* out = unscaled DFT of in (length n, out of place); `work` has plan_scratch(). */
+static void
+plan_exec(const fft_plan *p, const cplx *in, cplx *out, int inv, cplx *work)
+{
+    if (p->bluestein_m == 0) {
+        exec_direct(p, in, out, inv);
+        return;
+    }
+    /* The inverse uses conj(chirp); its kernel's transform is conj(K[-k]). */
+    int64_t n = p->n, m = p->bluestein_m;
+    cplx *a = work, *ah = work + m;
+    for (int64_t k = 0; k < n; k++) {
+        cplx c = p->chirp[k];
+        if (inv) {
+            c.im = -c.im;
+        }
+        a[k] = cmul(in[k], c);
+    }
+    memset(a + n, 0, (size_t)(m - n) * sizeof *a);
+    exec_direct(p->sub, a, ah, 0);
+    for (int64_t k = 0; k < m; k++) {
+        cplx kh = p->kernel_hat[k];
+        if (inv) {
+            kh = p->kernel_hat[(m - k) % m];
+            kh.im = -kh.im;
+        }
+        ah[k] = cmul(ah[k], kh);
+    }
+    exec_direct(p->sub, ah, a, 1);
+    for (int64_t k = 0; k < n; k++) {
+        cplx c = p->chirp[k];
+        if (inv) {
+            c.im = -c.im;
+        }
+        out[k] = cmul(a[k], c);
+    }
+}
+
+/* Load element i of a line of `dtype` (complex or, for real dtypes, im = 0). */
+static inline cplx
+load(const char *base, int dtype, int64_t i)
+{
+    switch (dtype) {
+    case GA_COMPLEX64: {
+        const float *f = (const float *)base + 2 * i;
+        return (cplx){f[0], f[1]};
+    }
+    case GA_COMPLEX128: {
+        const double *f = (const double *)base + 2 * i;
+        return (cplx){f[0], f[1]};
+    }
+    case GA_FLOAT32:
+        return (cplx){((const float *)base)[i], 0.0};
+    default:
+        return (cplx){((const double *)base)[i], 0.0};
+    }
+}
+
+/* Store element i (the real part alone for real dtypes). */
+static inline void
+store(char *base, int dtype, int64_t i, cplx v)
+{
+    switch (dtype) {
+    case GA_COMPLEX64:
+        ((float *)base)[2 * i] = (float)v.re;
+        ((float *)base)[2 * i + 1] = (float)v.im;
+        break;
+    case GA_COMPLEX128:
+        ((double *)base)[2 * i] = v.re;
+        ((double *)base)[2 * i + 1] = v.im;
+        break;
+    case GA_FLOAT32:
+        ((float *)base)[i] = (float)v.re;
+        break;
+    default:
+        ((double *)base)[i] = v.re;
+        break;
+    }
+}
+
+int
+ga_cpu_fft(int dev, const ga_fft_desc *d)
+{
+    (void)dev;
+    if (d->dtype != GA_COMPLEX64 && d->dtype != GA_COMPLEX128) {
+        return ga_error(GA_ERR_TYPE,
+                        "fft: the backend takes complex64 or complex128, "
+                        "got dtype code %d",
+                        (int)d->dtype);
+    }
+    int64_t in_len, out_len;
+    if (ga_fft_line_lengths(d, &in_len, &out_len) != 0 || d->n < 1 || d->batch < 0) {
+        return ga_error(GA_ERR_VALUE,
+                        "fft: bad descriptor (kind %d, n %lld, batch %lld)",
+                        (int)d->kind, (long long)d->n, (long long)d->batch);
+    }
+    int single = d->dtype == GA_COMPLEX64;
+    int cdt = d->dtype, rdt = single ? GA_FLOAT32 : GA_FLOAT64;
+    int in_dt = d->kind == GA_FFT_R2C ? rdt : cdt;
+    int out_dt = d->kind == GA_FFT_C2R ? rdt : cdt;
+    size_t in_item = (size_t)ga_dtype_infos[in_dt].itemsize;
+    size_t out_item = (size_t)ga_dtype_infos[out_dt].itemsize;
+    int inv = d->kind == GA_FFT_C2R || (d->kind == GA_FFT_C2C && d->inverse);
+
+    fft_plan *p;
+    GA_TRY(plan_new(d->n, &p));
+    int64_t n = d->n;
+    cplx *line = malloc((size_t)(2 * n + plan_scratch(p)) * sizeof *line);
+    if (line == NULL) {
+        plan_free(p);
+        return ga_error(GA_ERR_NOMEM,
+                        "fft: out of host memory for the scratch of "
+                        "length %lld",
+                        (long long)n);
+    }
+    cplx *res = line + n, *work = line + 2 * n;
+    for (int64_t b = 0; b < d->batch; b++) {
+        const char *src = d->in + (size_t)b * (size_t)in_len * in_item;
+        char *dst = d->out + (size_t)b * (size_t)out_len * out_item;
+        if (d->kind == GA_FFT_C2R) {
+            /* The full spectrum from its Hermitian half: X[n - k] = conj(X[k]). The
+             * imaginary parts of X[0] and X[n/2] only reach the imaginary part of the
+             * result, which is dropped, as pocketfft ignores them. */
+            for (int64_t k = 0; k < in_len; k++) {
+                line[k] = load(src, in_dt, k);
+            }
+            for (int64_t k = in_len; k < n; k++) {
+                cplx c = line[n - k];
+                line[k] = (cplx){c.re, -c.im};
+            }
+        } else {
+            for (int64_t k = 0; k < n; k++) {
+                line[k] = load(src, in_dt, k);
+            }
+        }
+        plan_exec(p, line, res, inv, work);
+        for (int64_t k = 0; k < out_len; k++) {
+            store(dst, out_dt, k, res[k]);
+        }
+    }
+    free(line);
+    plan_free(p);
+    return GA_OK;
+}
