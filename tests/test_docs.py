@@ -17,7 +17,7 @@ import pytest
 
 import gpuarr
 
-NAMESPACES = [gpuarr, gpuarr.linalg, gpuarr.random, gpuarr.nn, gpuarr.testing]
+NAMESPACES = [gpuarr, gpuarr.linalg, gpuarr.fft, gpuarr.random, gpuarr.nn, gpuarr.testing]
 
 # Dunders a class defines that help() shows and users call through syntax or
 # protocols; __init__ is documented by its class's docstring (help(cls) prints the
