@@ -11,8 +11,9 @@
 #   - nvcc, cudafe++, fatbinary, nvlink, bin2c, ptxas, cicc: Debian 13's non-free
 #     nvidia-cuda-toolkit 12.4.131 (Debian 12's is 11.8), fetched with apt-get download
 #     from private package lists and unpacked with dpkg-deb (nothing is installed);
-#   - headers (runtime, crt, CCCL, cuBLAS), libnvvm and libdevice: the PyPI cu12 wheels
-#     of the same release (12.4);
+#   - headers (runtime, crt, CCCL, cuBLAS, cuSOLVER, cuFFT), libnvvm and libdevice: the
+#     PyPI cu12 wheels of the same release (12.4; cuSOLVER 11.6 and cuFFT 11.2 are its
+#     libraries' own version numbers);
 #   - libcudart_static.a: nvidia-cuda-runtime-cu12 12.9.79 (the first wheel that has it;
 #     CUDA 12's minor version compatibility lets code compiled by 12.4 link with it).
 set -euo pipefail
@@ -41,7 +42,7 @@ dpkg-deb -x "$work"/deb/nvidia-cuda-toolkit_*.deb "$work/x"
 # 2. Headers, libnvvm, libdevice and the static runtime from PyPI.
 "$PY" -m pip install -q --no-deps --target "$work/w124" nvidia-cuda-nvcc-cu12==12.4.131 \
   nvidia-cuda-runtime-cu12==12.4.127 nvidia-cuda-cccl-cu12==12.4.127.post1 \
-  nvidia-cublas-cu12==12.4.5.8
+  nvidia-cublas-cu12==12.4.5.8 nvidia-cusolver-cu12==11.6.1.9 nvidia-cufft-cu12==11.2.1.3
 "$PY" -m pip install -q --no-deps --target "$work/w129" nvidia-cuda-runtime-cu12==12.9.79
 
 # 3. The toolkit layout nvcc expects ($(TOP) = bin/..).
@@ -53,7 +54,9 @@ cp "$deb"/bin/{cudafe++,fatbinary,nvlink,bin2c,ptxas} "$root/bin/"
 cp -r "$deb/lib/nvidia-cuda-toolkit/bin/crt" "$root/bin/"
 cp "$deb/lib/nvidia-cuda-toolkit/bin/cicc" "$root/nvvm/bin/"
 w=$work/w124/nvidia
-for d in cuda_runtime cuda_cccl cuda_nvcc cublas; do cp -r "$w/$d/include/." "$root/include/"; done
+for d in cuda_runtime cuda_cccl cuda_nvcc cublas cusolver cufft; do
+  cp -r "$w/$d/include/." "$root/include/"
+done
 find "$root/include" \( -name __init__.py -o -name __pycache__ \) -prune -exec rm -rf {} +
 cp "$w/cuda_nvcc/nvvm/lib64/libnvvm.so" "$root/nvvm/lib64/"
 cp "$w/cuda_nvcc/nvvm/libdevice/libdevice.10.bc" "$root/nvvm/libdevice/"
