@@ -63,8 +63,17 @@ def test_matrix_power_refuses_what_it_cannot_do(device):
     x = gpuarr.ones((2, 3), device=device)
     with pytest.raises(ValueError, match="square"):
         gpuarr.linalg.matrix_power(x, 2)
-    with pytest.raises(NotImplementedError, match="inv"):
+    with pytest.raises(gpuarr.linalg.LinAlgError, match="Singular"):
         gpuarr.linalg.matrix_power(gpuarr.ones((2, 2), device=device), -1)
+
+
+@pytest.mark.parametrize("n", [-1, -2, -3])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_matrix_power_negative_is_a_power_of_the_inverse(device, n, dtype):
+    a, x = _arr(device, dtype, (2, 3, 3))
+    a = a + 4 * np.eye(3, dtype=dtype)  # well conditioned
+    x = gpuarr.asarray(a, device=device)
+    _close(gpuarr.linalg.matrix_power(x, n), np.linalg.matrix_power(a, n), device)
 
 
 def test_matrix_transpose_is_the_main_namespace_one(device):

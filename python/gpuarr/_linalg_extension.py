@@ -92,17 +92,16 @@ def matrix_power(x, n, /):
     """matrix_power(x, n, /)
 
     x @ x @ ... (n times) for square matrices (last two axes), by repeated squaring;
-    n = 0 gives identity matrices. Negative n needs an inverse, which gpuarr does not
-    compute yet (NotImplementedError)."""
+    n = 0 gives identity matrices, negative n powers of the inverse (a singular matrix
+    raises LinAlgError, as in NumPy)."""
     _check(x, "matrix_power", 2)
     n = operator.index(n)
     m = x.shape[-1]
     if x.shape[-2] != m:
         raise ValueError(f"linalg.matrix_power needs square matrices, got shape {x.shape}")
     if n < 0:
-        raise NotImplementedError(
-            "matrix_power with a negative exponent needs linalg.inv, which gpuarr does "
-            "not implement yet; use NumPy on x.numpy() for now")
+        from ._lapack import inv  # _lapack imports this module's neighbours
+        x, n = inv(x), -n
     result = None
     base = x
     while True:
