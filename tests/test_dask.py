@@ -167,3 +167,16 @@ def test_numpy_unravel_and_ravel_index_on_the_device(device):
         np.unravel_index(gpuarr.asarray(np.array([12]), device=device), (3, 4))
     with pytest.raises(ValueError, match="invalid entry"):
         np.ravel_multi_index((rows, cols + 1), (3, 4))
+
+
+def test_numpy_array_like_a_gpuarr_array(device):
+    """np.array(data, like=x) (Dask's empty chunks) makes a gpuarr array on x's device,
+    with NumPy's ndmin; NumPy data beside a GPU array is still refused."""
+    x = gpuarr.ones((2, 2), device=device)
+    e = np.array([], like=x, ndmin=2, dtype=np.float32)
+    assert isinstance(e, gpuarr.Array) and e.device == device
+    assert e.shape == (1, 0) and e.dtype == gpuarr.float32
+    _check(np.asarray([1.0, 2.0], like=x), device, [1.0, 2.0])
+    if device.type != "cpu":
+        with pytest.raises(gpuarr.DeviceMismatchError):
+            np.array(np.ones(2), like=x)

@@ -316,7 +316,8 @@ def test_square_functions_on_empty_input_match_numpy(dev, shape):
     _close(LA.eigh(x).eigenvectors, np.linalg.eigh(a).eigenvectors, dev)
     _close(LA.solve(x, _g(np.zeros(shape[:-1] + (2,)), dev)),
            np.linalg.solve(a, np.zeros(shape[:-1] + (2,))), dev)
-    _close(LA.matrix_rank(x), np.linalg.matrix_rank(a), dev)
+    # rank 0 per matrix (NumPy before 2.3 raises on empty input: not the oracle here)
+    _close(LA.matrix_rank(x), np.zeros(shape[:-2], dtype=np.int64), dev)
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (3, 0), (0, 3), (0, 2, 3)])

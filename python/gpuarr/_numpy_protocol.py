@@ -259,6 +259,33 @@ def _like(name, a, fill, dtype, order, shape, device):
     return getattr(ga, name)(shape, *fill, dtype=dtype, device=a.device)
 
 
+def _np_array_like(name, obj, dtype, copy, order, ndmin, device):
+    """numpy.array / numpy.asarray with like=x (Dask makes its empty chunks this way):
+    a gpuarr array on x's device (Python data goes there as with gpuarr.asarray;
+    NumPy arrays beside a GPU array were refused before this point), ndmin leading
+    axes of length 1 added as NumPy does."""
+    ga = _gpuarr()
+    if order not in (None, "K", "A", "C"):
+        raise TypeError(f"numpy.{name}(..., like=<gpuarr.Array>) makes C-order arrays; "
+                        f"drop order={order!r}")
+    x = ga.asarray(obj, dtype=dtype, device=device, copy=copy)
+    if x.ndim < ndmin:
+        x = ga.reshape(x, (1,) * (ndmin - x.ndim) + tuple(x.shape))
+    return x
+
+
+def _np_array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,
+              like=None):
+    return _np_array_like("array", object, dtype, copy, order, ndmin,
+                          like.device if isinstance(like, Array) else None)
+
+
+def _np_asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    if device is None and isinstance(like, Array):
+        device = like.device
+    return _np_array_like("asarray", a, dtype, copy, order, 0, device)
+
+
 def _np_zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     return _like("zeros", a, None, dtype, order, shape, device)
 
@@ -329,6 +356,8 @@ _SPECIAL = {
     ("numpy.linalg", "svd"): _np_svd,
     ("numpy", "unravel_index"): _np_unravel_index,
     ("numpy", "ravel_multi_index"): _np_ravel_multi_index,
+    ("numpy", "array"): _np_array,
+    ("numpy", "asarray"): _np_asarray,
     ("numpy", "zeros_like"): _np_zeros_like,
     ("numpy", "ones_like"): _np_ones_like,
     ("numpy", "empty_like"): _np_empty_like,
@@ -373,6 +402,9 @@ def _array_function(self, func, types, args, kwargs):
     if not builtins.all(issubclass(t, (Array, np.ndarray)) for t in types):
         return NotImplemented
     fn, ga_name = _lookup(func)
+    if fn in (_np_array, _np_asarray):
+        # np.array(data, like=x): NumPy drops like= and calls x's hook (NEP 35)
+        kwargs = dict(kwargs, like=self)
     dev = _device_of(args, kwargs)
     args = tuple(_host_to(a, dev) for a in args)
     kwargs = {k: _host_to(v, dev) for k, v in kwargs.items()}
