@@ -54,8 +54,8 @@ def test_the_device_argument_checks_where_actual_lives(device):
     with pytest.raises(AssertionError) as e:
         assert_allclose(x, [1.0, 1.0], device=gpuarr.gpu(9))
     # which array should live where, and never the values
-    assert str(e.value) == (f"the result should live on gpu(9), but it is a float64 "
-                            f"array of shape (2,) on {device!r}")
+    assert str(e.value) == (f"the result should be a gpuarr array on gpu(9); got a gpuarr "
+                            f"array (float64, shape (2,)) on {device!r}")
 
 
 def test_comparisons_do_not_count_in_the_ledger(gpu_device):
