@@ -323,10 +323,11 @@ class assert_transfers:
         return False
 
     def check(self, why=None, **limits):
-        """check(self, why=None, max_h2d=None, max_d2h=None, max_d2d=None, max_syncs=None, max_h2d_bytes=None, max_d2h_bytes=None)
+        """check(self, why=None, **limits)
 
         After the block: fail as the block's end would when what crossed in it passes
-        one of these further limits. ``why`` says where the limit comes from (``"the
+        one of these further limits (``max_h2d``, ``max_d2h``, ``max_d2d``,
+        ``max_syncs``, ``max_h2d_bytes``, ``max_d2h_bytes``, as in the constructor). ``why`` says where the limit comes from (``"the
         log itself, 50 float64 values"``) and shows beside it in the message."""
         __tracebackhide__ = True
         if self._counter is None:
@@ -387,17 +388,27 @@ class WorkCounts:
         return sum(getattr(self, k) for k in _WORK_WORDS)
 
     def __eq__(self, other):
+        """__eq__(other)
+
+        The same counts of every kind."""
         return (isinstance(other, WorkCounts)
                 and all(getattr(self, k) == getattr(other, k) for k in _WORK_WORDS))
 
     __hash__ = None
 
     def __str__(self):
+        """__str__()
+
+        The counts in words, the zeros left out: ``"1 matrix product, 2 reductions"``,
+        or ``"nothing"``."""
         parts = [_plural(getattr(self, k), *_WORK_WORDS[k]) for k in _WORK_WORDS
                  if getattr(self, k)]
         return ", ".join(parts) if parts else "nothing"
 
     def __repr__(self):
+        """__repr__()
+
+        ``<WorkCounts: ...>`` with the counts in words."""
         return f"<WorkCounts: {self}>"
 
 
