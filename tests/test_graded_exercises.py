@@ -57,6 +57,7 @@ WRONG = {
     "private_uncounted": ["too little work on gpu(0): 0 matrix products"],
     "data_ptr_ctypes": ["too little work on gpu(0): 0 matrix products"],
     "patch_testing": ["the graded code changed what grades it: gpuarr.testing.count_transfers"],
+    "patch_numpy": ["the graded code changed what grades it: numpy.testing.assert_allclose"],
     "inspect_stack": ["the graded code changed what grades it: test_ex3_norm_log.assert_transfers, "
                       "test_ex3_norm_log.assert_work"],
     "precomputed": ["Not equal to tolerance", "inputs drawn with seed"],
@@ -87,6 +88,9 @@ REFUSED = {
     "patch_testing": ["ex3_norm_log.py:23: `gpuarr.testing.count_transfers = _count_nothing`: "
                       "assigns to gpuarr.testing.count_transfers, an attribute of the module "
                       "gpuarr: graded code may not change gpuarr"],
+    "patch_numpy": ["ex3_norm_log.py:7: `np.testing.assert_allclose = lambda *args, **kwargs: "
+                    "None`: assigns to np.testing.assert_allclose, an attribute of the module "
+                    "numpy"],
     "inspect_stack": ["ex3_norm_log.py:4: `import inspect`: imports inspect, which graded code "
                       "may not use: it reaches the grader's stack frames and variables",
                       "uses .f_globals, which reaches stack frames"],

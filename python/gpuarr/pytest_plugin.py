@@ -266,9 +266,10 @@ def _exercise_folders(config):
 
 
 # What the graded code must leave alone: every function, class and module that gpuarr,
-# its testing helpers and this plugin hold, the code and defaults of those functions and
-# of their classes' methods, and every global of the test module (its constants too).
-# Values inside gpuarr (counters, caches) may change.
+# its testing helpers, this plugin, NumPy's namespaces the graders compare with and
+# Python's builtins hold, the code and defaults of gpuarr's functions and of its
+# classes' methods, and every global of the test module (its constants too). Values
+# (counters, caches) may change, and new names may appear.
 def _watched(v):
     return isinstance(v, (types.FunctionType, types.BuiltinFunctionType, type,
                           types.ModuleType))
@@ -280,6 +281,12 @@ def _function_parts(f):
 
 def _snapshot(test_module):
     """[(label, owner, name, object, parts of a function or None)]"""
+    import builtins
+
+    import numpy
+    import numpy.linalg
+    import numpy.testing
+
     import gpuarr
     import gpuarr._devices
     import gpuarr.testing
@@ -290,13 +297,13 @@ def _snapshot(test_module):
         parts = _function_parts(v) if isinstance(v, types.FunctionType) else None
         entries.append((label, owner, name, v, parts))
 
-    for m in (gpuarr, gpuarr._core, gpuarr._devices, gpuarr.testing, sys.modules[__name__],
-              test_module):
+    ours = (gpuarr, gpuarr._core, gpuarr._devices, gpuarr.testing, sys.modules[__name__])
+    for m in (*ours, numpy, numpy.testing, numpy.linalg, builtins, test_module):
         for name, v in list(vars(m).items()):
             if m is not test_module and not _watched(v):
                 continue
             watch(f"{m.__name__}.{name}", m, name, v)
-            if isinstance(v, type) and v.__module__ == m.__name__:
+            if m in ours and isinstance(v, type) and v.__module__ == m.__name__:
                 for attr, f in list(vars(v).items()):
                     if isinstance(f, types.FunctionType):
                         watch(f"{m.__name__}.{name}.{attr}", v, attr, f)
