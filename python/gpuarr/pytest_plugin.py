@@ -123,7 +123,12 @@ _ONE_GPU_WARNING = ("WARNING: gpuarr found 1 GPU, so no test in this process ran
 
 def pytest_sessionfinish(session, exitstatus):
     n = _state["second_pass"]
-    if (not n or not _state["used_devices"] or session.config.option.collectonly
+    config = session.config
+    # under pytest-xdist the controller (which collects nothing) makes the pass once
+    if hasattr(config, "workerinput"):
+        return
+    used = _state["used_devices"] or config.pluginmanager.hasplugin("dsession")
+    if (not n or not used or config.option.collectonly
             or exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.USAGE_ERROR)):
         return
     _state["second_pass_result"] = r = _run_second_pass(session.config, n)
@@ -168,7 +173,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             tr.write(r.stdout)
             if r.stderr.strip():
                 tr.write(r.stderr)
-    if _state["used_devices"] and gpuarr.num_gpus() < 2:
+    used = _state["used_devices"] or config.pluginmanager.hasplugin("dsession")
+    if used and not hasattr(config, "workerinput") and gpuarr.num_gpus() < 2:
         warning = _NO_GPU_WARNING if gpuarr.num_gpus() == 0 else _ONE_GPU_WARNING
         tr.write_sep("!", warning.split(":")[0], yellow=True, bold=True)
         tr.write_line(warning, yellow=True, bold=True)
