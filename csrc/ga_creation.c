@@ -113,6 +113,7 @@ ga_fill(ga_array *a, const ga_scalar_bytes *value)
     ga_loop_init(&loop, a);
     ga_loop_add_scalar(&loop, (ga_dtype)a->dtype, value);
     ga_loop_coalesce(&loop);
+    ga_device_count_work(ga_array_device(a), GA_WORK_ELEMENTWISE, 1);
     return ga_backend_status(
         be, be->elementwise(ga_device_local(ga_array_device(a)), GA_OP_COPY, &loop));
 }
@@ -191,6 +192,7 @@ ga_arange(ga_array *out, ga_device device, ga_dtype dtype, int64_t n, double sta
         d.step = step;
         d.istart = istart;
         d.istep = istep;
+        ga_device_count_work(device, GA_WORK_INDEX, 1);
         st = ga_backend_status(be, be->arange(ga_device_local(device), &d));
     }
     if (st != GA_OK) {
@@ -343,6 +345,7 @@ ga_random(ga_array *out, ga_device device, ga_dtype dtype, int dist, int ndim,
         d.b = b;
         d.lo = lo;
         d.hi = hi;
+        ga_device_count_work(device, GA_WORK_RANDOM, 1);
         st = ga_backend_status(be, be->random(ga_device_local(device), &d));
     }
     if (st != GA_OK) {

@@ -118,6 +118,33 @@ typedef struct {
 /* *counted is 0 (and *out zeros) where the backend does not count (CPU, simulated). */
 int ga_device_kernel_counters(ga_device d, int reset_max, ga_kernel_counters *out,
                               int *counted);
+/* Work each device was given, counted by the core for every device kind alike (the
+ * CPU, simulated, emulated and real GPUs), for tests and graders that check where the
+ * work ran (gpuarr.testing.count_work): one count per call the core makes to a
+ * backend's compute entry, whatever the backend does inside (a CUDA reduction may
+ * launch two kernels; a batched product is one gemm call). The counters only grow
+ * (no reset: a count over a block is a difference), and cost one relaxed atomic add
+ * per operation. One list, (ENUM, python name, what): */
+#define GA_WORK_KINDS(X)                                                               \
+    X(ELEMENTWISE, elementwise, "elementwise loops, fills, copies within the device")  \
+    X(REDUCE, reductions, "reductions and scans")                                      \
+    X(GEMM, matmuls, "matrix products (a BLAS gemm call, or a batch of them)")         \
+    X(RANDOM, random, "random number generation")                                      \
+    X(INDEX, indexing, "gather, scatter, nonzero, arange")                             \
+    X(SORT, sorting, "sort and searchsorted")                                          \
+    X(LINALG, linalg, "factorisations (LAPACK / cuSOLVER)")                            \
+    X(FFT, fft, "FFTs")
+typedef enum {
+#define GA_WORK_ENUM_(e, n, w) GA_WORK_##e,
+    GA_WORK_KINDS(GA_WORK_ENUM_)
+#undef GA_WORK_ENUM_
+        GA_WORK_NKINDS
+} ga_work_kind;
+/* Count `n` operations of kind `k` handed to device `d`'s backend (n is 1, or the
+ * matrices of a batched product). */
+void ga_device_count_work(ga_device d, ga_work_kind k, int64_t n);
+/* The counts of `d` since the process started (zeros for an index out of range). */
+void ga_device_work_counters(ga_device d, int64_t out[GA_WORK_NKINDS]);
 /* Simulated GPUs only (tests of asynchrony): operations queued and not finished (0 on
  * every other device), and holding a queue's worker (GA_ERR_VALUE elsewhere). */
 int64_t ga_device_pending_work(ga_device d);

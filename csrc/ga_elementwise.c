@@ -277,6 +277,7 @@ launch(const ga_backend *be, ga_device dev, int op, ga_loop *loop)
                         ga_op_names[op], be->name);
     }
     ga_loop_coalesce(loop);
+    ga_device_count_work(dev, GA_WORK_ELEMENTWISE, 1);
     return ga_backend_status(be, be->elementwise(ga_device_local(dev), op, loop));
 }
 

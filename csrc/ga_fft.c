@@ -185,6 +185,7 @@ ga_fft(const ga_array *x, int kind, int inverse, int64_t n, int64_t axis, int no
     d.in = ga_array_data(&buf);
     d.out = ga_array_data(&res);
     if (d.batch > 0) {
+        ga_device_count_work(ga_array_device(x), GA_WORK_FFT, 1);
         st = ga_backend_status(be, be->fft(ga_device_local(ga_array_device(x)), &d));
         if (st != GA_OK) {
             goto done;

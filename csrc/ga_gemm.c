@@ -263,6 +263,7 @@ batched_gemm_aligned(const ga_array *a, const ga_array *b, ga_array *c)
         g.a = a0 + (swapped ? offb : offa);
         g.b = b0 + (swapped ? offa : offb);
         g.c = c0 + offc;
+        ga_device_count_work(ga_array_device(c), GA_WORK_GEMM, g.batch);
         GA_TRY(ga_backend_status(be, be->gemm(ga_device_local(ga_array_device(c)), &g)));
     }
     return GA_OK;

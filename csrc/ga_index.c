@@ -99,6 +99,7 @@ count_true(const ga_array *mask, int64_t *count)
     memcpy(r.in_red_strides, mask->strides, sizeof(int64_t) * (size_t)mask->ndim);
     r.in = ga_array_data(mask);
     r.out = ga_array_data(&c);
+    ga_device_count_work(ga_array_device(mask), GA_WORK_REDUCE, 1);
     int st = ga_backend_status(be, be->reduce(ga_device_local(ga_array_device(mask)), &r));
     if (st == GA_OK) {
         st = ga_read_to_host(&c, count, sizeof(*count));
@@ -128,6 +129,7 @@ mask_nonzero(const ga_array *mask, ga_array *out)
         /* Not coalesced: the kernel reports coordinates in the mask's own axes. */
         ga_loop loop;
         ga_loop_init(&loop, mask);
+        ga_device_count_work(ga_array_device(mask), GA_WORK_INDEX, 1);
         st = ga_backend_status(be, be->nonzero(ga_device_local(ga_array_device(mask)), &loop,
                                             count, (int64_t *)ga_array_data(out)));
     }
@@ -578,6 +580,7 @@ run_index_kernel(const ga_array *x, int scatter, const adv_layout *L, const ga_a
         d.index_strides[j] = strides[j];
     }
     ga_loop_coalesce(&d.loop);
+    ga_device_count_work(ga_array_device(x), GA_WORK_INDEX, 1);
     return ga_backend_status(be, fn(ga_device_local(ga_array_device(x)), &d));
 }
 
@@ -628,6 +631,7 @@ fold_indices(const ga_array *x, const index_plan *p, const adv_layout *L, ga_arr
             a.out = ga_array_data(&table);
             a.istart = j == 0 ? -lo : 0;
             a.istep = s;
+            ga_device_count_work(ga_array_device(x), GA_WORK_INDEX, 1);
             st = ga_backend_status(be, be->arange(dev, &a));
         }
         if (st == GA_OK && j > 0) {
@@ -658,6 +662,7 @@ fold_indices(const ga_array *x, const index_plan *p, const adv_layout *L, ga_arr
             }
             if (st == GA_OK && loop.size > 0) {
                 ga_loop_coalesce(&loop);
+                ga_device_count_work(ga_array_device(x), GA_WORK_ELEMENTWISE, 1);
                 st = ga_backend_status(be, be->elementwise(dev, GA_OP_ADD, &loop));
             }
         }
@@ -924,6 +929,7 @@ ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
             st = backend_of(x, &be);
             if (st == GA_OK && cl.size > 0) {
                 ga_loop_coalesce(&cl);
+                ga_device_count_work(ga_array_device(x), GA_WORK_ELEMENTWISE, 1);
                 st = ga_backend_status(be, be->elementwise(ga_device_local(ga_array_device(x)),
                                                         GA_OP_COPY, &cl));
             }

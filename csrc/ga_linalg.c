@@ -110,6 +110,7 @@ run(const char *what, ga_device dev, ga_linalg_desc *d)
                         "yet; move the array to the CPU with x.to(gpuarr.cpu()) first",
                         what, be->name);
     }
+    ga_device_count_work(dev, GA_WORK_LINALG, 1);
     return ga_backend_status(be, be->linalg(ga_device_local(dev), d));
 }
 

@@ -102,6 +102,7 @@ run_loop(int op, ga_loop *loop, const ga_array *out)
                         ga_op_names[op], be->name);
     }
     ga_loop_coalesce(loop);
+    ga_device_count_work(ga_array_device(out), GA_WORK_ELEMENTWISE, 1);
     return ga_backend_status(be, be->elementwise(ga_device_local(ga_array_device(out)), op, loop));
 }
 
@@ -270,6 +271,7 @@ reduce_aligned(ga_reduce_op op, const ga_array *in, uint32_t mask, int keepdims,
                       ga_reduce_names[op], be->name);
         goto done;
     }
+    ga_device_count_work(ga_array_device(in), GA_WORK_REDUCE, 1);
     st = ga_backend_status(be, be->reduce(ga_device_local(ga_array_device(in)), &r));
 done:
     if (st != GA_OK) {
@@ -474,6 +476,7 @@ scan_aligned(ga_scan_op op, const ga_array *in, int axis, int dtype, int include
                           "the %s backend", be->name);
         }
         else {
+            ga_device_count_work(ga_array_device(in), GA_WORK_REDUCE, 1);
             st = ga_backend_status(be, be->scan(ga_device_local(ga_array_device(in)), &s));
         }
     }

@@ -57,6 +57,7 @@ ga_sort_last(const ga_array *x, int descending, ga_array *values, ga_array *indi
             .values = have_v ? ga_array_data(values) : NULL,
             .indices = have_i ? (int64_t *)ga_array_data(indices) : NULL,
         };
+        ga_device_count_work(ga_array_device(x), GA_WORK_SORT, 1);
         st = ga_backend_status(be, be->sort(ga_device_local(ga_array_device(x)), &d));
     }
     if (c == &tmp) {
@@ -111,6 +112,7 @@ ga_searchsorted(const ga_array *sorted, const ga_array *values, int right, ga_ar
             .values = ga_array_data(v),
             .out = (int64_t *)ga_array_data(out),
         };
+        ga_device_count_work(ga_array_device(sorted), GA_WORK_SORT, 1);
         st = ga_backend_status(
             be, be->searchsorted(ga_device_local(ga_array_device(sorted)), &d));
     }

@@ -9,8 +9,10 @@
 #include "ga_loop.h"
 
 /* The counters have a lock of their own: the core does not rely on the GIL (CPU
- * kernels run without it, and a counter may be added to from any thread). */
-static ga_transfer_stats ledger;
+ * kernels run without it, and a counter may be added to from any thread). They only
+ * grow: a reset moves `ledger_base`, so a count over a block (ga_ledger_total before
+ * and after) stays right whatever the code inside the block resets. */
+static ga_transfer_stats ledger, ledger_base;
 static pthread_mutex_t ledger_mu = PTHREAD_MUTEX_INITIALIZER;
 
 typedef enum { LEDGER_H2D, LEDGER_D2H, LEDGER_D2D, LEDGER_SYNC } ledger_kind;
@@ -44,6 +46,20 @@ void
 ga_ledger_get(ga_transfer_stats *out)
 {
     pthread_mutex_lock(&ledger_mu);
+    out->h2d_bytes = ledger.h2d_bytes - ledger_base.h2d_bytes;
+    out->h2d_count = ledger.h2d_count - ledger_base.h2d_count;
+    out->d2h_bytes = ledger.d2h_bytes - ledger_base.d2h_bytes;
+    out->d2h_count = ledger.d2h_count - ledger_base.d2h_count;
+    out->d2d_bytes = ledger.d2d_bytes - ledger_base.d2d_bytes;
+    out->d2d_count = ledger.d2d_count - ledger_base.d2d_count;
+    out->syncs = ledger.syncs - ledger_base.syncs;
+    pthread_mutex_unlock(&ledger_mu);
+}
+
+void
+ga_ledger_total(ga_transfer_stats *out)
+{
+    pthread_mutex_lock(&ledger_mu);
     *out = ledger;
     pthread_mutex_unlock(&ledger_mu);
 }
@@ -52,7 +68,7 @@ void
 ga_ledger_reset(void)
 {
     pthread_mutex_lock(&ledger_mu);
-    memset(&ledger, 0, sizeof(ledger));
+    ledger_base = ledger;
     pthread_mutex_unlock(&ledger_mu);
 }
 
@@ -94,6 +110,7 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
          * (cudaMemcpyAsync: the copy engine's speed, any alignment). The CPU keeps
          * the elementwise copy, which the thread pool splits. */
         size_t nbytes = (size_t)ga_array_size(dst) * (size_t)ga_dtype_itemsize(dst->dtype);
+        ga_device_count_work(ga_array_device(dst), GA_WORK_ELEMENTWISE, 1);
         return ga_backend_status(be, be->copy_d2d(ga_device_local(ga_array_device(dst)),
                                                   ga_array_data(dst), ga_array_data(src),
                                                   nbytes));
@@ -103,6 +120,7 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
         return ga_error(GA_ERR_UNSUPPORTED, "copy is not supported by the %s backend",
                         be->name);
     }
+    ga_device_count_work(ga_array_device(dst), GA_WORK_ELEMENTWISE, 1);
     return ga_backend_status(
         be, be->elementwise(ga_device_local(ga_array_device(dst)), GA_OP_COPY, &loop));
 }
@@ -153,6 +171,7 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
         return GA_OK;
     }
     if (ga_device_eq(dd, sd)) {
+        ga_device_count_work(dd, GA_WORK_ELEMENTWISE, 1);
         return ga_backend_status(dbe,
                                  dbe->copy_d2d(ga_device_local(dd), dst, src, nbytes));
     }

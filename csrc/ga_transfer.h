@@ -20,7 +20,10 @@ typedef struct {
 extern "C" {
 #endif
 
+/* The ledger since the last reset (gpuarr.transfer_stats). */
 void ga_ledger_get(ga_transfer_stats *out);
+/* The ledger since the process started, which no reset changes (counting blocks). */
+void ga_ledger_total(ga_transfer_stats *out);
 void ga_ledger_reset(void);
 
 /* dst = src, elementwise with casting, on dst's device; shapes must broadcast from

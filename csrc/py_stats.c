@@ -5,16 +5,33 @@
 #include "ga_transfer.h"
 
 static PyObject *
+stats_tuple(const ga_transfer_stats *p)
+{
+    const ga_transfer_stats s = *p;
+    return Py_BuildValue("(LLLLLLL)", (long long)s.h2d_bytes, (long long)s.h2d_count,
+                         (long long)s.d2h_bytes, (long long)s.d2h_count,
+                         (long long)s.d2d_bytes, (long long)s.d2d_count,
+                         (long long)s.syncs);
+}
+
+static PyObject *
 fn_transfer_stats(PyObject *m, PyObject *unused)
 {
     (void)m;
     (void)unused;
     ga_transfer_stats s;
     ga_ledger_get(&s);
-    return Py_BuildValue("(LLLLLLL)", (long long)s.h2d_bytes, (long long)s.h2d_count,
-                         (long long)s.d2h_bytes, (long long)s.d2h_count,
-                         (long long)s.d2d_bytes, (long long)s.d2d_count,
-                         (long long)s.syncs);
+    return stats_tuple(&s);
+}
+
+static PyObject *
+fn_transfer_totals(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    ga_transfer_stats s;
+    ga_ledger_total(&s);
+    return stats_tuple(&s);
 }
 
 static PyObject *
@@ -73,6 +90,47 @@ fn_kernel_counters(PyObject *m, PyObject *args)
     return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L}", "launches", (long long)c.launches,
                          "syncs", (long long)c.syncs, "h2d", (long long)c.h2d, "d2h",
                          (long long)c.d2h, "max_grid_blocks", (long long)c.max_grid_blocks);
+}
+
+static int
+set_count(PyObject *dict, const char *key, int64_t n)
+{
+    PyObject *v = PyLong_FromLongLong((long long)n);
+    int r = v == NULL ? -1 : PyDict_SetItemString(dict, key, v);
+    Py_XDECREF(v);
+    return r;
+}
+
+/* _work_counters(device): the operations the core handed the device's backend since
+ * the process started, as {kind: count} (ga_device.h's GA_WORK_KINDS names them). */
+static PyObject *
+fn_work_counters(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    ga_device d;
+    if (!pyga_device_converter(arg, &d)) {
+        return NULL;
+    }
+    int st = ga_device_check(d);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    int64_t c[GA_WORK_NKINDS];
+    ga_device_work_counters(d, c);
+    PyObject *out = PyDict_New();
+    if (out == NULL) {
+        return NULL;
+    }
+#define SET_WORK_(e, name, what)                                                       \
+    if (set_count(out, #name, c[GA_WORK_##e]) < 0) {                                   \
+        goto error;                                                                    \
+    }
+    GA_WORK_KINDS(SET_WORK_)
+#undef SET_WORK_
+    return out;
+error:
+    Py_DECREF(out);
+    return NULL;
 }
 
 static PyObject *
@@ -203,10 +261,15 @@ PyMethodDef pyga_stats_functions[] = {
      "OMP_NUM_THREADS, else one per core)."},
     {"_transfer_stats", fn_transfer_stats, METH_NOARGS,
      "(h2d_bytes, h2d_count, d2h_bytes, d2h_count, d2d_bytes, d2d_count, syncs)"},
+    {"_transfer_totals", fn_transfer_totals, METH_NOARGS,
+     "_transfer_stats() since the process started: no reset changes it"},
     {"reset_transfer_stats", fn_reset_transfer_stats, METH_NOARGS,
      "reset_transfer_stats()\n--\n\nSet every counter of the transfer ledger to 0."},
     {"_memory_stats", fn_memory_stats, METH_O, "Memory statistics of one device."},
     {"_empty_cache", fn_empty_cache, METH_O, "Give a device's cached blocks back."},
+    {"_work_counters", fn_work_counters, METH_O,
+     "_work_counters(device, /)\n--\n\nOperations handed to the device's backend since "
+     "the process started, by kind (gpuarr.testing.count_work reads it)."},
     {"_kernel_counters", fn_kernel_counters, METH_VARARGS,
      "_kernel_counters(device, reset_max=False, /)\n--\n\nThe CUDA plugin's counters of "
      "a device (launches, syncs, h2d, d2h, max_grid_blocks), or None where not counted."},

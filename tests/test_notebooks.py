@@ -86,6 +86,8 @@ LESSONS_02 = [
     ("def time_matmul", r"n +cpu\(0\) +gpu\(0\) +gpu\(1\)\n(.*ms\n){5}"),
     ("queued, done = [], []", r"gpu\(0\): without synchronize\(\) +[0-9.]+ ms \| "
                               r"with synchronize\(\) +[0-9.]+ ms"),
+    ("Z = X.to(Y.device) + Y", r"Z lives on gpu\(0\) \| work done: cpu\(0\): nothing; "
+                               r"gpu\(0\): 1 elementwise operation; gpu\(1\): nothing"),
     ("ga.save(path", r"\Acpu\(0\) +bit-for-bit: True\ngpu\(0\) +bit-for-bit: True\n"
                      r"gpu\(1\) +bit-for-bit: True\n\Z"),
     ("log_host = []", r"\.item\(\) every step: +[0-9.]+ ms, 1000 device-to-host copies"),

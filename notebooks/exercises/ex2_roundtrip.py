@@ -2,8 +2,15 @@
 import gpuarr as ga
 
 
-def save_and_load(params, path, device):
-    """Save the dict of arrays `params` to `path` and load it back onto `device`.
-    Return the loaded dict. The values must come back bit for bit."""
-    # TODO: gpuarr.save / gpuarr.load(..., device=...)
+def save_params(params, path):
+    """Save the dict of arrays `params` (name -> gpuarr array, on any device) to the
+    file `path`, in NumPy's .npz format."""
+    # TODO: gpuarr.save
+    raise NotImplementedError
+
+
+def load_params(path, device):
+    """Load the .npz file `path` onto `device`: a dict name -> gpuarr array on `device`,
+    the values bit for bit as in the file."""
+    # TODO: gpuarr.load(..., device=...)
     raise NotImplementedError

@@ -10,8 +10,9 @@ def prepare_model(params, device):
 
 
 def prepare_batch(batch, device):
-    """Return `batch` (a gpuarr array) on `device`. A batch that already lives there is
-    returned as it is, not copied."""
+    """Return `batch` as a gpuarr array on `device`. A batch is a NumPy array (as the
+    data loader gives it, on the host) or a gpuarr array; a gpuarr array that already
+    lives on `device` is returned as it is, not copied."""
     # TODO
     raise NotImplementedError
 
@@ -19,13 +20,14 @@ def prepare_batch(batch, device):
 def fit(params, batches, device, lr=0.1):
     """Linear regression by minibatch SGD on `device`.
 
-    `params` is {"w": (2,) array, "b": () array} on the host; each batch is a NumPy
-    array of shape (n, 3): two features, then the label. For each batch: move it with
-    prepare_batch, split it into X = B[:, :2] and y = B[:, 2], compute the residual
-    r = X @ w + b - y, the loss mean(r * r), and update
+    `params` is {"w": (2,) array, "b": () array}, gpuarr arrays on the host; each batch
+    is a NumPy array of shape (n, 3): two features, then the label. For each batch: move
+    it with prepare_batch, split it into X = B[:, :2] and y = B[:, 2], compute the
+    residual r = X @ w + b - y, the loss mean(r * r), and update
     w -= lr * 2 * (X.T @ r) / n and b -= lr * 2 * mean(r).
 
     Return (params, losses): the trained parameters (on `device`) and a NumPy array
-    with the loss of each batch, read from the device once, after the loop."""
+    (float32 or float64) with the loss of each batch, read from the device once, after
+    the loop."""
     # TODO
     raise NotImplementedError

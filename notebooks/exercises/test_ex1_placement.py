@@ -1,26 +1,39 @@
+"""Grades ex1_placement.py: where arrays are made, and where a sum runs."""
 import numpy as np
 
 import gpuarr as ga
-from gpuarr.testing import assert_array_equal, assert_transfers
+from gpuarr.testing import (assert_allclose, assert_array_equal, assert_on_device,
+                            assert_transfers, assert_work)
 
 
 def test_arrays_are_made_on_the_device(student, gpuarr_device):
     ex = student("ex1_placement")
-    with assert_transfers(max_h2d=0, max_d2h=0, max_d2d=0):
+    # made there: a fill and a random draw on the device, nothing copied, nothing
+    # computed anywhere else
+    with assert_work(gpuarr_device, total=2, elsewhere=0), \
+            assert_transfers(max_h2d=0, max_d2h=0, max_d2d=0):
         X, Y = ex.ones_and_random(gpuarr_device)
-    assert_array_equal(X, np.ones((2, 3)), device=gpuarr_device)
-    assert Y.shape == (2, 3)
-    if Y.device != gpuarr_device:
-        raise AssertionError(f"Y should live on {gpuarr_device!r}, but it lives on "
-                             f"{Y.device!r}")
+    assert_on_device(X, gpuarr_device, "X", shape=(2, 3))
+    assert_array_equal(X, np.ones((2, 3)))
+    assert_on_device(Y, gpuarr_device, "Y", shape=(2, 3))
     y = Y.numpy()
-    assert ((0 <= y) & (y < 1)).all()
+    if not (((0 <= y) & (y < 1)).all() and len(np.unique(y)) > 1):
+        raise AssertionError(f"Y should hold uniform random numbers in [0, 1); got {y}")
 
 
-def test_sum_runs_on_the_second_operands_device(student):
+def test_sum_runs_on_the_second_operands_device(student, gpuarr_device_pair, gpuarr_rng):
     ex = student("ex1_placement")
-    target = ga.try_gpu(1)
-    X = ga.ones((2, 3))
-    Y = ga.ones((2, 3), device=target)
-    Z = ex.add_on(X, Y)
-    assert_array_equal(Z, 2 * np.ones((2, 3)), device=target)
+    here, there = gpuarr_device_pair  # X lives here, Y there: the sum belongs there
+    Xh = gpuarr_rng.standard_normal((2, 3)).astype(np.float32)
+    Yh = gpuarr_rng.standard_normal((2, 3)).astype(np.float32)
+    X, Y = ga.asarray(Xh, device=here), ga.asarray(Yh, device=there)
+    # one copy, of X, in the one direction from here to there
+    one = {"h2d": 0, "d2h": 0, "d2d": 0}
+    one["h2d" if here == ga.cpu() else "d2h" if there == ga.cpu() else "d2d"] = 1
+    # (the inner block reports first: where the sum ran)
+    with assert_transfers(max_h2d=one["h2d"], max_d2h=one["d2h"], max_d2d=one["d2d"],
+                          max_h2d_bytes=X.nbytes, max_d2h_bytes=X.nbytes), \
+            assert_work(there, elementwise=1, elsewhere=0):
+        Z = ex.add_on(X, Y)
+    assert_on_device(Z, there, "X + Y", shape=(2, 3))
+    assert_allclose(Z, Xh + Yh)

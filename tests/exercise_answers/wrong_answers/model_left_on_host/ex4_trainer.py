@@ -1,13 +1,14 @@
-"""Reference solution of exercise 4."""
+"""Wrong: prepare_model forgets to move the model, so the first product mixes a batch
+on the device with parameters on the host (DeviceMismatchError)."""
 import gpuarr as ga
 
 
 def prepare_model(params, device):
-    return {name: p.to(device) for name, p in params.items()}
+    return dict(params)
 
 
 def prepare_batch(batch, device):
-    return batch.to(device)
+    return ga.asarray(batch, device=device)
 
 
 def fit(params, batches, device, lr=0.1):
@@ -15,7 +16,7 @@ def fit(params, batches, device, lr=0.1):
     w, b = params["w"], params["b"]
     losses = ga.zeros(len(batches), device=device)
     for i, batch in enumerate(batches):
-        B = prepare_batch(ga.asarray(batch), device)
+        B = prepare_batch(batch, device)
         X, y = B[:, :2], B[:, 2]
         r = X @ w + b - y
         losses[i] = (r * r).mean()

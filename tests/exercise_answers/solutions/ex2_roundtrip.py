@@ -2,6 +2,9 @@
 import gpuarr as ga
 
 
-def save_and_load(params, path, device):
+def save_params(params, path):
     ga.save(path, params)
+
+
+def load_params(path, device):
     return ga.load(path, device=device)

@@ -1,6 +1,4 @@
-"""Wrong: the loss is read to the host inside the loop (to print or log it)."""
-import numpy as np
-
+"""Reference solution of exercise 4."""
 import gpuarr as ga
 
 
@@ -9,18 +7,18 @@ def prepare_model(params, device):
 
 
 def prepare_batch(batch, device):
-    return batch.to(device)
+    return ga.asarray(batch, device=device)  # a gpuarr array already there: itself
 
 
 def fit(params, batches, device, lr=0.1):
     params = prepare_model(params, device)
     w, b = params["w"], params["b"]
-    losses = []
-    for batch in batches:
-        B = prepare_batch(ga.asarray(batch), device)
+    losses = ga.zeros(len(batches), device=device)
+    for i, batch in enumerate(batches):
+        B = prepare_batch(batch, device)
         X, y = B[:, :2], B[:, 2]
         r = X @ w + b - y
-        losses.append(float((r * r).mean()))
+        losses[i] = (r * r).mean()
         w = w - lr * 2 * (X.T @ r) / len(batch)
         b = b - lr * 2 * r.mean()
-    return {"w": w, "b": b}, np.array(losses, dtype=np.float32)
+    return {"w": w, "b": b}, losses.numpy()
