@@ -88,6 +88,18 @@ def _skip_reason(report):
     return str(longrepr)
 
 
+# --- leak checks that name their test ------------------------------------------------
+# With GPUARR_LEAK_REPORT_DIR set (CI does), gpuarr records which test made each array
+# storage and lists, after the interpreter finished, those still alive (one file per
+# process in that folder; .ci/lsan_filter.py fails a stage when one exists). A process a
+# test starts inherits GPUARR_LEAK_TAG, so its report names that test too.
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if os.environ.get("GPUARR_LEAK_REPORT_DIR"):
+        gpuarr._core._live_storages_tag(item.nodeid)
+        os.environ["GPUARR_LEAK_TAG"] = f"a process started by {item.nodeid}"
+
+
 def pytest_runtest_logreport(report):
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = _skip_reason(report)
