@@ -110,10 +110,10 @@ fn_live_storages(PyObject *m, PyObject *noargs)
 
 PyMethodDef pyga_live_functions[] = {
     {"_live_storages_enable", fn_live_storages_enable, METH_O,
-     "_live_storages_enable(path)\n--\n\nRecord every storage made from now on; after "
+     "_live_storages_enable(path, /)\n--\n\nRecord every storage made from now on; after "
      "the interpreter finishes, append those still alive to `path` (leak checks)."},
     {"_live_storages_tag", fn_live_storages_tag, METH_O,
-     "_live_storages_tag(tag)\n--\n\nThe tag (a str, or None) that storages made from "
+     "_live_storages_tag(tag, /)\n--\n\nThe tag (a str, or None) that storages made from "
      "now on carry in the leak report."},
     {"_live_storages", fn_live_storages, METH_NOARGS,
      "_live_storages()\n--\n\n(nbytes, device, tag) of each recorded storage alive "
