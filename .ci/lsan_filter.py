@@ -1,12 +1,20 @@
-"""Read AddressSanitizer/LeakSanitizer/UBSan logs and fail on reports about gpuarr.
+"""Read the leak and sanitizer reports of a CI stage and fail on those about gpuarr.
 
-    python .ci/lsan_filter.py LOG_DIR
+    python .ci/lsan_filter.py [--asan LOG_DIR] [--live LIVE_DIR]
 
-Every memory error or undefined behaviour fails. A leak fails when a frame of its
-allocation stack lies in gpuarr's own code (the _core module or a CUDA plugin):
-CPython and NumPy keep some allocations until exit by design, and LeakSanitizer's own
-suppressions cannot say "only if none of these frames is ours".
+--asan: AddressSanitizer/LeakSanitizer/UBSan logs. Every memory error or undefined
+behaviour fails. A leak fails when a frame of its allocation stack lies in gpuarr's own
+code (the _core module or a CUDA plugin): CPython and NumPy keep some allocations until
+exit by design, and LeakSanitizer's own suppressions cannot say "only if none of these
+frames is ours". A log's file name names the test that started its process
+(tests/conftest.py), or only the pid for the pytest process itself.
+
+--live: gpuarr's own reports of array storages still alive after the interpreter
+finished (GPUARR_LEAK_REPORT_DIR, csrc/ga_live.h), each storage with the test that made
+it. Any such report fails: LeakSanitizer sees these arrays only when timing lets it (a
+thread pool's frame or an uncollected object in memory it does not scan holds them).
 """
+import argparse
 import pathlib
 import re
 import sys
@@ -14,7 +22,7 @@ import sys
 OURS = re.compile(r"_core\.cpython|libgpuarr_cuda|/csrc/")
 
 
-def main(log_dir):
+def sanitizer_reports(log_dir):
     bad = []
     logs = sorted(pathlib.Path(log_dir).glob("*"))
     for log in logs:
@@ -29,10 +37,29 @@ def main(log_dir):
             if OURS.search(stack):
                 bad.append(f"{log.name}: leak in gpuarr:\n{stack}")
     print(f"sanitizer logs read: {len(logs)}; reports about gpuarr: {len(bad)}")
+    return bad
+
+
+def live_reports(live_dir):
+    reports = sorted(pathlib.Path(live_dir).glob("live.*"))
+    print(f"processes with arrays alive after exit: {len(reports)}")
+    return [f"{r.name}: {r.read_text(errors='replace')[:4000]}" for r in reports]
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--asan", metavar="LOG_DIR")
+    ap.add_argument("--live", metavar="LIVE_DIR")
+    args = ap.parse_args(argv)
+    bad = []
+    if args.asan:
+        bad += sanitizer_reports(args.asan)
+    if args.live:
+        bad += live_reports(args.live)
     for b in bad[:20]:
         print(b, end="\n\n")
     return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))

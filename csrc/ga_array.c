@@ -7,6 +7,7 @@
 
 #include "ga_backend.h"
 #include "ga_error.h"
+#include "ga_live.h"
 
 int
 ga_storage_new(ga_device device, size_t nbytes, ga_storage **out)
@@ -27,6 +28,7 @@ ga_storage_new(ga_device device, size_t nbytes, ga_storage **out)
     s->device = device;
     s->data = ptr;
     s->nbytes = nbytes;
+    ga_live_add(s);
     *out = s;
     return GA_OK;
 }
@@ -46,6 +48,7 @@ ga_storage_wrap(ga_device device, void *data, size_t nbytes, void (*release)(voi
     s->release = release;
     s->owner = owner;
     s->readonly = readonly;
+    ga_live_add(s);
     *out = s;
     return GA_OK;
 }
@@ -56,6 +59,7 @@ ga_storage_decref(ga_storage *s)
     if (s == NULL || --s->refcount > 0) {
         return;
     }
+    ga_live_remove(s);
     if (s->release != NULL) {
         s->release(s->owner);
     } else {

@@ -25,6 +25,9 @@ typedef struct ga_storage {
     void (*release)(void *owner);
     void *owner;
     int readonly;
+    /* the registry of live storages (ga_live.h), when leak checks are on */
+    int32_t live_listed, live_tag;
+    struct ga_storage *live_prev, *live_next;
 } ga_storage;
 
 typedef struct {

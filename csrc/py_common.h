@@ -109,6 +109,7 @@ extern PyMethodDef pyga_convert_functions[]; /* py_convert.c */
 extern PyMethodDef pyga_stats_functions[];   /* py_stats.c */
 extern PyMethodDef pyga_shape_functions[];   /* py_shape.c */
 extern PyMethodDef pyga_abi_functions[];     /* py_abi.c */
+extern PyMethodDef pyga_live_functions[];    /* py_live.c */
 
 int pyga_init_dtype(PyObject *m);  /* py_dtype.c */
 int pyga_init_device(PyObject *m); /* py_device.c */

@@ -2,6 +2,7 @@
 this process has (real, simulated with GPUARR_SIMULATE_GPUS, or emulated CUDA with
 GPUARR_CUDA_EMULATE). CI runs the suite with 0 GPUs, 2 simulated and 2 emulated."""
 import os
+import re
 
 import numpy as np
 import pytest
@@ -86,6 +87,35 @@ def _skip_reason(report):
     if isinstance(longrepr, tuple) and len(longrepr) == 3:
         return str(longrepr[2]).removeprefix("Skipped: ")
     return str(longrepr)
+
+
+# --- leak checks that name their test ------------------------------------------------
+# With GPUARR_LEAK_REPORT_DIR set (CI does), gpuarr records which test made each array
+# storage and lists, after the interpreter finished, those still alive (one file per
+# process in that folder; .ci/lsan_filter.py fails a stage when one exists). A process a
+# test starts inherits GPUARR_LEAK_TAG, so its report names that test too.
+# Under AddressSanitizer (CI's sanitizer stages set log_path in ASAN_OPTIONS), a process
+# a test starts writes its report to a file named for that test, not only for its pid.
+_ASAN_OPTIONS = os.environ.get("ASAN_OPTIONS", "")
+_ASAN_LOG = re.search(r"(?:^|:)log_path=([^:]*)", _ASAN_OPTIONS)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if os.environ.get("GPUARR_LEAK_REPORT_DIR"):
+        gpuarr._core._live_storages_tag(item.nodeid)
+        os.environ["GPUARR_LEAK_TAG"] = f"a process started by {item.nodeid}"
+    if _ASAN_LOG:
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)[:150]
+        end = _ASAN_LOG.end(1)
+        os.environ["ASAN_OPTIONS"] = (_ASAN_OPTIONS[:end] + f".{name}"
+                                      + _ASAN_OPTIONS[end:])
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "serial: a timing test that needs the machine to itself (CI runs "
+        "these after the parallel run, on one worker)")
 
 
 def pytest_runtest_logreport(report):

@@ -53,6 +53,7 @@ def _rates():
     return [float(v) for v in out.stdout.split()]
 
 
+@pytest.mark.serial  # measures a thread's rate: needs both cores to itself
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs a second core for the free thread")
 def test_a_python_thread_keeps_over_half_its_rate_beside_large_cpu_work():
     # a shared CI machine can steal a core for a moment: the best of three runs counts

@@ -46,6 +46,14 @@ from ._core import (  # noqa: F401  (the public names of the C core)
 # not next to this file).
 _core._set_plugin_dir(_os.path.dirname(_os.path.abspath(_core.__file__)))
 
+# Leak checks (the test suite and CI set these; see tests/conftest.py): every array
+# storage made from now on is recorded with a tag, and those still alive after the
+# interpreter finished are appended to a report in that folder, one file per process.
+if _os.environ.get("GPUARR_LEAK_REPORT_DIR"):
+    _core._live_storages_enable(_os.path.join(_os.environ["GPUARR_LEAK_REPORT_DIR"],
+                                              f"live.{_os.getpid()}"))
+    _core._live_storages_tag(_os.environ.get("GPUARR_LEAK_TAG", "import of gpuarr"))
+
 from ._devices import *  # noqa: E402,F401,F403
 from ._creation import *  # noqa: E402,F401,F403
 _core._register_asarray(asarray)  # noqa: E402,F405 (operators meet Python data: C calls this)
