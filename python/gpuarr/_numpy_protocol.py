@@ -441,8 +441,9 @@ def _ufunc_call(fn, inputs, out, dtype, name):
     # go into an int8 loop, and a float64 loop does not write an int8 out= (it would
     # truncate and wrap in silence)
     for i, a in enumerate(inputs):
-        if isinstance(a, Array) and not np.can_cast(np.dtype(a.dtype.name), npdt,
-                                                    "same_kind"):
+        # a bool dtype= of a comparison names its output, not the loop
+        if isinstance(a, Array) and npdt.kind != "b" and \
+                not np.can_cast(np.dtype(a.dtype.name), npdt, "same_kind"):
             raise TypeError(f"Cannot cast ufunc '{name}' input {i} from "
                             f"dtype('{a.dtype.name}') to dtype('{npdt.name}') with "
                             f"casting rule 'same_kind'")
