@@ -559,6 +559,13 @@ ga_nextafter_half(uint16_t a, uint16_t b)
         if (y != y) {                                                                  \
             return ga_cmk_##dt((RT)NAN, (RT)NAN);                                      \
         }                                                                              \
+        /* the axes exactly (a zero part stays a signed zero, as in the C library) */  \
+        if (y == 0) {                                                                  \
+            return ga_cmk_##dt(asinh##sfx(x), y);                                      \
+        }                                                                              \
+        if (x == 0 && fabs##sfx(y) <= 1) {                                             \
+            return ga_cmk_##dt(x, asin##sfx(y));                                       \
+        }                                                                              \
         int neg = signbit(x) != 0;                                                     \
         if (neg) {                                                                     \
             z = ga_cmk_##dt(-x, -y);                                                   \
@@ -610,6 +617,15 @@ ga_nextafter_half(uint16_t a, uint16_t b)
         if (y != y) {                                                                  \
             return ga_cmk_##dt((RT)NAN, x == 0 ? (RT)1.57079632679489661923 : (RT)NAN); \
         }                                                                              \
+        if (y == 0) { /* the real axis exactly */                                      \
+            if (x >= 1) {                                                              \
+                return ga_cmk_##dt(acosh##sfx(x), y);                                  \
+            }                                                                          \
+            if (x <= -1) {                                                             \
+                return ga_cmk_##dt(acosh##sfx(-x), copysign##sfx((RT)3.14159265358979323846, y)); \
+            }                                                                          \
+            return ga_cmk_##dt((RT)0, copysign##sfx(acos##sfx(x), y));                 \
+        }                                                                              \
         if (ga_cbig_##dt(z)) {                                                         \
             return ga_clog2z_##dt(z);                                                  \
         }                                                                              \
@@ -635,6 +651,12 @@ ga_nextafter_half(uint16_t a, uint16_t b)
         if (ga_cbig_##dt(z)) {                                                         \
             CT r = ga_cdiv_##dt(ga_cmk_##dt((RT)1, (RT)0), z);                         \
             return ga_cmk_##dt(x == 0 ? x : r.re, copysign##sfx(hp, y));               \
+        }                                                                              \
+        if (y == 0 && fabs##sfx(x) <= 1) { /* the axes exactly */                      \
+            return ga_cmk_##dt(atanh##sfx(x), y);                                      \
+        }                                                                              \
+        if (x == 0) {                                                                  \
+            return ga_cmk_##dt(x, atan##sfx(y));                                       \
         }                                                                              \
         /* Re = log(|1+z|^2 / |1-z|^2) / 4 as log1p of a quotient (no cancellation near the \
          * imaginary axis, and +-0 stays +-0); Im = arg((1+z)(1-conj z)) / 2 */        \
