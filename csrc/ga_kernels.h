@@ -674,9 +674,16 @@ ga_nextafter_half(uint16_t a, uint16_t b)
         return ga_cmk_##dt(t.im, -t.re);                                               \
     }                                                                                  \
     /* expm1: Re = expm1(x) cos y - 2 sin^2(y/2) avoids cancellation near 0 (NumPy's   \
-     * formula, so its special values too) */                                          \
+     * formula). Annex G has no cexpm1; at a non-finite part or a zero argument the     \
+     * array API standard's values are exp(z) - 1 from cexp's Annex G ones, where       \
+     * NumPy's formula gives NaN + NaN j (inf + 0j) and -0 + 0j (-0 + 0j). */           \
     GA_HD static inline CT ga_cexpm1_##dt(CT z)                                        \
     {                                                                                  \
+        if (!ga_fisfinite##sfx(z.re) || !ga_fisfinite##sfx(z.im) ||                    \
+            (z.re == 0 && z.im == 0)) {                                                \
+            CT e = ga_cexp_##dt(z);                                                    \
+            return ga_cmk_##dt(e.re - 1, e.im);                                        \
+        }                                                                              \
         RT s = sin##sfx(z.im * (RT)0.5);                                               \
         return ga_cmk_##dt(expm1##sfx(z.re) * cos##sfx(z.im) - 2 * s * s,              \
                            exp##sfx(z.re) * sin##sfx(z.im));                           \

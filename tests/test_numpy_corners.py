@@ -258,6 +258,12 @@ def test_complex_functions_at_special_values_match_numpy(device, name, dtype):
         z = z[np.abs(z.real) != 800]  # pi/2 - asin(z) loses float32 digits there
     with np.errstate(all="ignore"):
         want = getattr(np, name)(z)
+        if name == "expm1":
+            # Annex G has no cexpm1: at a non-finite part or a zero the array API
+            # standard's values, exp(z) - 1 from Annex G's exp (NumPy's formula gives
+            # NaN + NaN j at inf + 0j and -0 at -0 + 0j there)
+            special = ~np.isfinite(z) | (z == 0)
+            want = np.where(special, np.exp(z) - 1, want)
     got = _read(getattr(gpuarr, name)(_on(device, z)))
     tol = 2e-5 if dtype == "complex64" else 1e-12
     bad = _mismatches(got, want, tol)
