@@ -6,8 +6,8 @@
  *
  * Every conversion goes through the shared casts of ga_kernels.h (GA_K_READ_<dtype>
  * reads an element and hands it to the writer ga_w_<i|u|d|c>_<dtype> of the target),
- * the same rule the CUDA kernels and astype use: NaN to 0, floats saturate to an
- * integer type's range, integers wrap. One case per dtype, expanded from GA_DTYPES. */
+ * the same rule the CUDA kernels and astype use: floats to integers as NumPy on x86
+ * (ga_f64_to_<dt>), integers wrap. One case per dtype, expanded from GA_DTYPES. */
 #ifndef GA_CPU_CONVERT_H
 #define GA_CPU_CONVERT_H
 
@@ -36,7 +36,7 @@ ga_cv_load_f64(int dt, const char *p, int64_t s, int64_t n, double *out)
 }
 
 /* `is_unsigned`: the working type is uint64 (its bits kept in the int64 slots), so a
- * float saturates to uint64's range; integers have the same bits either way. */
+ * float takes uint64's side of the float -> int rule; integers have the same bits either way. */
 static inline void
 ga_cv_load_i64(int dt, const char *p, int64_t s, int64_t n, int64_t *out, int is_unsigned)
 {

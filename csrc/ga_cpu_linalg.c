@@ -74,6 +74,33 @@ failure_text(int op)
     }
 }
 
+/* Does a column-major m x n working matrix hold a NaN? gesdd refuses one (info -4,
+ * "argument 4"), which NumPy reports as "SVD did not converge"; other LAPACKs and
+ * cuSOLVER's gesvd may iterate on it or return NaN, so every device checks first and
+ * gives NumPy's LinAlgError. Complex parts are checked as reals; O(mn) next to the
+ * factorisation's O(mn min(m, n)). */
+static int
+matrix_has_nan(int dtype, const char *a, int64_t elements)
+{
+    int64_t n = elements * ((dtype == GA_COMPLEX64 || dtype == GA_COMPLEX128) ? 2 : 1);
+    if (dtype == GA_FLOAT32 || dtype == GA_COMPLEX64) {
+        const float *f = (const float *)a;
+        for (int64_t i = 0; i < n; i++) {
+            if (f[i] != f[i]) {
+                return 1;
+            }
+        }
+        return 0;
+    }
+    const double *f = (const double *)a;
+    for (int64_t i = 0; i < n; i++) {
+        if (f[i] != f[i]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 #define LINT int32_t
 #define LFN(name) name##_lp64
 #include "ga_cpu_linalg_impl.h"

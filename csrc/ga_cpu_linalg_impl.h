@@ -186,6 +186,11 @@ LFN(run)(const ga_linalg_desc *d)
             char *a = d->a + i * astep, *s = d->w + (size_t)i * (size_t)k * rsz;
             char *u = d->mode ? d->u + i * ustep : dummy;
             char *vt = d->mode ? d->vh + i * vstep : dummy;
+            if (matrix_has_nan(d->dtype, a, d->m * d->n)) {
+                info = 1; /* a numerical failure, as NumPy reports it */
+                failed = i;
+                break;
+            }
             if (cplx) {
                 ((LFN(zgesdd_fn))fn)(job, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork,
                                      rwork, ipiv, &info, 1);

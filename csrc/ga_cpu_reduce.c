@@ -1183,7 +1183,7 @@ ga_cpu_scan(int dev, const ga_scan_desc *s)
         .k = k,
         .prod = s->op == GA_SCAN_CUMPROD,
         /* uint64 accumulates in WK_U64 so a float input takes the uint64 side of
-         * the float -> int rule (negatives saturate at 0), as on a GPU; floating
+         * the float -> int rule (uint64's side), as on a GPU; floating
          * scans accumulate in double, rounded once when stored, as on a GPU */
         .wk = k == GA_KIND_FLOAT     ? WK_F64
               : k == GA_KIND_COMPLEX ? WK_C128

@@ -9,6 +9,7 @@
  */
 #include "ga_elementwise.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -164,6 +165,20 @@ int_fits(const ga_ew_arg *a, ga_dtype t)
     return v >= lo && (v < 0 || (uint64_t)v <= hi);
 }
 
+/* A finite Python float (or complex) beyond float32's range. gpuarr's default float
+ * for an integer or bool array with a Python float is float32, where NumPy's is
+ * float64: int8 + 1e300 would be inf here and 1e300 there. Such a scalar widens the
+ * loop to float64 (complex128), so the value NumPy gives is the value gpuarr gives. */
+static int
+beyond_float32(const ga_ew_arg *a)
+{
+    if (a->kind != GA_PYSCALAR_FLOAT && a->kind != GA_PYSCALAR_COMPLEX) {
+        return 0;
+    }
+    double re = fabs(a->re), im = a->kind == GA_PYSCALAR_COMPLEX ? fabs(a->im) : 0;
+    return (re > FLT_MAX && re <= DBL_MAX) || (im > FLT_MAX && im <= DBL_MAX);
+}
+
 static void
 int_str(const ga_ew_arg *a, char *buf, size_t n)
 {
@@ -207,7 +222,11 @@ ga_elementwise_resolve(int op, int nin, const ga_ew_arg *in, ga_dtype *loop_dtyp
     else {
         for (int i = first; i < nin; i++) {
             if (in[i].array == NULL && in[i].dtype < 0) {
+                ga_dtype before = common;
                 common = ga_promote_weak(common, in[i].kind);
+                if (ga_dtype_kind(before) < GA_KIND_FLOAT && beyond_float32(&in[i])) {
+                    common = common == GA_COMPLEX64 ? GA_COMPLEX128 : GA_FLOAT64;
+                }
             }
         }
     }

@@ -14,8 +14,8 @@
  *   - For every pair in GA_CAST_LIST: ga_k_cast_<from>_<to>(char *out, const char *in)
  *     with NumPy's unsafe-casting semantics where NumPy defines them: float->int
  *     truncates toward zero; where NumPy leaves the result to the CPU (NaN, +-inf and
- *     values beyond the target's range) NaN becomes 0 and the rest saturates to the
- *     target's range (300.0 -> int8 is 127, -1.0 -> uint8 is 0: ga_f64_to_<dt>);
+ *     values beyond the target's range) every device gives NumPy's x86 result
+ *     (INT64_MIN for int64, 300.0 -> int8 is 44, -1.0 -> uint8 is 255: ga_f64_to_<dt>);
  *     int->int wraps (300 -> int8 is 44, -1 -> uint8 is 255); complex->real drops
  *     the imaginary part; anything->bool is `!= 0`.
  *   - Integer division and remainder by zero give 0; INT_MIN // -1 wraps to INT_MIN
@@ -251,19 +251,13 @@ GA_K_INT_HELPERS(uint64, uint64_t, uint64_t, 0, 64)
         *mod = m;                                                                      \
         return fd;                                                                     \
     }                                                                                  \
-    /* The array API's special cases where floor(a / b) and divmod part ways: an      \
-     * infinity over a finite nonzero number is an infinity (divmod says NaN), and a   \
-     * finite nonzero number over an infinity is a signed zero (divmod says -1 when   \
-     * the signs differ). NumPy follows divmod; the standard, a / b. */               \
+    /* NumPy's floor division is divmod's quotient everywhere: an infinity over a     \
+     * finite number is NaN and -1.0 // inf is -1.0. The array API standard asks for  \
+     * floor(a / b) there (inf and -0.0); gpuarr follows NumPy, as array-api-compat    \
+     * does for NumPy itself (docs/DESIGN.md, "Undefined corners"). */                 \
     GA_HD static inline CT ga_ffloordiv##sfx(CT a, CT b)                               \
     {                                                                                  \
         CT m;                                                                          \
-        int a_inf = a == (CT)INFINITY || a == -(CT)INFINITY;                           \
-        int b_inf = b == (CT)INFINITY || b == -(CT)INFINITY;                           \
-        int a_fin = (a - a) == (a - a), b_fin = (b - b) == (b - b);                    \
-        if ((a_inf && b_fin && b != 0) || (b_inf && a_fin && a != 0)) {                \
-            return a / b;                                                              \
-        }                                                                              \
         return ga_fdivmod##sfx(a, b, &m);                                              \
     }                                                                                  \
     GA_HD static inline CT ga_frem##sfx(CT a, CT b)                                    \
@@ -361,7 +355,7 @@ ga_nextafter_half(uint16_t a, uint16_t b)
         return ga_cmk_##dt(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);      \
     }                                                                                  \
     /* Smith's algorithm: scales by the larger component of b, so |b|^2 never         \
-     * overflows or underflows on the way. */                                         \
+     * overflows or underflows on the way; times 1/d as NumPy, so the roundings agree */                                         \
     GA_HD static inline CT ga_cdiv_##dt(CT a, CT b)                                    \
     {                                                                                  \
         RT abr = fabs##sfx(b.re), abi = fabs##sfx(b.im);                               \
@@ -369,11 +363,11 @@ ga_nextafter_half(uint16_t a, uint16_t b)
             return ga_cmk_##dt(a.re / abr, a.im / abi);                                \
         }                                                                              \
         if (abr >= abi) {                                                              \
-            RT r = b.im / b.re, d = b.re + b.im * r;                                   \
-            return ga_cmk_##dt((a.re + a.im * r) / d, (a.im - a.re * r) / d);          \
+            RT r = b.im / b.re, scl = (RT)1 / (b.re + b.im * r);                       \
+            return ga_cmk_##dt((a.re + a.im * r) * scl, (a.im - a.re * r) * scl);      \
         }                                                                              \
-        RT r = b.re / b.im, d = b.re * r + b.im;                                       \
-        return ga_cmk_##dt((a.re * r + a.im) / d, (a.im * r - a.re) / d);              \
+        RT r = b.re / b.im, scl = (RT)1 / (b.re * r + b.im);                           \
+        return ga_cmk_##dt((a.re * r + a.im) * scl, (a.im * r - a.re) * scl);          \
     }                                                                                  \
     GA_HD static inline RT ga_cabs_##dt(CT z)                                          \
     {                                                                                  \
@@ -387,13 +381,34 @@ ga_nextafter_half(uint16_t a, uint16_t b)
     {                                                                                  \
         return z.re != z.re || z.im != z.im;                                           \
     }                                                                                  \
+    /* The functions below follow C99/C11 Annex G at infinities, NaN and signed zeros, as \
+    NumPy (through the C library) does: each handles the non-finite cases first, then  \
+    computes finite arguments with the usual formulas. sin, cos and tan are sinh, cosh \
+    and tanh of iz, as Annex G defines them, so their special values follow. */        \
     GA_HD static inline CT ga_cexp_##dt(CT z)                                          \
     {                                                                                  \
-        if (z.im == 0) { /* keeps exp(x + 0j) exact and inf-safe */                   \
-            return ga_cmk_##dt(exp##sfx(z.re), z.im);                                  \
+        RT x = z.re, y = z.im;                                                         \
+        if (ga_fisfinite##sfx(x) && ga_fisfinite##sfx(y)) {                            \
+            if (y == 0) { /* keeps exp(x + 0j) exact and inf-safe */                   \
+                return ga_cmk_##dt(exp##sfx(x), y);                                    \
+            }                                                                          \
+            RT e = exp##sfx(x);                                                        \
+            return ga_cmk_##dt(e * cos##sfx(y), e * sin##sfx(y));                      \
         }                                                                              \
-        RT e = exp##sfx(z.re);                                                         \
-        return ga_cmk_##dt(e * cos##sfx(z.im), e * sin##sfx(z.im));                    \
+        if (x != x) { /* NaN + i0 keeps its zero */                                    \
+            return ga_cmk_##dt((RT)NAN, y == 0 ? y : (RT)NAN);                         \
+        }                                                                              \
+        if (ga_fisinf##sfx(x)) {                                                       \
+            RT e = x > 0 ? x : (RT)0;                                                  \
+            if (y == 0) {                                                              \
+                return ga_cmk_##dt(e, y);                                              \
+            }                                                                          \
+            if (ga_fisfinite##sfx(y)) { /* +-0 or +-inf times cis(y) */                \
+                return ga_cmk_##dt(e * cos##sfx(y), e * sin##sfx(y));                  \
+            }                                                                          \
+            return x > 0 ? ga_cmk_##dt(x, (RT)NAN) : ga_cmk_##dt((RT)0, copysign##sfx((RT)0, y)); \
+        }                                                                              \
+        return ga_cmk_##dt((RT)NAN, (RT)NAN); /* finite x, y infinite or NaN */        \
     }                                                                                  \
     GA_HD static inline CT ga_clog_##dt(CT z)                                          \
     {                                                                                  \
@@ -407,64 +422,171 @@ ga_nextafter_half(uint16_t a, uint16_t b)
         if (ga_fisinf##sfx(z.im)) {                                                    \
             return ga_cmk_##dt((RT)INFINITY, z.im);                                    \
         }                                                                              \
+        if (z.re != z.re) {                                                            \
+            return ga_cmk_##dt(z.re, (RT)NAN);                                         \
+        }                                                                              \
+        if (ga_fisinf##sfx(z.re)) { /* -inf + iy: 0 + i inf; +inf + iy: inf + i0 */    \
+            if (z.im != z.im) {                                                        \
+                return z.re > 0 ? z : ga_cmk_##dt((RT)NAN, (RT)INFINITY);              \
+            }                                                                          \
+            return z.re > 0 ? ga_cmk_##dt(z.re, copysign##sfx((RT)0, z.im))            \
+                            : ga_cmk_##dt((RT)0, copysign##sfx(-z.re, z.im));          \
+        }                                                                              \
         RT t = sqrt##sfx((fabs##sfx(z.re) + ga_cabs_##dt(z)) * (RT)0.5);               \
         if (z.re >= 0) {                                                               \
             return ga_cmk_##dt(t, z.im / (2 * t));                                     \
         }                                                                              \
         return ga_cmk_##dt(fabs##sfx(z.im) / (2 * t), copysign##sfx(t, z.im));         \
     }                                                                                  \
-    GA_HD static inline CT ga_csin_##dt(CT z)                                          \
-    {                                                                                  \
-        return ga_cmk_##dt(sin##sfx(z.re) * cosh##sfx(z.im),                           \
-                           cos##sfx(z.re) * sinh##sfx(z.im));                          \
-    }                                                                                  \
-    GA_HD static inline CT ga_ccos_##dt(CT z)                                          \
-    {                                                                                  \
-        return ga_cmk_##dt(cos##sfx(z.re) * cosh##sfx(z.im),                           \
-                           -(sin##sfx(z.re) * sinh##sfx(z.im)));                       \
-    }                                                                                  \
-    /* tan(x+iy) = (sin 2x + i sinh 2y) / (cos 2x + cosh 2y); for large |y| the       \
-     * quotient overflows while the value is (0, sign y). */                          \
-    GA_HD static inline CT ga_ctan_##dt(CT z)                                          \
-    {                                                                                  \
-        if (fabs##sfx(z.im) > (RT)(sizeof(RT) == 4 ? 40 : 350)) {                      \
-            return ga_cmk_##dt(copysign##sfx((RT)0, sin##sfx(2 * z.re)),               \
-                               copysign##sfx((RT)1, z.im));                            \
-        }                                                                              \
-        RT d = cos##sfx(2 * z.re) + cosh##sfx(2 * z.im);                               \
-        return ga_cmk_##dt(sin##sfx(2 * z.re) / d, sinh##sfx(2 * z.im) / d);           \
-    }                                                                                  \
     GA_HD static inline CT ga_csinh_##dt(CT z)                                         \
     {                                                                                  \
-        return ga_cmk_##dt(sinh##sfx(z.re) * cos##sfx(z.im),                           \
-                           cosh##sfx(z.re) * sin##sfx(z.im));                          \
+        RT x = z.re, y = z.im;                                                         \
+        if (ga_fisfinite##sfx(x) && ga_fisfinite##sfx(y)) {                            \
+            if (y == 0) {                                                              \
+                return ga_cmk_##dt(sinh##sfx(x), y);                                   \
+            }                                                                          \
+            return ga_cmk_##dt(sinh##sfx(x) * cos##sfx(y), cosh##sfx(x) * sin##sfx(y)); \
+        }                                                                              \
+        if (x == 0) { /* +-0 + i(inf or NaN) */                                        \
+            return ga_cmk_##dt(x, (RT)NAN);                                            \
+        }                                                                              \
+        if (ga_fisinf##sfx(x)) {                                                       \
+            if (y == 0) {                                                              \
+                return ga_cmk_##dt(x, y);                                              \
+            }                                                                          \
+            if (ga_fisfinite##sfx(y)) {                                                \
+                return ga_cmk_##dt(x * cos##sfx(y), (RT)INFINITY * sin##sfx(y));       \
+            }                                                                          \
+            return ga_cmk_##dt((RT)INFINITY, (RT)NAN); /* the C library's sign: + */   \
+        }                                                                              \
+        return ga_cmk_##dt((RT)NAN, (x != x && y == 0) ? y : (RT)NAN);                 \
     }                                                                                  \
     GA_HD static inline CT ga_ccosh_##dt(CT z)                                         \
     {                                                                                  \
-        return ga_cmk_##dt(cosh##sfx(z.re) * cos##sfx(z.im),                           \
-                           sinh##sfx(z.re) * sin##sfx(z.im));                          \
+        RT x = z.re, y = z.im;                                                         \
+        if (ga_fisfinite##sfx(x) && ga_fisfinite##sfx(y)) {                            \
+            if (y == 0) {                                                              \
+                return ga_cmk_##dt(cosh##sfx(x), copysign##sfx((RT)0, x) * y);         \
+            }                                                                          \
+            return ga_cmk_##dt(cosh##sfx(x) * cos##sfx(y), sinh##sfx(x) * sin##sfx(y)); \
+        }                                                                              \
+        if (x == 0) { /* +-0 + i(inf or NaN) */                                        \
+            return ga_cmk_##dt((RT)NAN, (RT)0);                                        \
+        }                                                                              \
+        if (ga_fisinf##sfx(x)) {                                                       \
+            if (y == 0) {                                                              \
+                return ga_cmk_##dt((RT)INFINITY, copysign##sfx((RT)0, x) * y);         \
+            }                                                                          \
+            if (ga_fisfinite##sfx(y)) {                                                \
+                return ga_cmk_##dt((RT)INFINITY * cos##sfx(y), x * sin##sfx(y));       \
+            }                                                                          \
+            return ga_cmk_##dt((RT)INFINITY, (RT)NAN);                                 \
+        }                                                                              \
+        return ga_cmk_##dt((RT)NAN, (x != x && y == 0) ? y : (RT)NAN);                 \
     }                                                                                  \
-    /* tanh z = -i tan(iz) */                                                          \
+    /* tanh(x+iy) = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y); for large |x| the       \
+     * quotient overflows while the value is (sign x, 0 with the sign of sin 2y). */   \
     GA_HD static inline CT ga_ctanh_##dt(CT z)                                         \
     {                                                                                  \
-        CT t = ga_ctan_##dt(ga_cmk_##dt(-z.im, z.re));                                 \
+        RT x = z.re, y = z.im;                                                         \
+        if (ga_fisinf##sfx(x)) {                                                       \
+            return ga_cmk_##dt(copysign##sfx((RT)1, x),                                \
+                               ga_fisfinite##sfx(y) ? copysign##sfx((RT)0, sin##sfx(2 * y)) \
+                                                    : copysign##sfx((RT)0, y));        \
+        }                                                                              \
+        if (x != x) {                                                                  \
+            return ga_cmk_##dt((RT)NAN, y == 0 ? y : (RT)NAN);                         \
+        }                                                                              \
+        if (!ga_fisfinite##sfx(y)) { /* finite x, y infinite or NaN */                 \
+            return ga_cmk_##dt(x == 0 ? x : (RT)NAN, (RT)NAN);                         \
+        }                                                                              \
+        if (fabs##sfx(x) > (RT)(sizeof(RT) == 4 ? 40 : 350)) {                         \
+            return ga_cmk_##dt(copysign##sfx((RT)1, x), copysign##sfx((RT)0, sin##sfx(2 * y))); \
+        }                                                                              \
+        RT d = cosh##sfx(2 * x) + cos##sfx(2 * y);                                     \
+        return ga_cmk_##dt(sinh##sfx(2 * x) / d, sin##sfx(2 * y) / d);                 \
+    }                                                                                  \
+    /* sin z = -i sinh(iz), cos z = cosh(iz), tan z = -i tanh(iz) */                   \
+    GA_HD static inline CT ga_csin_##dt(CT z)                                          \
+    {                                                                                  \
+        if (!ga_fisfinite##sfx(z.re) && ga_fisinf##sfx(z.im)) { /* the C library's sign */ \
+            return ga_cmk_##dt((RT)NAN, (RT)INFINITY);                                 \
+        }                                                                              \
+        CT t = ga_csinh_##dt(ga_cmk_##dt(-z.im, z.re));                                \
         return ga_cmk_##dt(t.im, -t.re);                                               \
+    }                                                                                  \
+    GA_HD static inline CT ga_ccos_##dt(CT z)                                          \
+    {                                                                                  \
+        return ga_ccosh_##dt(ga_cmk_##dt(-z.im, z.re));                                \
+    }                                                                                  \
+    GA_HD static inline CT ga_ctan_##dt(CT z)                                          \
+    {                                                                                  \
+        CT t = ga_ctanh_##dt(ga_cmk_##dt(-z.im, z.re));                                \
+        return ga_cmk_##dt(t.im, -t.re);                                               \
+    }                                                                                  \
+    /* log(2z) + i0 where z*z would overflow (|z| past 1e150, float 1e18): asinh,      \
+     * acosh = log(2z) to working precision there */                                   \
+    GA_HD static inline int ga_cbig_##dt(CT z)                                         \
+    {                                                                                  \
+        RT big = (RT)(sizeof(RT) == 4 ? 1e18 : 1e150);                                 \
+        return fabs##sfx(z.re) > big || fabs##sfx(z.im) > big;                         \
+    }                                                                                  \
+    GA_HD static inline CT ga_clog2z_##dt(CT z)                                        \
+    {                                                                                  \
+        CT r = ga_clog_##dt(z);                                                        \
+        r.re += (RT)0.69314718055994530942;                                            \
+        return r;                                                                      \
     }                                                                                  \
     /* asinh z = log(z + sqrt(z^2 + 1)), on the right half plane (odd symmetry) */     \
     GA_HD static inline CT ga_casinh_##dt(CT z)                                        \
     {                                                                                  \
-        int neg = z.re < 0;                                                            \
-        if (neg) {                                                                     \
-            z = ga_cmk_##dt(-z.re, -z.im);                                             \
+        RT x = z.re, y = z.im;                                                         \
+        if (x != x) {                                                                  \
+            if (y == 0) {                                                              \
+                return ga_cmk_##dt((RT)NAN, y);                                        \
+            }                                                                          \
+            return ga_cmk_##dt(ga_fisinf##sfx(y) ? (RT)INFINITY : (RT)NAN, (RT)NAN);   \
         }                                                                              \
-        CT w = ga_cmul_##dt(z, z);                                                     \
-        w.re += 1;                                                                     \
-        CT r = ga_clog_##dt(ga_cadd_##dt(z, ga_csqrt_##dt(w)));                        \
+        if (ga_fisinf##sfx(x)) {                                                       \
+            return ga_cmk_##dt(x, y != y                  ? (RT)NAN                    \
+                                  : ga_fisfinite##sfx(y) ? copysign##sfx((RT)0, y)     \
+                                                         : copysign##sfx((RT)0.78539816339744830962, y)); \
+        }                                                                              \
+        if (ga_fisinf##sfx(y)) {                                                       \
+            return ga_cmk_##dt(copysign##sfx((RT)INFINITY, x),                         \
+                               copysign##sfx((RT)1.57079632679489661923, y));          \
+        }                                                                              \
+        if (y != y) {                                                                  \
+            return ga_cmk_##dt((RT)NAN, (RT)NAN);                                      \
+        }                                                                              \
+        /* the axes exactly (a zero part stays a signed zero, as in the C library) */  \
+        if (y == 0) {                                                                  \
+            return ga_cmk_##dt(asinh##sfx(x), y);                                      \
+        }                                                                              \
+        if (x == 0 && fabs##sfx(y) <= 1) {                                             \
+            return ga_cmk_##dt(x, asin##sfx(y));                                       \
+        }                                                                              \
+        int neg = signbit(x) != 0;                                                     \
+        if (neg) {                                                                     \
+            z = ga_cmk_##dt(-x, -y);                                                   \
+        }                                                                              \
+        CT r;                                                                          \
+        if (ga_cbig_##dt(z)) {                                                         \
+            r = ga_clog2z_##dt(z);                                                     \
+        }                                                                              \
+        else {                                                                         \
+            CT w = ga_cmul_##dt(z, z);                                                 \
+            w.re += 1;                                                                 \
+            r = ga_clog_##dt(ga_cadd_##dt(z, ga_csqrt_##dt(w)));                       \
+        }                                                                              \
         return neg ? ga_cmk_##dt(-r.re, -r.im) : r;                                    \
     }                                                                                  \
-    /* asin z = -i asinh(iz) */                                                        \
+    /* asin z = -i asinh(iz); acos z = pi/2 - asin z */                                \
     GA_HD static inline CT ga_casin_##dt(CT z)                                         \
     {                                                                                  \
+        if (ga_fisinf##sfx(z.re) && z.im != z.im) { /* the C library's sign */         \
+            return ga_cmk_##dt((RT)NAN, (RT)INFINITY);                                 \
+        }                                                                              \
         CT t = ga_casinh_##dt(ga_cmk_##dt(-z.im, z.re));                               \
         return ga_cmk_##dt(t.im, -t.re);                                               \
     }                                                                                  \
@@ -476,33 +598,103 @@ ga_nextafter_half(uint16_t a, uint16_t b)
     /* acosh z = log(z + sqrt(z + 1) sqrt(z - 1)) */                                   \
     GA_HD static inline CT ga_cacosh_##dt(CT z)                                        \
     {                                                                                  \
-        CT p = ga_csqrt_##dt(ga_cmk_##dt(z.re + 1, z.im));                             \
-        CT m = ga_csqrt_##dt(ga_cmk_##dt(z.re - 1, z.im));                             \
+        RT x = z.re, y = z.im;                                                         \
+        if (x != x) {                                                                  \
+            return ga_cmk_##dt(ga_fisinf##sfx(y) ? (RT)INFINITY : (RT)NAN, (RT)NAN);   \
+        }                                                                              \
+        if (ga_fisinf##sfx(x)) {                                                       \
+            if (y != y) {                                                              \
+                return ga_cmk_##dt((RT)INFINITY, (RT)NAN);                             \
+            }                                                                          \
+            RT a = ga_fisfinite##sfx(y) ? (x > 0 ? (RT)0 : (RT)3.14159265358979323846) \
+                                        : (x > 0 ? (RT)0.78539816339744830962          \
+                                                 : (RT)2.35619449019234492885);        \
+            return ga_cmk_##dt((RT)INFINITY, copysign##sfx(a, y));                     \
+        }                                                                              \
+        if (ga_fisinf##sfx(y)) {                                                       \
+            return ga_cmk_##dt((RT)INFINITY, copysign##sfx((RT)1.57079632679489661923, y)); \
+        }                                                                              \
+        if (y != y) {                                                                  \
+            return ga_cmk_##dt((RT)NAN, x == 0 ? (RT)1.57079632679489661923 : (RT)NAN); \
+        }                                                                              \
+        if (y == 0) { /* the real axis exactly */                                      \
+            if (x >= 1) {                                                              \
+                return ga_cmk_##dt(acosh##sfx(x), y);                                  \
+            }                                                                          \
+            if (x <= -1) {                                                             \
+                return ga_cmk_##dt(acosh##sfx(-x), copysign##sfx((RT)3.14159265358979323846, y)); \
+            }                                                                          \
+            return ga_cmk_##dt((RT)0, copysign##sfx(acos##sfx(x), y));                 \
+        }                                                                              \
+        if (ga_cbig_##dt(z)) {                                                         \
+            return ga_clog2z_##dt(z);                                                  \
+        }                                                                              \
+        CT p = ga_csqrt_##dt(ga_cmk_##dt(x + 1, y));                                   \
+        CT m = ga_csqrt_##dt(ga_cmk_##dt(x - 1, y));                                   \
         return ga_clog_##dt(ga_cadd_##dt(z, ga_cmul_##dt(p, m)));                      \
     }                                                                                  \
-    /* atanh z = (log(1 + z) - log(1 - z)) / 2 */                                      \
+    /* atanh z = (log(1 + z) - log(1 - z)) / 2; 1/z + i pi/2 where |z| is huge */      \
     GA_HD static inline CT ga_catanh_##dt(CT z)                                        \
     {                                                                                  \
-        CT a = ga_clog_##dt(ga_cmk_##dt(1 + z.re, z.im));                              \
-        CT b = ga_clog_##dt(ga_cmk_##dt(1 - z.re, -z.im));                             \
-        return ga_cmk_##dt((a.re - b.re) * (RT)0.5, (a.im - b.im) * (RT)0.5);          \
+        RT x = z.re, y = z.im;                                                         \
+        RT hp = (RT)1.57079632679489661923;                                            \
+        if (x != x) {                                                                  \
+            return ga_fisinf##sfx(y) ? ga_cmk_##dt((RT)0, copysign##sfx(hp, y))        \
+                                     : ga_cmk_##dt((RT)NAN, (RT)NAN);                  \
+        }                                                                              \
+        if (ga_fisinf##sfx(x) || ga_fisinf##sfx(y)) {                                  \
+            return ga_cmk_##dt(copysign##sfx((RT)0, x), y != y ? (RT)NAN : copysign##sfx(hp, y)); \
+        }                                                                              \
+        if (y != y) {                                                                  \
+            return ga_cmk_##dt(x == 0 ? x : (RT)NAN, (RT)NAN);                         \
+        }                                                                              \
+        if (ga_cbig_##dt(z)) {                                                         \
+            CT r = ga_cdiv_##dt(ga_cmk_##dt((RT)1, (RT)0), z);                         \
+            return ga_cmk_##dt(x == 0 ? x : r.re, copysign##sfx(hp, y));               \
+        }                                                                              \
+        if (y == 0 && fabs##sfx(x) <= 1) { /* the axes exactly */                      \
+            return ga_cmk_##dt(atanh##sfx(x), y);                                      \
+        }                                                                              \
+        if (x == 0) {                                                                  \
+            return ga_cmk_##dt(x, atan##sfx(y));                                       \
+        }                                                                              \
+        /* Re = log(|1+z|^2 / |1-z|^2) / 4 as log1p of a quotient (no cancellation near the \
+         * imaginary axis, and +-0 stays +-0); Im = arg((1+z)(1-conj z)) / 2 */        \
+        RT omx = 1 - x;                                                                \
+        RT re = (RT)0.25 * log1p##sfx(4 * x / (omx * omx + y * y));                    \
+        return ga_cmk_##dt(re, (RT)0.5 * atan2##sfx(2 * y, omx * (1 + x) - y * y));    \
     }                                                                                  \
     /* atan z = -i atanh(iz) */                                                        \
     GA_HD static inline CT ga_catan_##dt(CT z)                                         \
     {                                                                                  \
+        if (ga_fisinf##sfx(z.re) && z.im != z.im) { /* the C library's sign */         \
+            return ga_cmk_##dt(copysign##sfx((RT)1.57079632679489661923, z.re), (RT)0); \
+        }                                                                              \
         CT t = ga_catanh_##dt(ga_cmk_##dt(-z.im, z.re));                               \
         return ga_cmk_##dt(t.im, -t.re);                                               \
     }                                                                                  \
-    /* expm1: Re = expm1(x) cos y - 2 sin^2(y/2) avoids cancellation near 0 */         \
+    /* expm1: Re = expm1(x) cos y - 2 sin^2(y/2) avoids cancellation near 0 (NumPy's   \
+     * formula). Annex G has no cexpm1; at a non-finite part or a zero argument the     \
+     * array API standard's values are exp(z) - 1 from cexp's Annex G ones, where       \
+     * NumPy's formula gives NaN + NaN j (inf + 0j) and -0 + 0j (-0 + 0j). */           \
     GA_HD static inline CT ga_cexpm1_##dt(CT z)                                        \
     {                                                                                  \
+        if (!ga_fisfinite##sfx(z.re) || !ga_fisfinite##sfx(z.im) ||                    \
+            (z.re == 0 && z.im == 0)) {                                                \
+            CT e = ga_cexp_##dt(z);                                                    \
+            return ga_cmk_##dt(e.re - 1, e.im);                                        \
+        }                                                                              \
         RT s = sin##sfx(z.im * (RT)0.5);                                               \
         return ga_cmk_##dt(expm1##sfx(z.re) * cos##sfx(z.im) - 2 * s * s,              \
                            exp##sfx(z.re) * sin##sfx(z.im));                           \
     }                                                                                  \
-    /* log1p: |1+z|^2 = 1 + (2x + x^2 + y^2) */                                        \
+    /* log1p: |1+z|^2 = 1 + (2x + x^2 + y^2) near 0; log(1 + z) (NumPy's formula) for  \
+     * infinities, NaN and values whose square would overflow */                       \
     GA_HD static inline CT ga_clog1p_##dt(CT z)                                        \
     {                                                                                  \
+        if (!ga_fisfinite##sfx(z.re) || !ga_fisfinite##sfx(z.im) || ga_cbig_##dt(z)) { \
+            return ga_clog_##dt(ga_cmk_##dt(1 + z.re, z.im));                          \
+        }                                                                              \
         RT t = 2 * z.re + z.re * z.re + z.im * z.im;                                   \
         return ga_cmk_##dt((RT)0.5 * log1p##sfx(t), atan2##sfx(z.im, 1 + z.re));       \
     }                                                                                  \
@@ -510,33 +702,92 @@ ga_nextafter_half(uint16_t a, uint16_t b)
     {                                                                                  \
         return ga_cmk_##dt(z.re * s, z.im * s);                                        \
     }                                                                                  \
-    /* Small integer exponents by repeated squaring (exact as NumPy's), else          \
-     * exp(w log z). */                                                                \
+    /* C's complex multiplication (Annex G.5.1): a product that comes out NaN + i NaN  \
+     * while an operand is infinite is recomputed with the infinities as +-1 and the NaNs \
+     * as 0, then scaled by infinity. The C library's cpow multiplies this way, so     \
+     * pow(inf + nan j, w) is an infinity or zero there; NumPy's multiply does not. */ \
+    GA_HD static inline CT ga_cmul_annexg_##dt(CT p, CT q)                             \
+    {                                                                                  \
+        RT a = p.re, b = p.im, c = q.re, d = q.im;                                     \
+        RT ac = a * c, bd = b * d, ad = a * d, bc = b * c;                             \
+        RT x = ac - bd, y = ad + bc;                                                   \
+        if (x != x && y != y) {                                                        \
+            int again = 0;                                                             \
+            if (ga_fisinf##sfx(a) || ga_fisinf##sfx(b)) {                              \
+                a = copysign##sfx(ga_fisinf##sfx(a) ? (RT)1 : (RT)0, a);               \
+                b = copysign##sfx(ga_fisinf##sfx(b) ? (RT)1 : (RT)0, b);               \
+                c = c != c ? copysign##sfx((RT)0, c) : c;                              \
+                d = d != d ? copysign##sfx((RT)0, d) : d;                              \
+                again = 1;                                                             \
+            }                                                                          \
+            if (ga_fisinf##sfx(c) || ga_fisinf##sfx(d)) {                              \
+                c = copysign##sfx(ga_fisinf##sfx(c) ? (RT)1 : (RT)0, c);               \
+                d = copysign##sfx(ga_fisinf##sfx(d) ? (RT)1 : (RT)0, d);               \
+                a = a != a ? copysign##sfx((RT)0, a) : a;                              \
+                b = b != b ? copysign##sfx((RT)0, b) : b;                              \
+                again = 1;                                                             \
+            }                                                                          \
+            if (!again && (ga_fisinf##sfx(ac) || ga_fisinf##sfx(bd) || ga_fisinf##sfx(ad) || \
+                           ga_fisinf##sfx(bc))) {                                      \
+                a = a != a ? copysign##sfx((RT)0, a) : a;                              \
+                b = b != b ? copysign##sfx((RT)0, b) : b;                              \
+                c = c != c ? copysign##sfx((RT)0, c) : c;                              \
+                d = d != d ? copysign##sfx((RT)0, d) : d;                              \
+                again = 1;                                                             \
+            }                                                                          \
+            if (again) {                                                               \
+                x = (RT)INFINITY * (a * c - b * d);                                    \
+                y = (RT)INFINITY * (a * d + b * c);                                    \
+            }                                                                          \
+        }                                                                              \
+        return ga_cmk_##dt(x, y);                                                      \
+    }                                                                                  \
+    /* NumPy's complex power: integer exponents below 100 in magnitude by repeated     \
+     * squaring (1, 2 and 3 as plain products, so inf ** 1 is inf), else exp(w log z). */ \
     GA_HD static inline CT ga_cpow_##dt(CT z, CT w)                                    \
     {                                                                                  \
         if (w.re == 0 && w.im == 0) {                                                  \
             return ga_cmk_##dt((RT)1, (RT)0);                                          \
         }                                                                              \
-        if (z.re == 0 && z.im == 0) {                                                  \
-            if (w.re > 0 && w.im == 0) {                                               \
-                return ga_cmk_##dt((RT)0, (RT)0);                                      \
-            }                                                                          \
-            return ga_cmk_##dt((RT)NAN, (RT)NAN);                                      \
+        if (z.re == 0 && z.im == 0) { /* |0 ** w| = 0 ** Re w */                       \
+            return w.re > 0 ? ga_cmk_##dt((RT)0, (RT)0) : ga_cmk_##dt((RT)NAN, (RT)NAN); \
         }                                                                              \
-        if (w.im == 0 && w.re == floor##sfx(w.re) && fabs##sfx(w.re) <= 100) {         \
+        if (w.im == 0 && w.re == floor##sfx(w.re) && fabs##sfx(w.re) < 100) {          \
             int n = (int)w.re, neg = n < 0;                                            \
+            if (n == 1) {                                                              \
+                return z;                                                              \
+            }                                                                          \
+            if (n == 2) {                                                              \
+                return ga_cmul_##dt(z, z);                                             \
+            }                                                                          \
+            if (n == 3) {                                                              \
+                return ga_cmul_##dt(ga_cmul_##dt(z, z), z);                            \
+            }                                                                          \
             unsigned e = (unsigned)(neg ? -n : n);                                     \
             CT r = ga_cmk_##dt((RT)1, (RT)0), base = z;                                \
             while (e) {                                                                \
                 if (e & 1u) {                                                          \
                     r = ga_cmul_##dt(r, base);                                         \
                 }                                                                      \
-                base = ga_cmul_##dt(base, base);                                       \
                 e >>= 1;                                                               \
+                if (e) {                                                               \
+                    base = ga_cmul_##dt(base, base);                                   \
+                }                                                                      \
             }                                                                          \
             return neg ? ga_cdiv_##dt(ga_cmk_##dt((RT)1, (RT)0), r) : r;               \
         }                                                                              \
-        return ga_cexp_##dt(ga_cmul_##dt(w, ga_clog_##dt(z)));                         \
+        return ga_cexp_##dt(ga_cmul_annexg_##dt(w, ga_clog_##dt(z)));                  \
+    }                                                                                  \
+    /* NumPy's reciprocal: 1 / z by Smith's scaling with the quotient's parts taken   \
+     * directly (1/0 is NaN + NaN j there, not the division's inf) */                  \
+    GA_HD static inline CT ga_crecip_##dt(CT z)                                        \
+    {                                                                                  \
+        if (fabs##sfx(z.im) <= fabs##sfx(z.re)) {                                      \
+            RT r = z.im / z.re, d = z.re + z.im * r;                                   \
+            return ga_cmk_##dt((RT)1 / d, -r / d);                                     \
+        }                                                                              \
+        RT r = z.re / z.im, d = z.re * r + z.im;                                       \
+        return ga_cmk_##dt(r / d, (RT)-1 / d);                                         \
     }                                                                                  \
     /* NumPy's complex order: lexicographic; any NaN compares false */                 \
     GA_HD static inline int ga_cless_##dt(CT a, CT b)                                  \
@@ -569,18 +820,24 @@ ga_nextafter_half(uint16_t a, uint16_t b)
     }                                                                                  \
     GA_HD static inline CT ga_csign_##dt(CT z)                                         \
     {                                                                                  \
-        if (ga_cisnan_##dt(z)) {                                                       \
+        /* NumPy: two infinite parts are NaN, one wins over a NaN in the other       \
+         * (sign(nan + inf j) is 1j), then NaN, then zero */                                            \
+        if (ga_fisinf##sfx(z.re) && ga_fisinf##sfx(z.im)) {                            \
             return ga_cmk_##dt((RT)NAN, (RT)NAN);                                      \
-        }                                                                              \
-        if (z.re == 0 && z.im == 0) {                                                  \
-            return ga_cmk_##dt((RT)0, (RT)0);                                          \
         }                                                                              \
         if (ga_fisinf##sfx(z.re) || ga_fisinf##sfx(z.im)) {                            \
             RT re = ga_fisinf##sfx(z.re) ? copysign##sfx((RT)1, z.re) : (RT)0;         \
             RT im = ga_fisinf##sfx(z.im) ? copysign##sfx((RT)1, z.im) : (RT)0;         \
             return ga_cscale_##dt(ga_cmk_##dt(re, im), (RT)1 / hypot##sfx(re, im));    \
         }                                                                              \
-        return ga_cdiv_##dt(z, ga_cmk_##dt(ga_cabs_##dt(z), (RT)0));                   \
+        if (ga_cisnan_##dt(z)) {                                                       \
+            return ga_cmk_##dt((RT)NAN, (RT)NAN);                                      \
+        }                                                                              \
+        if (z.re == 0 && z.im == 0) {                                                  \
+            return ga_cmk_##dt((RT)0, (RT)0);                                          \
+        }                                                                              \
+        RT a = ga_cabs_##dt(z); /* each part over |z|, as NumPy: -0 + 1j keeps -0 */  \
+        return ga_cmk_##dt(z.re / a, z.im / a);                                        \
     }
 
 GA_K_CMATH(complex64, ga_c64, float, f)
@@ -898,7 +1155,7 @@ GA_K_WHERE(float64, 8, 8)
     GA_K_U(logical_not, dt, CT, ga_st_bool, !ga_cnz_##dt(x))                           \
     GA_K_U(sqrt, dt, CT, ga_st_##dt, ga_csqrt_##dt(x))                                 \
     GA_K_U(square, dt, CT, ga_st_##dt, ga_cmul_##dt(x, x))                             \
-    GA_K_U(reciprocal, dt, CT, ga_st_##dt, ga_cdiv_##dt(ga_cmk_##dt(1, 0), x))         \
+    GA_K_U(reciprocal, dt, CT, ga_st_##dt, ga_crecip_##dt(x))                           \
     GA_K_U(exp, dt, CT, ga_st_##dt, ga_cexp_##dt(x))                                   \
     GA_K_U(expm1, dt, CT, ga_st_##dt, ga_cexpm1_##dt(x))                               \
     GA_K_U(exp2, dt, CT, ga_st_##dt,                                                   \
@@ -963,35 +1220,58 @@ GA_K_CPLX(complex128, ga_c128, double, float64, )
  * cast rounds once (not via double). */
 
 /* float -> integer, the one rule of every path (astype, setitem from an array,
- * reductions and scans with an integer dtype=, on every device): truncate toward
- * zero; NaN gives 0; a value beyond the target's range (infinities included)
- * saturates to its minimum or maximum. C leaves such conversions undefined and NumPy
- * gives whatever the CPU does (x86: the "integer indefinite" INT_MIN, then wrapped),
- * so gpuarr defines them once, the same on every device. The bounds compare as
- * doubles: (double)INT64_MAX rounds up to 2^63, which is already out of range. */
-#define GA_K_F2I(dt, T, LO, HI)                                                        \
+ * reductions and scans with an integer dtype=, on every device): NumPy's results on
+ * x86, written out so every device gives them. C leaves a conversion of NaN or of a
+ * value beyond the target's range undefined; NumPy gives what x86's truncating
+ * conversion (cvttsd2si) gives, the "integer indefinite" INT_MIN of its 32- or
+ * 64-bit form, and narrower targets keep the low bits of the 32-bit result:
+ *   int64: truncate toward zero; NaN and out of range give INT64_MIN;
+ *   int32: the same with INT32_MIN;
+ *   int8, int16, uint8, uint16: the int32 result, wrapped (300.0 -> int8 is 44,
+ *     -1.0 -> uint8 is 255, NaN and inf -> 0);
+ *   uint32: the int64 result, wrapped (-1.0 -> 4294967295);
+ *   uint64: values from 2^63 up convert as (v - 2^63) + 2^63, the rest as int64
+ *     (the two-range sequence compilers emit: -1.0 -> 2^64 - 1, inf -> 0, NaN -> 2^63).
+ * NumPy's own SIMD loops differ from this for uint32 on some inputs (a NaN in a long
+ * array); the scalar results are the ones kept. The bounds compare as doubles
+ * (both are exact powers of two). */
+GA_HD static inline int64_t
+ga_f64_cvt_i64(double v)
+{
+    if (v >= -9223372036854775808.0 && v < 9223372036854775808.0) {
+        return (int64_t)v;
+    }
+    return INT64_MIN;
+}
+GA_HD static inline int32_t
+ga_f64_cvt_i32(double v)
+{
+    if (v > -2147483649.0 && v < 2147483648.0) {
+        return (int32_t)v;
+    }
+    return INT32_MIN;
+}
+#define GA_K_F2I(dt, T, CVT, UT)                                                       \
     GA_HD static inline T ga_f64_to_##dt(double v)                                     \
     {                                                                                  \
-        if (v != v) {                                                                  \
-            return 0;                                                                  \
-        }                                                                              \
-        if (v <= (double)(LO)) {                                                       \
-            return (LO);                                                               \
-        }                                                                              \
-        if (v >= (double)(HI)) {                                                       \
-            return (HI);                                                               \
-        }                                                                              \
-        return (T)v;                                                                   \
+        return (T)(UT)CVT(v);                                                          \
     }
-GA_K_F2I(int8, int8_t, INT8_MIN, INT8_MAX)
-GA_K_F2I(int16, int16_t, INT16_MIN, INT16_MAX)
-GA_K_F2I(int32, int32_t, INT32_MIN, INT32_MAX)
-GA_K_F2I(int64, int64_t, INT64_MIN, INT64_MAX)
-GA_K_F2I(uint8, uint8_t, 0, UINT8_MAX)
-GA_K_F2I(uint16, uint16_t, 0, UINT16_MAX)
-GA_K_F2I(uint32, uint32_t, 0, UINT32_MAX)
-GA_K_F2I(uint64, uint64_t, 0, UINT64_MAX)
+GA_K_F2I(int8, int8_t, ga_f64_cvt_i32, uint32_t)
+GA_K_F2I(int16, int16_t, ga_f64_cvt_i32, uint32_t)
+GA_K_F2I(int32, int32_t, ga_f64_cvt_i32, uint32_t)
+GA_K_F2I(int64, int64_t, ga_f64_cvt_i64, uint64_t)
+GA_K_F2I(uint8, uint8_t, ga_f64_cvt_i32, uint32_t)
+GA_K_F2I(uint16, uint16_t, ga_f64_cvt_i32, uint32_t)
+GA_K_F2I(uint32, uint32_t, ga_f64_cvt_i64, uint64_t)
 #undef GA_K_F2I
+GA_HD static inline uint64_t
+ga_f64_to_uint64(double v)
+{
+    if (v >= 9223372036854775808.0) {
+        return (uint64_t)ga_f64_cvt_i64(v - 9223372036854775808.0) ^ (UINT64_C(1) << 63);
+    }
+    return (uint64_t)ga_f64_cvt_i64(v);
+}
 
 #define GA_K_W_INT(dt, T)                                                              \
     GA_HD static inline void ga_w_i_##dt(char *o, int64_t v)                           \

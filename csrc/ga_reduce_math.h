@@ -43,8 +43,8 @@
  *                               ga_rm_bool_combine(a, b, op).
  *
  * The final accumulator reaches the output dtype through ga_kernels.h's writers
- * (ga_rm_store_<k>): the elementwise cast's rules, so float -> int truncates, NaN
- * gives 0 and out-of-range values saturate (ga_f64_to_<dt>), integers wrap. Elements
+ * (ga_rm_store_<k>): the elementwise cast's rules, so float -> int truncates and NaN
+ * or out-of-range values give NumPy's x86 results (ga_f64_to_<dt>), integers wrap. Elements
  * reach an accumulator through the same casts (GA_K_READ_<dtype>, ga_k_cast_*).
  *
  * Floating scans accumulate in double (complex128) on every device and round once,

@@ -29,7 +29,7 @@ void ga_scalar_read(ga_dtype t, const void *p, ga_scalar_value *out);
 /* Write v as one element of dtype t into out (zero-filled first), converted by the
  * writers the kernels use (ga_w_<i|u|d|c>_<dtype>): v->kind picks the source (BOOL and
  * INT: i; UINT: u; FLOAT: re; COMPLEX: re and im). Integers wrap into narrower
- * integer types; floats go to integers with NaN as 0 and saturation (ga_kernels.h). */
+ * integer types; floats go to integers by the float -> int rule (ga_kernels.h). */
 void ga_scalar_write(ga_dtype t, const ga_scalar_value *v, ga_scalar_bytes *out);
 
 #ifdef __cplusplus

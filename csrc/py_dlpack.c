@@ -610,6 +610,19 @@ check_tensor(const DLTensor *t, ga_device *dev, ga_array *arr, char **first,
         buffer_error("DLPack strides reach past the end of the address space");
         return -1;
     }
+    /* Host memory must hold whole elements at their alignment (a complex number at its
+     * part's): NumPy's arrays and the BLAS/LAPACK gpuarr hands them to assume it, and a
+     * float64 at data + 4 is no array NumPy makes. A CUDA tensor may be unaligned: the
+     * core stages such operands through aligned scratch (ga_element_aligned). */
+    int align = ga_dtype_kind((ga_dtype)arr->dtype) == GA_KIND_COMPLEX ? itemsize / 2 : itemsize;
+    if (dev->kind == GA_DEV_CPU && align > 1 && addr % (uintptr_t)align != 0) {
+        buffer_error("DLPack data + byte_offset (%llu) is not aligned to %s's %d bytes: "
+                     "gpuarr does not import misaligned host memory; have the producer "
+                     "copy it first (e.g. numpy.array(x))",
+                     (unsigned long long)t->byte_offset, ga_dtype_infos[arr->dtype].name,
+                     align);
+        return -1;
+    }
     *first = (char *)addr;
     return 0;
 }

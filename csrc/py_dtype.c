@@ -37,13 +37,30 @@ dtype_from_object(PyObject *o, ga_dtype *out)
         PyObject *numpy = mods ? PyDict_GetItemString(mods, "numpy") : NULL;
         if (numpy != NULL) {
             PyObject *dt = PyObject_CallMethod(numpy, "dtype", "O", o);
+            int native = 1;
             if (dt != NULL) {
-                name = PyObject_GetAttrString(dt, "name");
-                Py_DECREF(dt);
+                /* '>i4' on a little-endian machine: NumPy's name says int32, but the
+                 * elements it describes are byte-swapped; gpuarr stores none such */
+                PyObject *isnative = PyObject_GetAttrString(dt, "isnative");
+                native = isnative == NULL || PyObject_IsTrue(isnative) != 0;
+                Py_XDECREF(isnative);
+                name = native ? PyObject_GetAttrString(dt, "name") : NULL;
             }
             if (name == NULL) {
                 PyErr_Clear();
             }
+            if (!native) {
+                PyObject *str = PyObject_GetAttrString(dt, "str");
+                PyErr_Format(PyExc_TypeError,
+                             "dtype %R is not in the machine's byte order; gpuarr "
+                             "arrays hold native-order elements (convert with "
+                             "a.astype(a.dtype.newbyteorder('=')))",
+                             str ? str : o);
+                Py_XDECREF(str);
+                Py_DECREF(dt);
+                return -1;
+            }
+            Py_XDECREF(dt);
         }
     }
     if (name == NULL) {

@@ -5,8 +5,11 @@
  * Host data used as an index: Python lists/tuples of ints (or bools) are accepted for
  * arrays on any device; for a GPU array they are put on the device first, which is a
  * host-to-device transfer the ledger counts (they are small and common in user code,
- * x[[0, 2]]). A NumPy array beside a GPU array is refused (DeviceMismatchError), as
- * everywhere else in gpuarr.
+ * x[[0, 2]]). NumPy integer and bool arrays used as an index are the same kind of
+ * host data and follow the same path (since issue 31: Dask indexes GPU chunks with
+ * NumPy index grids and lists turned into NumPy arrays): checked on the host, then one
+ * counted upload. A NumPy array as an assigned value (x[i] = ndarray) or an operand
+ * stays a DeviceMismatchError beside a GPU array: that is data, not a key.
  */
 #include "py_common.h"
 
@@ -112,11 +115,8 @@ asarray_on(PyObject *obj, ga_device dev)
  * marked as host data: the core checks its indices on the host and uploads it to x's
  * device (ga_key.host), so an out-of-range index raises at once on every device. */
 static PyObject *
-host_index_array(PyObject *o, const ga_array *x)
+host_index_array(PyObject *o)
 {
-    if (is_numpy_array(o) && ga_array_device(x).kind != GA_DEV_CPU) {
-        return device_mismatch_host("indexing", x);
-    }
     PyObject *arr = asarray_on(o, ga_cpu());
     if (arr == NULL) {
         if (PyErr_ExceptionMatches(PyExc_ValueError) ||
@@ -178,7 +178,7 @@ parse_one(PyObject *o, const ga_array *x, parsed_key *k)
         key->step = step;
     } else if (PyBool_Check(o) || PyObject_IsInstance(o, np_bool) == 1 ||
                PyList_Check(o) || PyTuple_Check(o) || is_numpy_array(o)) {
-        PyObject *arr = host_index_array(o, x);
+        PyObject *arr = host_index_array(o);
         if (arr == NULL) {
             return -1;
         }

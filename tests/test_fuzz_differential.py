@@ -168,8 +168,8 @@ def _array_index_step(rng, pool, dev, log, i, g, n, write):
         vals = np.array([rng.randint(-4, 8) for _ in range(int(np.prod(shape[nd:])))])
         nv = vals.reshape(shape[nd:]).astype(rng.choice(DTYPES))
         if n.dtype.kind == "u" and nv.dtype.kind in "fc":
-            # a float outside the target's range converts by gpuarr's rule (saturate,
-            # ga_kernels.h) and by whatever NumPy's CPU does: keep them inside (the
+            # a float outside the target's range converts by gpuarr's rule (NumPy's x86
+            # scalar results, ga_kernels.h) and NumPy's SIMD loops may differ: keep them inside (the
             # values are -4..8, so only negatives into unsigned types are outside)
             nv = np.where(nv.real < 0, -nv, nv).astype(nv.dtype)
         gv = gpuarr.asarray(nv, device=dev)
@@ -252,8 +252,131 @@ def _one_step(rng, pool, dev, log):
         _mask_step(rng, pool, dev, log, i, g, n)
     elif op < 0.30:
         _out_step(rng, pool, dev, log, i, g, n)
+    elif op < 0.38:
+        rng.choice([_along_axis_step, _sorter_step, _ufunc_dtype_step,
+                    _complex_special_step])(rng, pool, dev, log, i, g, n)
     else:
-        _old_step(rng, pool, dev, log, op, i, g, n)
+        _old_step(rng, pool, dev, log, 0.30 + (op - 0.38) * 0.70 / 0.62, i, g, n)
+
+
+# --- issue 31's corners: per-axis index arrays, sorter=, ufunc out=/dtype=, complex
+# special values --------------------------------------------------------------------
+
+def _along_axis_step(rng, pool, dev, log, i, g, n):
+    """take_along_axis: each index is checked against its own axis (one that would be
+    in range as a flat index into x must still raise)."""
+    if n.ndim == 0:
+        return
+    axis = rng.randrange(n.ndim)
+    d = n.shape[axis]
+    shape = list(n.shape)
+    shape[axis] = rng.randint(0, 3)
+    vals = [rng.randrange(-d, d) if d else 0 for _ in range(int(np.prod(shape)))]
+    if vals and rng.random() < 0.3:
+        vals[rng.randrange(len(vals))] = rng.choice([d, d + 1, -d - 1])
+    idx = np.array(vals, dtype=rng.choice(["int64", "int32", "int8"])).reshape(shape)
+    log.append(f"take_along_axis(#{i}, {idx.dtype}{idx.tolist()}, axis={axis})")
+    gi = gpuarr.asarray(idx, device=dev)
+    try:
+        want = np.take_along_axis(n, idx, axis=axis)
+    except IndexError:
+        _refused(lambda: gpuarr.take_along_axis(g, gi, axis=axis).numpy())
+        return
+    _close(gpuarr.take_along_axis(g, gi, axis=axis), want, log[-1])
+
+
+def _sorter_step(rng, pool, dev, log, i, g, n):
+    """searchsorted with sorter= (sometimes of the wrong length) and Python scalars
+    beyond the array's integer range."""
+    if n.ndim != 1 or n.dtype.kind not in "iuf":
+        return
+    order = np.argsort(n, kind="stable")
+    if rng.random() < 0.2 and n.size:
+        order = order[: rng.randrange(n.size)]  # too short: both refuse
+    side = rng.choice(["left", "right"])
+    v = rng.choice([rng.randint(-5, 9), 300, -300, 2**40])
+    log.append(f"searchsorted(#{i}, {v}, side={side}, sorter={order.tolist()})")
+    gs = gpuarr.asarray(order.astype(np.int64), device=dev)
+    try:
+        want = np.searchsorted(n, v, side=side, sorter=order)
+    except (ValueError, OverflowError):
+        _refused(lambda: gpuarr.searchsorted(g, v, side=side, sorter=gs))
+        return
+    got = gpuarr.searchsorted(g, v, side=side, sorter=gs)
+    assert int(got) == int(want), log[-1]
+
+
+def _ufunc_dtype_step(rng, pool, dev, log, i, g, n):
+    """np.<ufunc>(a, b, out=, dtype=) through NumPy's protocol: the same loop, or the
+    same refusal (casting='same_kind' on inputs and output)."""
+    j = rng.randrange(len(pool))
+    g2, n2 = pool[j]
+    name = rng.choice(["add", "multiply", "subtract", "maximum"])
+    dtype = rng.choice(["int8", "int64", "uint8", "float32", "float64", "complex64"])
+    with np.errstate(all="ignore"):
+        try:
+            shape = np.asarray(getattr(np, name)(n, n2)).shape
+        except Exception:
+            return
+    odt = rng.choice(DTYPES)
+    no = np.zeros(shape, dtype=odt)
+    go = gpuarr.asarray(no, device=dev)
+    use_out = rng.random() < 0.7
+    log.append(f"np.{name}(#{i}, #{j}, dtype={dtype}"
+               + (f", out={odt}{shape})" if use_out else ")"))
+    kw = {"dtype": dtype, **({"out": no} if use_out else {})}
+    with np.errstate(all="ignore"):
+        try:
+            want = getattr(np, name)(n, n2, **kw)
+        except (TypeError, ValueError, OverflowError):
+            _refused(lambda: getattr(np, name)(g, g2, dtype=dtype,
+                                               **({"out": go} if use_out else {})))
+            return
+        got = getattr(np, name)(g, g2, dtype=dtype, **({"out": go} if use_out else {}))
+    if use_out:
+        assert got is go, log[-1]
+    _close(got, want, log[-1])
+
+
+_SPECIAL = [0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan]
+_CUNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin",
+           "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log1p", "expm1",
+           "reciprocal", "sign", "square"]
+
+
+def _same_special(got, want, what):
+    """Equal values with the same signs of zero and infinity; any NaN matches NaN; finite
+    nonzero values within the dtype's tolerance."""
+    tol = 1e-5 if want.dtype in (np.float32, np.complex64) else 1e-12
+    for part in ("real", "imag"):
+        a, b = getattr(got, part), getattr(want, part)
+        for x, y in zip(a.ravel().tolist(), b.ravel().tolist()):
+            if x != x and y != y:
+                continue
+            if y == 0 or np.isinf(y) or x == 0:
+                assert x == y and np.signbit(x) == np.signbit(y), f"{what}: {got} != {want}"
+            else:
+                assert abs(x - y) <= tol * abs(y), f"{what}: {got} != {want}"
+
+
+def _complex_special_step(rng, pool, dev, log, i, g, n):
+    """A complex function at infinities, NaN and signed zeros (C99 Annex G, as NumPy
+    gives them), on this sequence's device."""
+    dtype = rng.choice(["complex64", "complex128"])
+    z = np.array([complex(rng.choice(_SPECIAL), rng.choice(_SPECIAL))
+                  for _ in range(rng.randint(1, 6))], dtype=dtype)
+    name = rng.choice(_CUNARY + ["pow"])
+    log.append(f"{name}({z.tolist()})")
+    gz = gpuarr.asarray(z, device=dev)
+    with np.errstate(all="ignore"):
+        if name == "pow":
+            w = np.array([complex(rng.choice(_SPECIAL), rng.choice(_SPECIAL))
+                          for _ in range(z.size)], dtype=dtype)
+            log[-1] += f" ** {w.tolist()}"
+            want, got = z ** w, gz ** gpuarr.asarray(w, device=dev)
+        else:
+            want, got = getattr(np, name)(z), getattr(gpuarr, name)(gz)
+    _same_special(got.numpy(), want, log[-1])
 
 
 def _old_step(rng, pool, dev, log, op, i, g, n):
@@ -323,7 +446,7 @@ def _old_step(rng, pool, dev, log, op, i, g, n):
             info = np.iinfo(n.dtype)
             r = n2.real.astype(np.float64)  # float32 would round the bounds
             if not np.all((r >= info.min) & (r < float(info.max) + 1.0)):
-                return  # beyond the range: gpuarr saturates, NumPy does what its CPU does
+                return  # beyond the range: NumPy's SIMD loops differ from its scalar rule
         with np.errstate(all="ignore"):
             try:
                 src = n2.copy()  # the oracle reads the source first

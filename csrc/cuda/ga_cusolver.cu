@@ -268,6 +268,64 @@ conj_transpose(int dev, cudaStream_t s, int64_t batch, int64_t rows, int64_t col
     return GA_OK;
 }
 
+/* --- NaN check before gesvd ------------------------------------------------------
+ * gesvd on a matrix holding NaN may iterate to its limit or hand back NaN with info 0;
+ * NumPy (whose gesdd refuses NaN) raises "SVD did not converge". Every device checks
+ * first, so they agree: a flag per matrix, read with devInfo in the call's one wait. */
+
+__device__ inline bool
+nan_of(float x)
+{
+    return x != x;
+}
+__device__ inline bool
+nan_of(double x)
+{
+    return x != x;
+}
+__device__ inline bool
+nan_of(cuComplex x)
+{
+    return x.x != x.x || x.y != x.y;
+}
+__device__ inline bool
+nan_of(cuDoubleComplex x)
+{
+    return x.x != x.x || x.y != x.y;
+}
+
+/* flag[b] = 1 when matrix b (`each` elements) holds a NaN. One thread per element,
+ * grid-stride, coalesced reads; every thread that writes a flag writes the same 1, so
+ * the unordered stores need no atomics. */
+template <typename T>
+__global__ void
+k_flag_nan(int64_t batch, int64_t each, const T *a, int *flag)
+{
+    int64_t total = batch * each;
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += step) {
+        if (nan_of(a[idx])) {
+            flag[idx / each] = 1;
+        }
+    }
+}
+
+template <typename T>
+int
+flag_nan(int dev, cudaStream_t s, int64_t batch, int64_t each, const void *a, int *flag)
+{
+    GA_CUDA_TRY(cudaMemsetAsync(flag, 0, sizeof(int) * (size_t)batch, s));
+    if (batch * each == 0) {
+        return GA_OK;
+    }
+    unsigned grid, block;
+    ga_cuda_launch_dims(dev, batch * each, &grid, &block);
+    GA_LAUNCH(k_flag_nan<T>, grid, block, 0, s, batch, each, (const T *)a, flag);
+    GA_CUDA_TRY(cudaGetLastError());
+    return GA_OK;
+}
+
 /* Scratch blocks of one call, returned to the caching allocator in stream order
  * (queued work that still uses them runs before any later reuse). */
 struct scratch {
@@ -307,13 +365,17 @@ failure_text(int op)
     }
 }
 
-/* The one host wait of a call: every matrix's devInfo at once. */
+/* The one host wait of a call: every matrix's devInfo at once, followed (with
+ * `nan_flags`) by the batch's NaN flags (flag_nan), a NaN being a numerical failure. */
 int
-check_info(int dev, const ga_linalg_desc *d, const int *dinfo)
+check_info(int dev, const ga_linalg_desc *d, const int *dinfo, int nan_flags = 0)
 {
-    std::vector<int> info((size_t)d->batch);
+    std::vector<int> info((size_t)d->batch * (nan_flags ? 2 : 1));
     GA_TRY(ga_cuda_copy_to_host(dev, info.data(), dinfo, sizeof(int) * info.size()));
     for (int64_t i = 0; i < d->batch; i++) {
+        if (nan_flags && info[(size_t)(d->batch + i)]) {
+            info[i] = 1;
+        }
         if (info[i] < 0) {
             return ga_error(GA_ERR_RUNTIME, "linalg: cuSOLVER refused argument %d (op %d)",
                             -info[i], (int)d->op);
@@ -340,7 +402,7 @@ run(int dev, cudaStream_t s, cusolverDnHandle_t h, const F &f, const ga_linalg_d
     int *info = NULL;
     T *work = NULL;
     int lwork = 0;
-    GA_TRY(mem.get(d->batch, &info));
+    GA_TRY(mem.get(2 * d->batch, &info)); /* devInfo, then SVD's NaN flags */
     switch ((ga_linalg_op)d->op) {
     case GA_LINALG_SOLVE:
     case GA_LINALG_LU: {
@@ -399,6 +461,7 @@ run(int dev, cudaStream_t s, cusolverDnHandle_t h, const F &f, const ga_linalg_d
         signed char job = d->mode == 0 ? 'N' : d->mode == 1 ? 'S' : 'A';
         int ucols = d->mode == 2 ? rm : k, vrows = d->mode == 2 ? rn : k;
         T *src = a0, *u = (T *)d->u, *vt = (T *)d->vh;
+        GA_TRY(flag_nan<T>(dev, s, d->batch, astep, a0, info + d->batch));
         if (wide) {
             GA_TRY(mem.get((size_t)d->batch * (size_t)astep, &src));
             GA_TRY(conj_transpose<T>(dev, s, d->batch, m, n, a0, src));
@@ -423,7 +486,7 @@ run(int dev, cudaStream_t s, cusolverDnHandle_t h, const F &f, const ga_linalg_d
             GA_TRY(conj_transpose<T>(dev, s, d->batch, vrows, rn, vt, d->u));
             GA_TRY(conj_transpose<T>(dev, s, d->batch, rm, ucols, u, d->vh));
         }
-        return check_info(dev, d, info);
+        return check_info(dev, d, info, 1);
     }
     case GA_LINALG_QR: {
         int qc = (int)d->qcols, lw2 = 0;

@@ -280,7 +280,7 @@ ga_ld_as(const char *p)
 
 /* Store a value held as A into element p of runtime dtype `dt`, through
  * ../ga_kernels.h's writers: the elementwise cast's rules exactly (integers wrap,
- * float -> int saturates and NaN gives 0), the same as the CPU's reductions and scans.
+ * float -> int as NumPy on x86, ga_f64_to_<dt>), the same as the CPU's reductions and scans.
  * Called once per output element, so the switch costs nothing that matters. */
 template <class A>
 static GA_HD inline void

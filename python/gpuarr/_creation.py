@@ -49,8 +49,21 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
             x = from_dlpack(obj, device=device, copy=copy)
             return x if dtype is None else _from_array(x, dtype, None, False if copy is
                                                        False else None)
-    if isinstance(obj, (memoryview, bytes, bytearray)):
+    if isinstance(obj, (memoryview, bytearray)):
         return _core._from_buffer(obj, dtype=dtype, device=device, copy=copy)
+    if isinstance(obj, bytes):
+        # NumPy reads bytes as one string, not as a buffer of uint8: b"abc" with
+        # dtype=float32 is a ValueError there, never three floats
+        raise TypeError("cannot make a gpuarr array from bytes (NumPy reads them as a "
+                        "string); for their values use bytearray(b) or memoryview(b), "
+                        "to reinterpret them numpy.frombuffer(b, dtype)")
+    if isinstance(obj, _np.ndarray) and not obj.dtype.isnative:
+        # a byte-swapped NumPy array ('>i4'): converted as NumPy converts it, the
+        # values kept (gpuarr stores native-order elements only)
+        if copy is False:
+            raise ValueError(f"copy=False, but a {obj.dtype.str!r} array needs a copy "
+                             f"into the machine's byte order")
+        obj, copy = obj.astype(obj.dtype.newbyteorder("=")), None
     a = _infer_numpy(obj, dtype)
     if a is not obj and not isinstance(obj, _np.ndarray):
         # NumPy just made `a` from Python data: it is already a private copy

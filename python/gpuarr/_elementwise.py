@@ -201,9 +201,9 @@ def _round(self, decimals=0):
 
     Round to `decimals` decimal places, halves to even (as NumPy's round). Integer
     arrays keep their dtype and round exactly (``decimals < 0`` rounds to tens,
-    hundreds...); ``decimals`` of any size is accepted: where ``10**decimals``
-    overflows the dtype, rounding leaves the values as they are (or, for integers and
-    ``-decimals`` past the dtype's digits, gives 0)."""
+    hundreds...); ``decimals`` of any size is accepted: where ``10**decimals`` (or x
+    times it) overflows the dtype, rounding leaves the values as they are (or, for
+    ``-decimals`` past the dtype's digits, gives signed zeros; integers give 0)."""
     decimals = operator.index(decimals)
     if _is_integer_dtype(self.dtype):
         return _round_integers(self, decimals)
@@ -213,7 +213,14 @@ def _round(self, decimals=0):
     if abs(decimals) > finfo.maxexp * 0.30103:  # 10**|decimals| overflows the dtype
         return self.copy() if decimals > 0 else _core.multiply(self, 0)
     scale = 10.0 ** decimals
-    return _core.divide(_core.round(_core.multiply(self, scale)), scale)
+    scaled = _core.multiply(self, scale)
+    out = _core.divide(_core.round(scaled), scale)
+    if decimals > 0:
+        # x * 10**d overflowing (1e10 at d = 308) means x has no digits there to
+        # round: x itself, where NumPy's own computation gives inf
+        out = _core.where(_core.logical_and(_core.isinf(scaled), _core.isfinite(self)),
+                          self, out)
+    return out
 
 
 def _is_integer_dtype(dtype):

@@ -198,10 +198,12 @@ def _swapaxes_method(self, axis1, axis2):
 def ravel(x, /):
     """ravel(x, /)
 
-    ``x`` as 1-d in C order: a view when possible, else a copy.
+    ``x`` as 1-d in C order: a view when ``x`` is C-contiguous, else a copy (as
+    NumPy's ravel; ``reshape(x, (-1,))`` returns a view whenever the strides allow,
+    so writing into it may write into x).
     """
     _check(x, "ravel")
-    return _core._reshape(x, (-1,), None)
+    return _core._reshape(x, (-1,), None if x.is_contiguous else True)
 
 
 @method("ravel")

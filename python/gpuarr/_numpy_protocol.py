@@ -242,7 +242,11 @@ def _np_diagonal(a, offset=0, axis1=0, axis2=1):
 def _np_outer(a, b, out=None):
     if out is not None:
         raise TypeError("gpuarr.linalg.outer has no out=; assign the result instead")
-    return _gpuarr().linalg.outer(a, b)
+    ga = _gpuarr()
+    # numpy.outer flattens its inputs (the array API's linalg.outer takes 1-D only)
+    a, b = (ga.reshape(v, (-1,)) if isinstance(v, Array) and v.ndim != 1 else v
+            for v in (a, b))
+    return ga.linalg.outer(a, b)
 
 
 def _like(name, a, fill, dtype, order, shape, device):
@@ -261,9 +265,9 @@ def _like(name, a, fill, dtype, order, shape, device):
 
 def _np_array_like(name, obj, dtype, copy, order, ndmin, device):
     """numpy.array / numpy.asarray with like=x (Dask makes its empty chunks this way):
-    a gpuarr array on x's device (Python data goes there as with gpuarr.asarray;
-    NumPy arrays beside a GPU array were refused before this point), ndmin leading
-    axes of length 1 added as NumPy does."""
+    a gpuarr array on x's device (Python data and NumPy arrays go there as with
+    gpuarr.asarray(data, device=x.device), a counted copy), ndmin leading axes of
+    length 1 added as NumPy does."""
     ga = _gpuarr()
     if order not in (None, "K", "A", "C"):
         raise TypeError(f"numpy.{name}(..., like=<gpuarr.Array>) makes C-order arrays; "
@@ -403,8 +407,11 @@ def _array_function(self, func, types, args, kwargs):
         return NotImplemented
     fn, ga_name = _lookup(func)
     if fn in (_np_array, _np_asarray):
-        # np.array(data, like=x): NumPy drops like= and calls x's hook (NEP 35)
-        kwargs = dict(kwargs, like=self)
+        # np.array(data, like=x): NumPy drops like= and calls x's hook (NEP 35). The
+        # call asks for data on x's device, so NumPy data goes there as Python lists
+        # do: an explicit, counted host-to-device copy (gpuarr.asarray(data,
+        # device=x.device)), not an operand met by chance
+        return fn(*args, **dict(kwargs, like=self))
     dev = _device_of(args, kwargs)
     args = tuple(_host_to(a, dev) for a in args)
     kwargs = {k: _host_to(v, dev) for k, v in kwargs.items()}
@@ -421,14 +428,28 @@ _UFUNC_DEFAULTS = {"casting": "same_kind", "order": "K", "dtype": None, "subok":
                    "signature": None, "where": True}
 
 
-def _ufunc_call(fn, inputs, out, dtype):
+def _ufunc_call(fn, inputs, out, dtype, name):
     """One ufunc call; NumPy's dtype= (Dask's reductions pass it) picks the loop: the
     inputs are cast to it first (so int8 + int8 with dtype=int64 does not wrap), and a
     function whose result has another kind (a comparison) has its result cast."""
     if dtype is None:
         return fn(*inputs, out=out)
     ga = _gpuarr()
-    dtype = ga.DType(np.dtype(dtype).name)
+    dtype = ga.DType(np.dtype(dtype))  # refuses a byte-swapped dtype ('>i4')
+    npdt = np.dtype(dtype.name)
+    # NumPy's casting rule 'same_kind' on both sides of the loop: float64 inputs do not
+    # go into an int8 loop, and a float64 loop does not write an int8 out= (it would
+    # truncate and wrap in silence)
+    for i, a in enumerate(inputs):
+        # a bool dtype= of a comparison names its output, not the loop
+        if isinstance(a, Array) and npdt.kind != "b" and \
+                not np.can_cast(np.dtype(a.dtype.name), npdt, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc '{name}' input {i} from "
+                            f"dtype('{a.dtype.name}') to dtype('{npdt.name}') with "
+                            f"casting rule 'same_kind'")
+    if out is not None and not np.can_cast(npdt, np.dtype(out.dtype.name), "same_kind"):
+        raise TypeError(f"Cannot cast ufunc '{name}' output from dtype('{npdt.name}') "
+                        f"to dtype('{out.dtype.name}') with casting rule 'same_kind'")
     inputs = tuple(ga.astype(a, dtype, copy=False) if isinstance(a, Array) else a
                    for a in inputs)
     r = fn(*inputs)
@@ -488,7 +509,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             if out is not None:
                 raise TypeError(f"gpuarr.{name} has no out=; assign the result instead")
             fn = _without_out(fn)
-        return _ufunc_call(fn, inputs, out, kwargs.get("dtype"))
+        return _ufunc_call(fn, inputs, out, kwargs.get("dtype"), name)
     table = _REDUCE if method == "reduce" else _ACCUMULATE if method == "accumulate" else {}
     if name not in table or len(inputs) != 1:
         raise _missing(f"numpy.{name}.{method}",

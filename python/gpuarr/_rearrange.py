@@ -210,28 +210,14 @@ def take_along_axis(x, indices, /, *, axis=-1):
         raise ValueError(f"take_along_axis: indices have {indices.ndim} dimensions, x "
                          f"has {x.ndim}: they must have the same number")
     axis = _axis(axis, x.ndim, "take_along_axis")
-    n = x.shape[axis]
-    idx = astype(indices, _core.int64)
-    idx = where(idx < 0, idx + n, idx)
-    out_shape = broadcast_shapes(x.shape[:axis] + (1,) + x.shape[axis + 1:],
-                                 idx.shape)
-    # Flat positions in C order of x: sum over axes of coordinate * element stride.
-    stride, linear = 1, None
-    for d in reversed(range(x.ndim)):
-        if d == axis:
-            coord = idx
-        elif x.shape[d] == 1:
-            stride *= x.shape[d]
-            continue
-        else:
-            coord = reshape(arange(x.shape[d], device=x.device),
-                            (1,) * d + (x.shape[d],) + (1,) * (x.ndim - d - 1))
-        term = coord * stride if stride != 1 else coord
-        linear = term if linear is None else linear + term
-        stride *= x.shape[d]
-    linear = broadcast_to(linear, out_shape)
-    flat = take(reshape(x, (-1,)), reshape(linear, (-1,)))
-    return reshape(flat, out_shape)
+    # One advanced index per axis (NumPy's own construction): the gather checks each
+    # index against its own axis, so [[5]] on a 3x3 array is an IndexError, not a
+    # read from the next row as a flat index into x would be.
+    key = tuple(astype(indices, _core.int64) if d == axis else
+                reshape(arange(x.shape[d], device=x.device),
+                        (1,) * d + (x.shape[d],) + (1,) * (x.ndim - d - 1))
+                for d in range(x.ndim))
+    return x[key]
 
 
 def count_nonzero(x, /, *, axis=None, keepdims=False):

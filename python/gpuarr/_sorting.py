@@ -16,6 +16,7 @@ from typing import NamedTuple
 from . import _core
 from ._core import Array, DeviceMismatchError
 from ._manipulation import concat, moveaxis, reshape, take
+from ._inspection import iinfo
 from ._reduce import cumulative_sum
 
 __all__ = ["sort", "argsort", "searchsorted", "unique_all", "unique_counts",
@@ -79,8 +80,18 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
         raise ValueError(f"searchsorted: x1 must be 1-D, got shape {x1.shape}")
     if sorter is not None:
         _check(sorter, "searchsorted")
+        if sorter.shape != x1.shape:
+            # NumPy's check: a shorter sorter would search a prefix of x1 in silence
+            raise ValueError(f"searchsorted: sorter.size must equal x1.size, got "
+                             f"sorter of shape {sorter.shape} for x1 of shape {x1.shape}")
         x1 = take(x1, sorter)
     if not isinstance(x2, Array):
+        if (type(x2) is int and x1.dtype.kind in "iu"
+                and not (iinfo(x1.dtype).min <= x2 <= iinfo(x1.dtype).max)):
+            # NumPy 2 compares a Python int by value: one beyond x1's range goes
+            # before (too small) or after (too large) every element
+            return _core.full((), x1.shape[0] if x2 > 0 else 0, dtype=_core.int64,
+                              device=x1.device)
         if isinstance(x2, (builtins.bool, int, float, complex)):
             x2 = _core.full((), x2, dtype=_core._ew_resolve("add", x1, x2)[1],
                             device=x1.device)
