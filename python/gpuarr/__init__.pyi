@@ -12,6 +12,7 @@ from numpy.exceptions import AxisError as AxisError
 from . import fft as fft
 from . import linalg as linalg
 from . import nn as nn
+from . import optim as optim
 from . import random as random
 from . import testing as testing
 from ._core import Array as Array
