@@ -236,3 +236,16 @@ def test_optimizer_arguments_are_checked():
         optim.SGD([p, p], lr=0.1)
     with pytest.raises(TypeError, match="unknown hyperparameters"):
         optim.SGD([{"params": [p], "lrr": 0.1}], lr=0.1)
+
+
+def test_an_optimizer_made_before_the_model_moved_says_so_instead_of_not_learning(
+        gpu_device):
+    net = nn.Sequential(nn.Linear(2, 1))
+    opt = optim.SGD(net.parameters(), lr=0.1)  # holds the CPU parameters
+    net.to(gpu_device)
+    for p in net.parameters():
+        p.grad = gpuarr.ones(p.shape, device=gpu_device)  # what backward() gives
+    with pytest.raises(RuntimeError, match=r"moved to gpu\(0\) after the optimizer was "
+                                           r"made.*optim.SGD\(net.parameters\(\)"):
+        opt.step()
+    optim.SGD(net.parameters(), lr=0.1).step()  # made after the move: fine

@@ -144,11 +144,24 @@ class Optimizer:
 
     def _with_grad(self):
         """(group, parameter, gradient) for each parameter that has a gradient."""
+        from .nn._module import moved_to
+
         for g in self.param_groups:
             for p in g["params"]:
                 grad = p.grad
                 if grad is not None:
                     yield g, p, grad
+                elif moved_to(p) is not None:
+                    # the model trains its new parameters; this optimizer would never
+                    # see a gradient, and the model would silently not learn
+                    raise RuntimeError(
+                        f"{type(self).__name__} holds a parameter of a model that was "
+                        f"moved to {moved_to(p)!r} after the optimizer was made: moving a "
+                        "model makes new parameter arrays on the device (an array cannot "
+                        f"change device), so this optimizer would update the old ones on "
+                        f"{p.device!r} and the model would not learn. Make the optimizer "
+                        "after moving the model: net.to(device), then "
+                        f"optim.{type(self).__name__}(net.parameters(), ...)")
 
     def step(self):
         """step()

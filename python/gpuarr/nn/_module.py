@@ -32,6 +32,23 @@ def _is_parameter(obj):
     return ref is not None and ref() is obj
 
 
+# id(parameter) -> (weak reference to it, the device it was moved to) for parameters
+# that Module.to() replaced by a copy on another device: an optimizer made before the
+# move still holds them, and would silently train nothing (optim asks moved_to()).
+_MOVED = {}
+
+
+def _forget_moved(key):
+    return lambda _ref: _MOVED.pop(key, None)
+
+
+def moved_to(p):
+    """The device that ``Module.to()`` moved parameter ``p`` to (replacing it by a new
+    parameter there), or None when it was not replaced."""
+    entry = _MOVED.get(id(p))
+    return entry[1] if entry is not None and entry[0]() is p else None
+
+
 def _trainable_dtype(dtype):
     from .._inspection import isdtype
 
@@ -359,6 +376,7 @@ class Module:
                         if p.grad is not None:
                             q.grad = p.grad.to(dev)
                         moved[id(p)] = q
+                        _MOVED[id(p)] = (weakref.ref(p, _forget_moved(id(p))), dev)
                     m._parameters[name] = moved[id(p)]
                 for name, b in list(m._buffers.items()):
                     if b is not None:
