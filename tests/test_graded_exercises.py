@@ -40,6 +40,11 @@ def test_reference_solutions_pass_on_two_simulated_gpus():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_a_solution_of_exercise_4_with_autograd_passes():
+    r = grade("solutions/autograd", "test_ex4_trainer.py", simulate=2)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 def test_transfer_heavy_solution_fails_with_a_report():
     # On the CPU nothing crosses, so grade it where the copies are real: on GPUs.
     r = grade("solutions/transfer_heavy", "test_ex3_norm_log.py", simulate=2)
@@ -99,6 +104,21 @@ WRONG_ANSWERS = [
     ("loss_read_each_step", "test_ex4_trainer.py", 2,
      ["20 device->host copies (at most 1 allowed)", "ex4_trainer.py:23: 20 device->host copies",
       "losses.append(float((r * r).mean()))"]),
+    # exercise 5 (autograd and an optimizer): on cpu(0) the first and the last pass (no
+    # move, no copy), so 2 GPUs x 2 tests fail, or 3 devices x 1 test
+    ("optimizer_before_to", "test_ex5_train.py", 4,
+     ["moved to gpu(0) after the optimizer was made",
+      "Make the optimizer after moving the model: net.to(device), then "
+      "optim.SGD(net.parameters(), ...)"]),
+    ("no_zero_grad", "test_ex5_train.py", 3,
+     ["the first 1 loss matches, then they drift: each step must use the gradient of its "
+      "own batch alone (clear the gradients before backward(): optimizer.zero_grad()"]),
+    ("loss_item_each_step", "test_ex5_train.py", 2,
+     ["12 device->host copies (at most 1 allowed)", "ex5_train.py:19: 12 device->host copies",
+      "losses.append(loss.item())"]),
+    ("trained_on_host", "test_ex5_train.py", 2,
+     ["each batch (X and y) should be moved to gpu(0) and trained on there: 24 "
+      "host->device copies of batches were expected, but only 4 copies crossed in all"]),
 ]
 
 

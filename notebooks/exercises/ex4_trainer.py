@@ -23,7 +23,10 @@ def fit(params, batches, device, lr=0.1):
     array of shape (n, 3): two features, then the label. For each batch: move it with
     prepare_batch, split it into X = B[:, :2] and y = B[:, 2], compute the residual
     r = X @ w + b - y, the loss mean(r * r), and update
-    w -= lr * 2 * (X.T @ r) / n and b -= lr * 2 * mean(r).
+    w -= lr * 2 * (X.T @ r) / n and b -= lr * 2 * mean(r). (Those are the loss's
+    gradients written by hand; autograd gives the same: w.requires_grad_() once,
+    loss.backward() each step, then w -= lr * w.grad under ga.no_grad() and
+    w.grad = None.)
 
     Return (params, losses): the trained parameters (on `device`) and a NumPy array
     with the loss of each batch, read from the device once, after the loop."""
