@@ -195,13 +195,63 @@ def rows(quick):
         return log
 
     out.append((f"exercise 3 loop ({steps} steps)", "loop", ex3_ga, ex3_np, None))
+    out.append(mlp_training_step(rng))
     return out
+
+
+def mlp_training_step(rng):
+    """One training step of a 784-256-10 MLP on a batch of 128, float32: forward,
+    cross-entropy, backward, SGD. gpuarr: nn + autograd + optim, as a course writes it;
+    NumPy: the same step with its gradients written by hand (the floor a tape must get
+    near: the same GEMMs, and no graph)."""
+    from gpuarr import nn, optim
+
+    B, D, H, C, lr = 128, 784, 256, 10, 0.01
+    X_n = rng.random((B, D), dtype=np.float32)
+    y_n = rng.integers(0, C, B)
+    ga.random.seed(0)
+    net = nn.Sequential(nn.Linear(D, H), nn.ReLU(), nn.Linear(H, C))
+    opt = optim.SGD(net.parameters(), lr=lr)
+    loss_fn = nn.CrossEntropyLoss()
+    X_g, y_g = ga.asarray(X_n.copy()), ga.asarray(y_n.copy())
+    W1, b1, W2, b2 = (p.numpy().copy() for p in net.parameters())
+    rows = np.arange(B)
+
+    def step_ga():
+        loss = loss_fn(net(X_g), y_g)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def step_np():
+        h = X_n @ W1.T + b1
+        a = np.maximum(h, 0)
+        z = a @ W2.T + b2
+        s = z - z.max(axis=1, keepdims=True)
+        e = np.exp(s)
+        se = e.sum(axis=1, keepdims=True)
+        loss = -(s[rows, y_n] - np.log(se[:, 0])).mean()
+        dz = e / se
+        dz[rows, y_n] -= 1
+        dz /= B
+        dW2, db2 = dz.T @ a, dz.sum(axis=0)
+        dh = dz @ W2
+        dh *= h > 0
+        dW1, db1 = dh.T @ X_n, dh.sum(axis=0)
+        W1 -= lr * dW1
+        b1 -= lr * db1
+        W2 -= lr * dW2
+        b2 -= lr * db2
+        return loss
+
+    return ("MLP 784-256-10 train step b128", "train", step_ga, step_np, None)
 
 
 # linalg and fft are new (issue 12): their targets say where they should get to, and
 # their rows say how far they are (the FFT runs its lines on one thread for now)
 TARGETS = {"overhead": 1.0, "memory": 0.7, "matmul": 1.05, "loop": 1.0, "sort": 1.5,
-           "linalg": 1.2, "fft": 1.5}
+           "linalg": 1.2, "fft": 1.5, "train": 1.2}
 
 
 def main():
