@@ -17,7 +17,8 @@ import pytest
 
 import gpuarr
 
-NAMESPACES = [gpuarr, gpuarr.linalg, gpuarr.fft, gpuarr.random, gpuarr.nn, gpuarr.testing]
+NAMESPACES = [gpuarr, gpuarr.linalg, gpuarr.fft, gpuarr.random, gpuarr.nn, gpuarr.nn.functional,
+              gpuarr.optim, gpuarr.testing]
 
 # Dunders a class defines that help() shows and users call through syntax or
 # protocols; __init__ is documented by its class's docstring (help(cls) prints the
@@ -121,7 +122,8 @@ def test_the_walk_finds_the_api():
                  "gpuarr.Array.to", "gpuarr.Array.numpy", "gpuarr.Array.sum",
                  "gpuarr.Array.device", "gpuarr.Array.T", "gpuarr.Device.__enter__",
                  "gpuarr.DType.itemsize", "gpuarr.linalg.norm", "gpuarr.random.seed",
-                 "gpuarr.nn.Linear", "gpuarr.nn.Module.to",
+                 "gpuarr.nn.Linear", "gpuarr.nn.Module.to", "gpuarr.nn.Parameter",
+                 "gpuarr.nn.functional.cross_entropy", "gpuarr.optim.SGD.step",
                  "gpuarr.testing.assert_allclose"]:
         assert name in quals, name
     assert len(CALLABLES) > 150

@@ -70,8 +70,8 @@ class CrossEntropyLoss(Module):
             fix = (f"the buffer 'weight' of {type(self).__name__} must live with the "
                    f"data: move the loss once, as the model, with "
                    f"criterion.to({dev!r}) (or {move})")
-        return F.cross_entropy(input, target, self.weight, self.ignore_index,
-                               self.reduction, _weight_fix=fix)
+        return F._cross_entropy(input, target, self.weight, self.ignore_index,
+                                self.reduction, fix)
 
     def extra_repr(self):
         """extra_repr()

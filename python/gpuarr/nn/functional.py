@@ -197,8 +197,7 @@ def mse_loss(input, target, reduction="mean"):
     return _reduce(d * d, reduction, "mse_loss")
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
-                  *, _weight_fix=None):
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """cross_entropy(input, target, weight=None, ignore_index=-100, reduction='mean')
 
     The cross-entropy loss of logits ``input`` (shape (N, C), or (C,) for one
@@ -209,6 +208,12 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     total weight of the counted targets, as PyTorch does ('sum' and 'none' as their
     names say). A class index outside 0..C-1 raises IndexError (on a GPU at the next
     wait, as every index error does)."""
+    return _cross_entropy(input, target, weight, ignore_index, reduction, None)
+
+
+def _cross_entropy(input, target, weight, ignore_index, reduction, weight_fix):
+    """cross_entropy, with the fix a misplaced ``weight`` error suggests (a loss module
+    names its buffer and ``criterion.to(...)``)."""
     from .. import arange, where
     from .._inspection import isdtype
 
@@ -231,7 +236,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
             raise ValueError(f"cross_entropy: weight must have shape ({C},), one per "
                              f"class, got {tuple(weight.shape)}")
         _same_device(x, weight, "weight", "cross_entropy",
-                     _weight_fix or f"move it with weight.to({x.device!r}) once")
+                     weight_fix or f"move it with weight.to({x.device!r}) once")
     batched = x.ndim == 2
     logp = log_softmax(x if batched else x.reshape((1, C)), dim=1)
 

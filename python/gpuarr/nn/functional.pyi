@@ -21,6 +21,4 @@ def cross_entropy(
     weight: Array | None = None,
     ignore_index: int = -100,
     reduction: str = "mean",
-    *,
-    _weight_fix: str | None = None,
 ) -> Array: ...
