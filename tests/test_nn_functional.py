@@ -309,3 +309,22 @@ def test_loss_modules_have_pytorch_reprs():
     assert repr(nn.CrossEntropyLoss(reduction="sum")) == "CrossEntropyLoss(reduction='sum')"
     assert repr(nn.Dropout(0.1)) == "Dropout(p=0.1)"
     assert repr(nn.Flatten()) == "Flatten(start_dim=1, end_dim=-1)"
+
+
+def test_losses_and_activations_take_strided_views(device, rng):
+    base = rng.standard_normal((6, 8)).astype(np.float32)
+    x_n = base[:, ::2].T  # (4, 6), neither C- nor F-contiguous
+    x = put(base, device)[:, ::2].T
+    assert not x.is_contiguous
+    t_n = np.array([0, 5, 2, 3])
+    np.testing.assert_allclose(F.cross_entropy(x, put(t_n, device)).numpy(),
+                               np_cross_entropy(x_n, t_n), rtol=1e-5)
+    np.testing.assert_allclose(F.log_softmax(x, 0).numpy(), np_log_softmax(x_n, 0),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(F.mse_loss(x, x[::-1]).numpy(),
+                               ((x_n - x_n[::-1]) ** 2).mean(), rtol=1e-5)
+    np.testing.assert_allclose(F.sigmoid(x).numpy(), 1 / (1 + np.exp(-x_n)), rtol=1e-5)
+    lin = nn.Linear(6, 3, device=device)
+    np.testing.assert_allclose(lin(x).numpy(),
+                               x_n @ lin.weight.numpy().T + lin.bias.numpy(), rtol=1e-5,
+                               atol=1e-6)
