@@ -72,13 +72,15 @@ def sigmoid(input):
     above 1) as ``1 / (1 + z)`` or ``z / (1 + z)``: no overflow for large ``|input|``
     and full relative precision for very negative inputs, in the value and in its
     gradient."""
-    from .. import abs as _abs
     from .. import exp, where
 
     x = _array(input, "input", "sigmoid")
-    z = exp(-_abs(x))
+    positive = x >= 0
+    # -|x| through where, not abs: abs's derivative at 0 is 0, which would make the
+    # gradient at x = 0 vanish (it is 1/4)
+    z = exp(where(positive, -x, x))
     r = 1 / (1 + z)
-    return where(x >= 0, r, z * r)
+    return where(positive, r, z * r)
 
 
 def tanh(input):
