@@ -105,20 +105,22 @@ WRONG_ANSWERS = [
      ["20 device->host copies (at most 1 allowed)", "ex4_trainer.py:23: 20 device->host copies",
       "losses.append(float((r * r).mean()))"]),
     # exercise 5 (autograd and an optimizer): on cpu(0) the first and the last pass (no
-    # move, no copy), so 2 GPUs x 2 tests fail, or 3 devices x 1 test
+    # move, no copy), so 2 GPUs x 2 tests fail, or 3 devices x 1 test. Without
+    # zero_grad the first two losses match (one gradient so far); trained on the host,
+    # only the model's 4 parameters and their 4 gradients cross, at the end
     ("optimizer_before_to", "test_ex5_train.py", 4,
      ["moved to gpu(0) after the optimizer was made",
       "Make the optimizer after moving the model: net.to(device), then "
       "optim.SGD(net.parameters(), ...)"]),
     ("no_zero_grad", "test_ex5_train.py", 3,
-     ["the first 1 loss matches, then they drift: each step must use the gradient of its "
+     ["the first 2 losses match, then they drift: each step must use the gradient of its "
       "own batch alone (clear the gradients before backward(): optimizer.zero_grad()"]),
     ("loss_item_each_step", "test_ex5_train.py", 2,
      ["12 device->host copies (at most 1 allowed)", "ex5_train.py:19: 12 device->host copies",
       "losses.append(loss.item())"]),
     ("trained_on_host", "test_ex5_train.py", 2,
      ["each batch (X and y) should be moved to gpu(0) and trained on there: 24 "
-      "host->device copies of batches were expected, but only 4 copies crossed in all"]),
+      "host->device copies of batches were expected, but only 8 copies crossed in all"]),
 ]
 
 
