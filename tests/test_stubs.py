@@ -28,6 +28,7 @@ STUBS = {
     "random.pyi": gpuarr.random,
     "nn.pyi": gpuarr.nn,
     "testing.pyi": gpuarr.testing,
+    "autograd.pyi": gpuarr.autograd,
 }
 
 # Classes whose stubbed members are compared with the runtime class.
@@ -86,7 +87,7 @@ def _runtime_public(mod):
 
 def test_stub_reexports_the_submodules():
     names = _top_level_names(_tree("__init__.pyi"))
-    assert {"fft", "linalg", "random", "nn", "testing"} <= names
+    assert {"fft", "linalg", "random", "nn", "testing", "autograd"} <= names
 
 
 def test_py_typed_marker_ships_next_to_the_stubs():
