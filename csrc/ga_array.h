@@ -25,6 +25,11 @@ typedef struct ga_storage {
     void (*release)(void *owner);
     void *owner;
     int readonly;
+    /* Bumped by every write through an array of this storage (in-place operators,
+     * out=, setitem, fill, copyto), so that autograd can tell that an array it saved
+     * for the backward pass was modified since (PyTorch's version counter). Views
+     * share it, as they share the memory. */
+    uint64_t version;
 } ga_storage;
 
 typedef struct {
@@ -105,6 +110,12 @@ static inline int
 ga_array_writeable(const ga_array *a)
 {
     return !a->readonly && !a->storage->readonly;
+}
+/* Record a write into a's memory (the storage's version counter). */
+static inline void
+ga_array_note_write(const ga_array *a)
+{
+    a->storage->version++;
 }
 int ga_array_is_c_contiguous(const ga_array *a);
 int ga_array_is_f_contiguous(const ga_array *a);

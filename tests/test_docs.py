@@ -18,7 +18,7 @@ import pytest
 import gpuarr
 
 NAMESPACES = [gpuarr, gpuarr.linalg, gpuarr.fft, gpuarr.random, gpuarr.nn, gpuarr.nn.functional,
-              gpuarr.optim, gpuarr.testing]
+              gpuarr.optim, gpuarr.testing, gpuarr.autograd]
 
 # Dunders a class defines that help() shows and users call through syntax or
 # protocols; __init__ is documented by its class's docstring (help(cls) prints the
@@ -31,6 +31,8 @@ NO_SIGNATURE = {
     "gpuarr.Array": "arrays are not constructed through the type (Array() raises "
                     "TypeError pointing to gpuarr.array, zeros, ...), so it has no "
                     "constructor signature to show",
+    "gpuarr.autograd.Node": "nodes are made by recorded operations (an array's grad_fn), "
+                            "never by calling the type",
 }
 
 

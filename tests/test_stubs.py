@@ -30,6 +30,7 @@ STUBS = {
     "nn/functional.pyi": gpuarr.nn.functional,
     "optim.pyi": gpuarr.optim,
     "testing.pyi": gpuarr.testing,
+    "autograd.pyi": gpuarr.autograd,
 }
 
 # Classes whose stubbed members are compared with the runtime class.
@@ -90,7 +91,7 @@ def _runtime_public(mod):
 
 def test_stub_reexports_the_submodules():
     names = _top_level_names(_tree("__init__.pyi"))
-    assert {"fft", "linalg", "random", "nn", "optim", "testing"} <= names
+    assert {"fft", "linalg", "random", "nn", "optim", "testing", "autograd"} <= names
 
 
 def test_py_typed_marker_ships_next_to_the_stubs():
