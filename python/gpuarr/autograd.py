@@ -25,6 +25,7 @@ entry per recorded primitive) and the engine that runs them. Recording is in C
 """
 import functools as _functools
 import math as _math
+import threading as _threading
 
 from . import _core
 from ._core import Array, is_grad_enabled
@@ -114,6 +115,16 @@ class set_grad_enabled(_GradMode):
             self._prev = _core._set_grad_enabled(self._flag)
         return None
 
+    def __call__(self, fn):
+        """__call__(self, fn)
+
+        As a decorator (``@set_grad_enabled(False)``): the mode set when the object
+        was made is undone, and fn runs in that mode, as in PyTorch."""
+        if hasattr(self, "_prev"):
+            _core._set_grad_enabled(self._prev)
+            del self._prev
+        return super().__call__(fn)
+
 
 class record:
     """record(train_mode=True)
@@ -132,14 +143,14 @@ class record:
         Grad mode on (and MXNet's recording and train mode) for the block."""
         self._prev = _core._set_grad_enabled(True)
         _core._record_depth(1)
-        _training.append(self._train)
+        _modes().append(self._train)
         return None
 
     def __exit__(self, *exc):
         """__exit__(self, *exc)
 
         Back to the grad mode that was current at __enter__."""
-        _training.pop()
+        _modes().pop()
         _core._record_depth(-1)
         _core._set_grad_enabled(self._prev)
         return False
@@ -155,7 +166,16 @@ class record:
         return wrapper
 
 
-_training = []
+_train_modes = _threading.local()
+
+
+def _modes():
+    """This thread's stack of record() train modes (MXNet's is_training)."""
+    try:
+        return _train_modes.stack
+    except AttributeError:
+        _train_modes.stack = []
+        return _train_modes.stack
 
 
 class pause(_GradMode):
@@ -183,7 +203,8 @@ def is_training():
 
     MXNet's train mode: True inside ``record()`` (unless ``record(train_mode=False)``),
     False elsewhere."""
-    return bool(_training) and _training[-1]
+    modes = _modes()
+    return bool(modes) and modes[-1]
 
 
 # --- helpers the formulas share --------------------------------------------------------
@@ -610,11 +631,10 @@ _F = {
 def _register():
     ops = _core.autograd_ops
     for name, (torch_name, reads, _) in _F.items():
-        cls = type(torch_name, (Node,), {"__slots__": (), "__module__": __name__})
         saves = 0
         for ch in reads:
             saves |= 1 << 31 if ch == "r" else 1 << int(ch)
-        _core._ag_register(ops[name], cls, saves)
+        _core._ag_register(ops[name], torch_name, saves)
     return {ops[name]: entry[2] for name, entry in _F.items()}
 
 
