@@ -742,12 +742,14 @@ fn_attach_grad(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!p:_attach_grad", pyga_state.Array, &x, &write)) {
         return NULL;
     }
+    /* MXNet's attach_grad makes any array a variable of its own, a computed one
+     * too (d2l moves its parameters inside record(), then attaches): its history is
+     * cut, as y.detach_() would */
     if (((PyGaArray *)x)->grad_fn != NULL) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "attach_grad() on an array that a recorded operation made (it "
-                        "has a grad_fn): attach it to a leaf, e.g. y = y.detach(); "
-                        "y.attach_grad()");
-        return NULL;
+        if (!differentiable_dtype(pyga_arr(x), "attach_grad()")) {
+            return NULL;
+        }
+        Py_CLEAR(((PyGaArray *)x)->grad_fn);
     }
     if (set_requires_grad(x, 1, "attach_grad()") < 0) {
         return NULL;

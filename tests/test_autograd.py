@@ -515,6 +515,20 @@ def test_attach_grad_add_accumulates(device):
         x.attach_grad("sum")
 
 
+def test_attach_grad_makes_a_computed_array_a_leaf_as_mxnet(device):
+    w = gpuarr.asarray([1.0, 2.0], device=device)
+    w.attach_grad()
+    with autograd.record():
+        v = w * 2.0  # d2l moves parameters inside record(), then attaches them
+    v.attach_grad()
+    assert v.is_leaf and v.requires_grad and v.grad_fn is None
+    with autograd.record():
+        y = (v * v).sum()
+    y.backward()
+    np.testing.assert_allclose(v.grad.numpy(), [4.0, 8.0])
+    np.testing.assert_allclose(w.grad.numpy(), [0.0, 0.0])  # the history was cut
+
+
 def test_mxnet_parameters_update_in_place_outside_record(device):
     w = gpuarr.asarray([1.0, 2.0], device=device)
     w.attach_grad()

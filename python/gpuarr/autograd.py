@@ -884,7 +884,8 @@ def _attach_grad(self, grad_req="write", stype=None):
     ``.grad`` of zeros on its device now. With ``grad_req='write'`` (MXNet's
     default) each backward pass replaces the gradient; ``'add'`` accumulates it, as
     PyTorch does; ``'null'`` drops it. Such an array may be updated in place outside
-    ``autograd.record()``."""
+    ``autograd.record()``. An array a recorded operation made becomes a leaf of its
+    own (its history is cut), as in MXNet."""
     if stype is not None:
         raise NotImplementedError("attach_grad(stype=...): gpuarr has dense arrays only")
     if grad_req == "null":
