@@ -601,6 +601,7 @@ def test_backward_on_a_gpu_makes_no_transfer_and_no_wait(gpu_device):
     loss = (((h - t) ** 2).mean() + gpuarr.logsumexp(h, axis=1).mean()
             + w1[idx].sum() + w1[:, 1:3].prod() + gpuarr.concat([w1, w1]).var()
             + gpuarr.take(w2, idx, axis=0).std() + w2.max() + w1[mask].sum()
+            + w1[:, mask[:4]].sum()
             + gpuarr.linalg.vector_norm(w2) + (w1 / 3.0).tanh().sum())
     gpuarr.synchronize()  # the forward pass (a boolean mask reads its count)
     with gpuarr.count_transfers() as tr, gpuarr.testing.count_kernels(gpu_device) as k:

@@ -209,7 +209,7 @@ def is_training():
 
 # --- helpers the formulas share --------------------------------------------------------
 
-_SUM, _MAX = _core.reduce_ops["sum"], _core.reduce_ops["max"]
+_SUM = _core.reduce_ops["sum"]
 _CUMSUM, _CUMPROD = _core.scan_ops["cumsum"], _core.scan_ops["cumprod"]
 _LN2, _LN10 = _math.log(2.0), _math.log(10.0)
 _where, _sign, _abs, _exp, _log = _core.where, _core.sign, _core.abs, _core.exp, _core.log
@@ -326,6 +326,12 @@ def _getitem_grad(g, x, key):
         out = _where(_core._reshape(mf, (-1, 1), None), picked, 0)
         return _core._reshape(_core.astype(out, g.dtype), x.shape, None)
     keys = key if isinstance(key, tuple) else (key,)
+    masked = _mask_as_indices(g, x, keys)
+    if masked is not None:  # one boolean mask among slices: its True positions
+        pos = _arange_like(x)[masked]
+        out = _core.zeros(x.size, dtype=g.dtype, device=g.device)
+        out[_core._reshape(pos, (-1,), None)] = _core._reshape(g, (-1,), None)
+        return _core._reshape(out, x.shape, None)
     if any(_is_int_index(k) for k in keys):
         pos = _arange_like(x)[key]
         flat = _index_add(x.size, _core._reshape(pos, (-1,), None),
@@ -334,6 +340,35 @@ def _getitem_grad(g, x, key):
     out = _core.zeros(x.shape, dtype=g.dtype, device=g.device)
     out[key] = g
     return out
+
+
+def _mask_as_indices(g, x, keys):
+    """A key of one boolean gpuarr mask among slices, None and Ellipsis, with the mask
+    replaced by the integer arrays of its True positions (NumPy's rule: a mask is
+    nonzero(mask)), made on the device without reading the count back: the count is
+    the length of g's axis where the mask's elements went. None for other keys."""
+    where = [i for i, k in enumerate(keys) if isinstance(k, Array) and k.dtype == _core.bool]
+    if len(where) != 1 or not all(k is None or k is Ellipsis or isinstance(k, slice)
+                                  for i, k in enumerate(keys) if i != where[0]):
+        return None
+    m = keys[where[0]]
+    consumed = sum(1 for k in keys if k is not None and k is not Ellipsis) - 1 + m.ndim
+    axis = 0
+    for k in keys[:where[0]]:
+        axis += x.ndim - consumed if k is Ellipsis else 1
+    count = g.shape[axis]
+    mf = _core._reshape(m, (-1,), None)
+    rank = _core.subtract(_core._scan(_core.astype(mf, _core.int64), _CUMSUM, 0, None,
+                                      False), 1)
+    flat = _core.zeros(count + 1, dtype=_core.int64, device=x.device)
+    # flat[rank of each True element] = its position; the False ones go to slot count
+    flat[_where(mf, rank, count)] = _core._reshape(_arange_like(mf), (-1,), None)
+    flat = flat[:count]
+    ids = []
+    for n in reversed(m.shape):  # unravel the flat positions over the mask's axes
+        ids.append(_core.remainder(flat, n))
+        flat = _core.floor_divide(flat, n)
+    return keys[:where[0]] + tuple(reversed(ids)) + keys[where[0] + 1:]
 
 
 def _take_grad(g, x, indices, axis=None, host=False):
@@ -423,10 +458,8 @@ def _extreme_grad(g, x, r, mask, keepdims):
     """max/min: the gradient goes to the elements equal to the result, shared evenly
     among ties (PyTorch's amax/amin rule)."""
     hit = _core.astype(_core.equal(x, _unreduce(r, x, mask, keepdims)), g.dtype)
-    count = _sum(hit, _axes(mask, x.ndim), True)
-    return _core.multiply(hit, _core.divide(_unreduce(g, x, mask, keepdims),
-                                            _core._reshape(count, _unreduce(
-                                                g, x, mask, keepdims).shape, None)))
+    share = _core.divide(hit, _sum(hit, _axes(mask, x.ndim), True))
+    return _core.multiply(share, _unreduce(g, x, mask, keepdims))
 
 
 def _var_grad(g, x, mask, keepdims, corr):
