@@ -24,6 +24,8 @@ _Thread_local int pyga_record_depth;
 /* --- the Node type ------------------------------------------------------------------
  */
 
+#define SMALL_NIN 3
+
 typedef struct {
     PyObject_HEAD int op;
     int released;     /* after a backward without retain_graph */
@@ -31,9 +33,11 @@ typedef struct {
     PyObject *result; /* alias of the output, when the formula reads it, else NULL */
     PyObject *ctx;    /* the other arguments (axis, key, ...) */
     /* nin + 1 storage versions at recording (the last: the result's), then nin
-     * flags: did operand i require grad (an edge of the graph)? One block. */
+     * flags: did operand i require grad (an edge of the graph)? In `small` for up to
+     * SMALL_NIN operands (every primitive but concat), else one PyMem block. */
     uint64_t *versions;
     unsigned char *needs;
+    uint64_t small[SMALL_NIN + 1 + 1]; /* + one word for the flags */
 } pyga_node;
 
 static PyTypeObject *node_type;
@@ -76,7 +80,10 @@ node_dealloc(PyObject *self)
     /* a chain of nodes (a long loop's graph) is freed without deep C recursion */
     Py_TRASHCAN_BEGIN(self, node_dealloc);
     node_clear(self);
-    PyMem_Free(((pyga_node *)self)->versions);
+    pyga_node *n = (pyga_node *)self;
+    if (n->versions != n->small) {
+        PyMem_Free(n->versions);
+    }
     tp->tp_free(self);
     Py_DECREF(tp);
     Py_TRASHCAN_END;
@@ -337,7 +344,10 @@ pyga_ag_record(int op, PyObject *result, PyObject *inputs, PyObject *ctx)
         goto error;
     }
     n->op = op;
-    n->versions = PyMem_Malloc((size_t)(nin + 1) * sizeof(uint64_t) + (size_t)nin);
+    n->versions =
+        nin <= SMALL_NIN
+            ? n->small
+            : PyMem_Malloc((size_t)(nin + 1) * sizeof(uint64_t) + (size_t)nin);
     if (n->versions == NULL) {
         PyErr_NoMemory();
         goto error;
@@ -732,12 +742,14 @@ fn_attach_grad(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!p:_attach_grad", pyga_state.Array, &x, &write)) {
         return NULL;
     }
+    /* MXNet's attach_grad makes any array a variable of its own, a computed one
+     * too (d2l moves its parameters inside record(), then attaches): its history is
+     * cut, as y.detach_() would */
     if (((PyGaArray *)x)->grad_fn != NULL) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "attach_grad() on an array that a recorded operation made (it "
-                        "has a grad_fn): attach it to a leaf, e.g. y = y.detach(); "
-                        "y.attach_grad()");
-        return NULL;
+        if (!differentiable_dtype(pyga_arr(x), "attach_grad()")) {
+            return NULL;
+        }
+        Py_CLEAR(((PyGaArray *)x)->grad_fn);
     }
     if (set_requires_grad(x, 1, "attach_grad()") < 0) {
         return NULL;
@@ -759,29 +771,43 @@ fn_record_depth(PyObject *m, PyObject *arg)
     return PyLong_FromLong(pyga_record_depth);
 }
 
-/* _ag_register(op, node_type, saves): the Python table's entry for a primitive. */
+/* _ag_register(op, name, saves) -> the node type: the Python table's entry for a
+ * primitive. The type is made here, a subtype of Node with Node's own dealloc (a
+ * class statement would give it CPython's generic subtype dealloc, slower on every
+ * freed node). */
 static PyObject *
 fn_ag_register(PyObject *m, PyObject *args)
 {
     (void)m;
     int op;
-    PyObject *tp;
+    const char *name;
     unsigned long saves;
-    if (!PyArg_ParseTuple(args, "iO!k:_ag_register", &op, &PyType_Type, &tp, &saves)) {
+    /* PyType_FromSpec keeps a pointer to the spec's name before Python 3.12 */
+    static char names[PYGA_AG_NOPS][96];
+    if (!PyArg_ParseTuple(args, "isk:_ag_register", &op, &name, &saves)) {
         return NULL;
     }
     if (op < 0 || op >= PYGA_AG_NOPS) {
         return PyErr_Format(PyExc_ValueError, "_ag_register: no primitive %d", op);
     }
-    if (!PyType_IsSubtype((PyTypeObject *)tp, node_type) ||
-        ((PyTypeObject *)tp)->tp_basicsize != node_type->tp_basicsize) {
-        PyErr_SetString(PyExc_TypeError,
-                        "_ag_register needs a subclass of Node without new fields");
+    snprintf(names[op], sizeof(names[op]), "gpuarr.autograd.%s", name);
+    static PyType_Slot slots[] = {{Py_tp_dealloc, node_dealloc},
+                                  {Py_tp_traverse, node_traverse},
+                                  {Py_tp_clear, node_clear},
+                                  {0, NULL}};
+    PyType_Spec spec = {
+        .name = names[op],
+        .basicsize = sizeof(pyga_node),
+        .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+        .slots = slots,
+    };
+    PyObject *tp = PyType_FromSpecWithBases(&spec, (PyObject *)node_type);
+    if (tp == NULL) {
         return NULL;
     }
     Py_XSETREF(ag_ops[op].type, (PyTypeObject *)Py_NewRef(tp));
     ag_ops[op].saves = (uint32_t)saves;
-    Py_RETURN_NONE;
+    return tp;
 }
 
 /* _ag_record(op, result, inputs, ctx): record a composite the package computes in
@@ -818,9 +844,9 @@ static PyMethodDef autograd_functions[] = {
      "_record_depth(delta, /)\n--\n\nEnter (+1) or leave (-1) an autograd.record() "
      "block of this thread; returns the depth."},
     {"_ag_register", fn_ag_register, METH_VARARGS,
-     "_ag_register(op, node_type, saves, /)\n--\n\nRegister a primitive's node type "
-     "and "
-     "what its formula reads (bit i: operand i, bit 31: the result)."},
+     "_ag_register(op, name, saves, /)\n--\n\nMake and register the node type of a "
+     "primitive (its PyTorch-style name, and what its formula reads: bit i operand i, "
+     "bit 31 the result); returns the type."},
     {"_ag_record", fn_ag_record, METH_VARARGS,
      "_ag_record(op, result, inputs, ctx, /)\n--\n\nRecord `result` as made by "
      "primitive "

@@ -25,6 +25,7 @@ entry per recorded primitive) and the engine that runs them. Recording is in C
 """
 import functools as _functools
 import math as _math
+import threading as _threading
 
 from . import _core
 from ._core import Array, is_grad_enabled
@@ -114,6 +115,16 @@ class set_grad_enabled(_GradMode):
             self._prev = _core._set_grad_enabled(self._flag)
         return None
 
+    def __call__(self, fn):
+        """__call__(self, fn)
+
+        As a decorator (``@set_grad_enabled(False)``): the mode set when the object
+        was made is undone, and fn runs in that mode, as in PyTorch."""
+        if hasattr(self, "_prev"):
+            _core._set_grad_enabled(self._prev)
+            del self._prev
+        return super().__call__(fn)
+
 
 class record:
     """record(train_mode=True)
@@ -132,14 +143,14 @@ class record:
         Grad mode on (and MXNet's recording and train mode) for the block."""
         self._prev = _core._set_grad_enabled(True)
         _core._record_depth(1)
-        _training.append(self._train)
+        _modes().append(self._train)
         return None
 
     def __exit__(self, *exc):
         """__exit__(self, *exc)
 
         Back to the grad mode that was current at __enter__."""
-        _training.pop()
+        _modes().pop()
         _core._record_depth(-1)
         _core._set_grad_enabled(self._prev)
         return False
@@ -155,7 +166,16 @@ class record:
         return wrapper
 
 
-_training = []
+_train_modes = _threading.local()
+
+
+def _modes():
+    """This thread's stack of record() train modes (MXNet's is_training)."""
+    try:
+        return _train_modes.stack
+    except AttributeError:
+        _train_modes.stack = []
+        return _train_modes.stack
 
 
 class pause(_GradMode):
@@ -183,12 +203,13 @@ def is_training():
 
     MXNet's train mode: True inside ``record()`` (unless ``record(train_mode=False)``),
     False elsewhere."""
-    return bool(_training) and _training[-1]
+    modes = _modes()
+    return bool(modes) and modes[-1]
 
 
 # --- helpers the formulas share --------------------------------------------------------
 
-_SUM, _MAX = _core.reduce_ops["sum"], _core.reduce_ops["max"]
+_SUM = _core.reduce_ops["sum"]
 _CUMSUM, _CUMPROD = _core.scan_ops["cumsum"], _core.scan_ops["cumprod"]
 _LN2, _LN10 = _math.log(2.0), _math.log(10.0)
 _where, _sign, _abs, _exp, _log = _core.where, _core.sign, _core.abs, _core.exp, _core.log
@@ -305,6 +326,12 @@ def _getitem_grad(g, x, key):
         out = _where(_core._reshape(mf, (-1, 1), None), picked, 0)
         return _core._reshape(_core.astype(out, g.dtype), x.shape, None)
     keys = key if isinstance(key, tuple) else (key,)
+    masked = _mask_as_indices(g, x, keys)
+    if masked is not None:  # one boolean mask among slices: its True positions
+        pos = _arange_like(x)[masked]
+        out = _core.zeros(x.size, dtype=g.dtype, device=g.device)
+        out[_core._reshape(pos, (-1,), None)] = _core._reshape(g, (-1,), None)
+        return _core._reshape(out, x.shape, None)
     if any(_is_int_index(k) for k in keys):
         pos = _arange_like(x)[key]
         flat = _index_add(x.size, _core._reshape(pos, (-1,), None),
@@ -313,6 +340,35 @@ def _getitem_grad(g, x, key):
     out = _core.zeros(x.shape, dtype=g.dtype, device=g.device)
     out[key] = g
     return out
+
+
+def _mask_as_indices(g, x, keys):
+    """A key of one boolean gpuarr mask among slices, None and Ellipsis, with the mask
+    replaced by the integer arrays of its True positions (NumPy's rule: a mask is
+    nonzero(mask)), made on the device without reading the count back: the count is
+    the length of g's axis where the mask's elements went. None for other keys."""
+    where = [i for i, k in enumerate(keys) if isinstance(k, Array) and k.dtype == _core.bool]
+    if len(where) != 1 or not all(k is None or k is Ellipsis or isinstance(k, slice)
+                                  for i, k in enumerate(keys) if i != where[0]):
+        return None
+    m = keys[where[0]]
+    consumed = sum(1 for k in keys if k is not None and k is not Ellipsis) - 1 + m.ndim
+    axis = 0
+    for k in keys[:where[0]]:
+        axis += x.ndim - consumed if k is Ellipsis else 1
+    count = g.shape[axis]
+    mf = _core._reshape(m, (-1,), None)
+    rank = _core.subtract(_core._scan(_core.astype(mf, _core.int64), _CUMSUM, 0, None,
+                                      False), 1)
+    flat = _core.zeros(count + 1, dtype=_core.int64, device=x.device)
+    # flat[rank of each True element] = its position; the False ones go to slot count
+    flat[_where(mf, rank, count)] = _core._reshape(_arange_like(mf), (-1,), None)
+    flat = flat[:count]
+    ids = []
+    for n in reversed(m.shape):  # unravel the flat positions over the mask's axes
+        ids.append(_core.remainder(flat, n))
+        flat = _core.floor_divide(flat, n)
+    return keys[:where[0]] + tuple(reversed(ids)) + keys[where[0] + 1:]
 
 
 def _take_grad(g, x, indices, axis=None, host=False):
@@ -402,10 +458,8 @@ def _extreme_grad(g, x, r, mask, keepdims):
     """max/min: the gradient goes to the elements equal to the result, shared evenly
     among ties (PyTorch's amax/amin rule)."""
     hit = _core.astype(_core.equal(x, _unreduce(r, x, mask, keepdims)), g.dtype)
-    count = _sum(hit, _axes(mask, x.ndim), True)
-    return _core.multiply(hit, _core.divide(_unreduce(g, x, mask, keepdims),
-                                            _core._reshape(count, _unreduce(
-                                                g, x, mask, keepdims).shape, None)))
+    share = _core.divide(hit, _sum(hit, _axes(mask, x.ndim), True))
+    return _core.multiply(share, _unreduce(g, x, mask, keepdims))
 
 
 def _var_grad(g, x, mask, keepdims, corr):
@@ -610,11 +664,10 @@ _F = {
 def _register():
     ops = _core.autograd_ops
     for name, (torch_name, reads, _) in _F.items():
-        cls = type(torch_name, (Node,), {"__slots__": (), "__module__": __name__})
         saves = 0
         for ch in reads:
             saves |= 1 << 31 if ch == "r" else 1 << int(ch)
-        _core._ag_register(ops[name], cls, saves)
+        _core._ag_register(ops[name], torch_name, saves)
     return {ops[name]: entry[2] for name, entry in _F.items()}
 
 
@@ -864,7 +917,8 @@ def _attach_grad(self, grad_req="write", stype=None):
     ``.grad`` of zeros on its device now. With ``grad_req='write'`` (MXNet's
     default) each backward pass replaces the gradient; ``'add'`` accumulates it, as
     PyTorch does; ``'null'`` drops it. Such an array may be updated in place outside
-    ``autograd.record()``."""
+    ``autograd.record()``. An array a recorded operation made becomes a leaf of its
+    own (its history is cut), as in MXNet."""
     if stype is not None:
         raise NotImplementedError("attach_grad(stype=...): gpuarr has dense arrays only")
     if grad_req == "null":
