@@ -123,12 +123,6 @@ def set_scratch_params_device(module, device):
     return module
 
 
-# MXNet makes the result of a recorded move a new leaf at attach_grad(); the engine
-# (branch autograd, first increment) raises there instead. The cell runs as the book
-# writes it; when the engine accepts it this strict xfail fails and is to be removed.
-@pytest.mark.xfail(num_gpus() > 0, raises=RuntimeError, strict=True,
-                   reason="attach_grad() on the result of a recorded move (a non-leaf) "
-                          "is refused by the engine; MXNet detaches it into a new leaf")
 def test_b13_set_scratch_params_device_then_train_with_record_and_backward():
     gpuarr.random.seed(0)
     model = LinearRegressionScratch(2, lr=0.1)
