@@ -28,6 +28,11 @@ typedef struct ga_storage {
     /* the registry of live storages (ga_live.h), when leak checks are on */
     int32_t live_listed, live_tag;
     struct ga_storage *live_prev, *live_next;
+    /* Bumped by every write through an array of this storage (in-place operators,
+     * out=, setitem, fill, copyto), so that autograd can tell that an array it saved
+     * for the backward pass was modified since (PyTorch's version counter). Views
+     * share it, as they share the memory. */
+    uint64_t version;
 } ga_storage;
 
 typedef struct {
@@ -108,6 +113,12 @@ static inline int
 ga_array_writeable(const ga_array *a)
 {
     return !a->readonly && !a->storage->readonly;
+}
+/* Record a write into a's memory (the storage's version counter). */
+static inline void
+ga_array_note_write(const ga_array *a)
+{
+    a->storage->version++;
 }
 int ga_array_is_c_contiguous(const ga_array *a);
 int ga_array_is_f_contiguous(const ga_array *a);

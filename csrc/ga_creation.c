@@ -98,6 +98,7 @@ ga_scalar_from_int(ga_dtype dtype, int64_t v, int is_unsigned, ga_scalar_bytes *
 int
 ga_fill(ga_array *a, const ga_scalar_bytes *value)
 {
+    ga_array_note_write(a);
     if (ga_array_size(a) == 0) {
         return GA_OK;
     }

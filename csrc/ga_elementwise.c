@@ -402,6 +402,7 @@ ga_elementwise(int op, int nin, const ga_ew_arg *in, ga_array *out, ga_array *re
                             "output of %s)",
                             name);
         }
+        ga_array_note_write(out);
         int nd;
         int64_t tmp[GA_MAXDIMS];
         int st = ga_broadcast_shapes(out->ndim, out->shape, ndim, shape, &nd, tmp);

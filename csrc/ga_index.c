@@ -853,6 +853,7 @@ ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
     if (!ga_array_writeable(x)) {
         return ga_error(GA_ERR_VALUE, "assignment destination is read-only");
     }
+    ga_array_note_write(x);
     index_plan p;
     GA_TRY(plan_build(x, nkeys, keys, &p));
     if (p.has_adv && ga_needs_element_staging(x)) {

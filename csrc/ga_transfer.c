@@ -217,6 +217,7 @@ ga_copy_into(ga_array *dst, const ga_array *src_in)
 {
     /* Leading length-1 axes beyond dst's dimensions are dropped, as NumPy's copyto and
      * setitem allow (a (1, 3) source into a (3,) target). */
+    ga_array_note_write(dst);
     ga_array src_view = *src_in;
     const ga_array *src = &src_view;
     while (src_view.ndim > dst->ndim && src_view.shape[0] == 1) {

@@ -14,6 +14,7 @@
 #include "ga_ops.h"
 #include "ga_scalar.h"
 #include "ga_transfer.h"
+#include "py_autograd.h"
 
 PyObject *
 pyga_wrap(ga_array *arr)
@@ -25,6 +26,10 @@ pyga_wrap(ga_array *arr)
     }
     memcpy(&o->arr, arr, sizeof(*arr));
     o->weakreflist = NULL;
+    o->grad = NULL;
+    o->grad_fn = NULL;
+    o->requires_grad = 0;
+    o->grad_req = 0;
     return (PyObject *)o;
 }
 
@@ -37,6 +42,8 @@ array_dealloc(PyObject *self)
         PyObject_ClearWeakRefs(self);
     }
     ga_array_release(&a->arr);
+    Py_CLEAR(a->grad);
+    Py_CLEAR(a->grad_fn);
     PyObject_Free(self);
     Py_DECREF(tp);
 }
@@ -190,6 +197,23 @@ static PyGetSetDef array_getset[] = {
 
 /* --- moves between devices ------------------------------------------------------- */
 
+/* A copy of self on device d, recorded for autograd (the gradient goes back to
+ * self's device). */
+static PyObject *
+copy_to_device(PyObject *self, ga_device d)
+{
+    ga_array out;
+    int st = ga_copy_to_device(pyga_arr(self), d, &out);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    PyObject *result = pyga_wrap(&out);
+    if (result != NULL && pyga_ag_wanted(&self, 1)) {
+        result = pyga_ag_record1(PYGA_AG_TO, result, self, NULL);
+    }
+    return result;
+}
+
 static PyObject *
 array_to(PyObject *self, PyObject *args, PyObject *kwds)
 {
@@ -203,12 +227,7 @@ array_to(PyObject *self, PyObject *args, PyObject *kwds)
     if (ga_device_eq(d, ga_array_device(a))) {
         return Py_NewRef(self); /* already there: no copy, the same object */
     }
-    ga_array out;
-    int st = ga_copy_to_device(a, d, &out);
-    if (st != GA_OK) {
-        return pyga_raise(st);
-    }
-    return pyga_wrap(&out);
+    return copy_to_device(self, d);
 }
 
 static PyObject *
@@ -221,6 +240,9 @@ array_copyto(PyObject *self, PyObject *target)
             PyErr_SetString(PyExc_ValueError,
                             "assignment destination is read-only (the "
                             "target of copyto)");
+            return NULL;
+        }
+        if (pyga_ag_check_write("copyto into an array", target, &self, 1) < 0) {
             return NULL;
         }
         int st = ga_copy_into(dst, a);
@@ -239,12 +261,7 @@ array_copyto(PyObject *self, PyObject *target)
                         "array to copy into");
         return NULL;
     }
-    ga_array out;
-    int st = ga_copy_to_device(a, d, &out);
-    if (st != GA_OK) {
-        return pyga_raise(st);
-    }
-    return pyga_wrap(&out);
+    return copy_to_device(self, d);
 }
 
 static PyObject *
@@ -260,12 +277,7 @@ array_cuda(PyObject *self, PyObject *args, PyObject *kwds)
     if (ga_device_eq(d, ga_array_device(a))) {
         return Py_NewRef(self);
     }
-    ga_array out;
-    int st = ga_copy_to_device(a, d, &out);
-    if (st != GA_OK) {
-        return pyga_raise(st);
-    }
-    return pyga_wrap(&out);
+    return copy_to_device(self, d);
 }
 
 static PyObject *
@@ -276,12 +288,7 @@ array_cpu(PyObject *self, PyObject *unused)
     if (ga_array_device(a).kind == GA_DEV_CPU) {
         return Py_NewRef(self);
     }
-    ga_array out;
-    int st = ga_copy_to_device(a, ga_cpu(), &out);
-    if (st != GA_OK) {
-        return pyga_raise(st);
-    }
-    return pyga_wrap(&out);
+    return copy_to_device(self, ga_cpu());
 }
 
 /* --- reads to the host ----------------------------------------------------------- */

@@ -23,6 +23,12 @@
 typedef struct {
     PyObject_HEAD ga_array arr;
     PyObject *weakreflist;
+    /* autograd (py_autograd.c): NULL/0 unless the array takes part in it. grad_fn
+     * is the node that made a non-leaf; grad the leaf's accumulated gradient. */
+    PyObject *grad;
+    PyObject *grad_fn;
+    int requires_grad;
+    int grad_req; /* 0: PyTorch's leaf; MXNet's attach_grad: 1 'add', 2 'write' */
 } PyGaArray;
 
 typedef struct {
@@ -111,9 +117,10 @@ extern PyMethodDef pyga_shape_functions[];   /* py_shape.c */
 extern PyMethodDef pyga_abi_functions[];     /* py_abi.c */
 extern PyMethodDef pyga_live_functions[];    /* py_live.c */
 
-int pyga_init_dtype(PyObject *m);  /* py_dtype.c */
-int pyga_init_device(PyObject *m); /* py_device.c */
-int pyga_init_array(PyObject *m);  /* py_array.c */
+int pyga_init_dtype(PyObject *m);    /* py_dtype.c */
+int pyga_init_device(PyObject *m);   /* py_device.c */
+int pyga_init_array(PyObject *m);    /* py_array.c */
+int pyga_init_autograd(PyObject *m); /* py_autograd.c: after pyga_init_array */
 
 /* Transfer warnings (printing/item()/bool() of a device array): emits
  * gpuarr.TransferWarning when enabled. Returns -1 if the warning became an error. */

@@ -3,6 +3,8 @@
  * _printing.py). Values are made on the device (ga_creation.h). */
 #include "py_common.h"
 
+#include "py_autograd.h"
+
 #include <string.h>
 
 #include "ga_creation.h"
@@ -252,13 +254,25 @@ shape_dtype_device(PyObject *shape_o, PyObject *dtype_o, PyObject *device_o,
     return 0;
 }
 
+/* The creation functions' requires_grad= (NULL: not given) on a new array. */
+static PyObject *
+with_requires_grad(PyObject *result, PyObject *flag_o)
+{
+    int flag = flag_o == NULL || result == NULL ? 0 : PyObject_IsTrue(flag_o);
+    if (flag < 0 || (flag && pyga_set_requires_grad(result, 1) < 0)) {
+        Py_XDECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
 static PyObject *
 make_filled(const char *fname, PyObject *const *args, Py_ssize_t nargs,
             PyObject *kwnames, int which /* 0 zeros, 1 ones, 2 empty */)
 {
-    static const char *const names[] = {"shape", "dtype", "device"};
-    PyObject *vals[3];
-    if (parse_fast(fname, args, nargs, kwnames, names, 1, 1, 3, vals) < 0) {
+    static const char *const names[] = {"shape", "dtype", "device", "requires_grad"};
+    PyObject *vals[4];
+    if (parse_fast(fname, args, nargs, kwnames, names, 1, 1, 4, vals) < 0) {
         return NULL;
     }
     pyga_shape shape;
@@ -286,7 +300,7 @@ make_filled(const char *fname, PyObject *const *args, Py_ssize_t nargs,
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return pyga_wrap(&out);
+    return with_requires_grad(pyga_wrap(&out), vals[3]);
 }
 
 static PyObject *
@@ -314,9 +328,10 @@ static PyObject *
 fn_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     (void)m;
-    static const char *const names[] = {"shape", "fill_value", "dtype", "device"};
-    PyObject *vals[4];
-    if (parse_fast("full", args, nargs, kwnames, names, 2, 2, 4, vals) < 0) {
+    static const char *const names[] = {"shape", "fill_value", "dtype", "device",
+                                        "requires_grad"};
+    PyObject *vals[5];
+    if (parse_fast("full", args, nargs, kwnames, names, 2, 2, 5, vals) < 0) {
         return NULL;
     }
     pyga_shape shape;
@@ -334,7 +349,7 @@ fn_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return pyga_wrap(&out);
+    return with_requires_grad(pyga_wrap(&out), vals[4]);
 }
 
 /* _fill(x, value): every element of x (any view) = value, on x's device. */
@@ -349,6 +364,9 @@ fn_fill(PyObject *m, PyObject *args)
     ga_array *a = pyga_arr(x);
     if (!ga_array_writeable(a)) {
         PyErr_SetString(PyExc_ValueError, "assignment destination is read-only (fill)");
+        return NULL;
+    }
+    if (pyga_ag_check_write("fill", x, NULL, 0) < 0) {
         return NULL;
     }
     int dtype = a->dtype;
@@ -481,16 +499,22 @@ fn_warn_transfer(PyObject *m, PyObject *args)
 
 PyMethodDef pyga_creation_functions[] = {
     {"zeros", FN(fn_zeros), FASTKW,
-     "zeros(shape, *, dtype=None, device=None)\n--\n\nAn array of zeros, made on "
-     "`device` (default: the current default device). dtype defaults to float32."},
+     "zeros(shape, *, dtype=None, device=None, requires_grad=False)\n--\n\nAn array of "
+     "zeros, made on "
+     "`device` (default: the current default device). dtype defaults to float32; "
+     "requires_grad=True makes it a leaf that autograd records."},
     {"ones", FN(fn_ones), FASTKW,
-     "ones(shape, *, dtype=None, device=None)\n--\n\nAn array of ones, made on "
-     "`device` (default: the current default device). dtype defaults to float32."},
+     "ones(shape, *, dtype=None, device=None, requires_grad=False)\n--\n\nAn array of "
+     "ones, made on "
+     "`device` (default: the current default device). dtype defaults to float32; "
+     "requires_grad=True makes it a leaf that autograd records."},
     {"empty", FN(fn_empty), FASTKW,
-     "empty(shape, *, dtype=None, device=None)\n--\n\nAn uninitialised array on "
+     "empty(shape, *, dtype=None, device=None, requires_grad=False)\n--\n\nAn "
+     "uninitialised array on "
      "`device` (its values are whatever the memory held)."},
     {"full", FN(fn_full), FASTKW,
-     "full(shape, fill_value, *, dtype=None, device=None)\n--\n\nAn array filled with "
+     "full(shape, fill_value, *, dtype=None, device=None, "
+     "requires_grad=False)\n--\n\nAn array filled with "
      "`fill_value`. Without dtype it follows the value: bool, int64, float32 or "
      "complex64."},
     {"_fill", fn_fill, METH_VARARGS, "_fill(x, value): set every element of x."},

@@ -8,6 +8,7 @@
 #include "py_common.h"
 
 #include "ga_elementwise.h"
+#include "py_autograd.h"
 
 static PyObject *numpy_generic; /* numpy.generic, looked up once numpy is loaded */
 
@@ -263,10 +264,21 @@ binary(int op, PyObject *a, PyObject *b, int inplace)
             goto done;
         }
     }
+    /* the operands as the recorded node keeps them: host data as converted */
+    PyObject *ops[2] = {hold[0] ? hold[0] : a, hold[1] ? hold[1] : b};
     if (inplace) {
+        char what[64];
+        snprintf(what, sizeof(what), "in-place %s", ga_op_names[op]);
+        if (pyga_ag_check_write(what, a, &ops[1], 1) < 0) {
+            goto done;
+        }
         result = run_op(op, 2, args, pyga_arr(a), a);
     } else {
         result = run_op(op, 2, args, NULL, NULL);
+        if (result != NULL && pyga_ag_wanted(ops, 2)) {
+            result = pyga_ag_record(op, result, PyTuple_Pack(2, ops[0], ops[1]),
+                                    Py_NewRef(Py_None));
+        }
     }
 done:
     Py_XDECREF(hold[0]);
@@ -299,7 +311,11 @@ pyga_unary(int op, PyObject *a)
     }
     ga_ew_arg arg;
     arg.array = pyga_arr(a);
-    return run_op(op, 1, &arg, NULL, NULL);
+    PyObject *result = run_op(op, 1, &arg, NULL, NULL);
+    if (result != NULL && pyga_ag_wanted(&a, 1)) {
+        result = pyga_ag_record1(op, result, a, NULL);
+    }
+    return result;
 }
 
 /* --- module functions --------------------------------------------------------------
@@ -373,7 +389,27 @@ ew_call(int op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
             goto done;
         }
     }
-    result = run_op(op, nin, in, out_obj ? pyga_arr(out_obj) : NULL, out_obj);
+    PyObject *ops[GA_MAXARGS];
+    for (int i = 0; i < nin; i++) {
+        ops[i] = hold[i] != NULL ? hold[i] : args[i];
+    }
+    if (out_obj != NULL) {
+        char what[64];
+        snprintf(what, sizeof(what), "%s(..., out=)", ga_op_names[op]);
+        if (pyga_ag_check_write(what, out_obj, ops, nin) < 0) {
+            goto done;
+        }
+        result = run_op(op, nin, in, pyga_arr(out_obj), out_obj);
+    } else {
+        result = run_op(op, nin, in, NULL, NULL);
+        if (result != NULL && pyga_ag_wanted(ops, nin)) {
+            PyObject *inputs = PyTuple_New(nin);
+            for (int i = 0; inputs != NULL && i < nin; i++) {
+                PyTuple_SET_ITEM(inputs, i, Py_NewRef(ops[i]));
+            }
+            result = pyga_ag_record(op, result, inputs, Py_NewRef(Py_None));
+        }
+    }
 done:
     for (int i = 0; i < nin; i++) {
         Py_XDECREF(hold[i]);
@@ -416,7 +452,11 @@ fn_astype(PyObject *m, PyObject *args, PyObject *kwds)
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return pyga_wrap(&out);
+    PyObject *result = pyga_wrap(&out);
+    if (result != NULL && pyga_ag_wanted(&x, 1)) {
+        result = pyga_ag_record1(PYGA_AG_ASTYPE, result, x, NULL);
+    }
+    return result;
 }
 
 /* _result_type_ew(op_name, *operands) -> (loop dtype, output dtype) (for tests) */

@@ -1,6 +1,8 @@
 /* py_fft.c: the binding of the one-dimensional FFT (the rest is gpuarr/fft.py). */
 #include "py_common.h"
 
+#include "py_autograd.h"
+
 #include "ga_fft.h"
 
 /* Names rather than numbers cross the boundary, so Python holds no copy of the C
@@ -36,6 +38,9 @@ fn_fft(PyObject *m, PyObject *args)
     long long axis;
     if (!PyArg_ParseTuple(args, "O&sOLO:_fft", pyga_array_arg, &x, &kind_name, &n_obj,
                           &axis, &norm_obj)) {
+        return NULL;
+    }
+    if (pyga_ag_refuse("gpuarr.fft", &x, 1) < 0) {
         return NULL;
     }
     int kind = -1, inverse = 0, norm = -1;

@@ -13,6 +13,8 @@
  */
 #include "py_common.h"
 
+#include "py_autograd.h"
+
 #include <string.h>
 
 #include "ga_index.h"
@@ -247,7 +249,12 @@ pyga_getitem(PyObject *self, PyObject *key)
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return pyga_wrap(&out);
+    PyObject *result = pyga_wrap(&out);
+    if (result != NULL && pyga_ag_wanted(&self, 1)) {
+        result = pyga_ag_record(PYGA_AG_GETITEM, result, PyTuple_Pack(1, self),
+                                PyTuple_Pack(1, key));
+    }
+    return result;
 }
 
 /* A Python (or NumPy) scalar as one element of dtype t, with NumPy's assignment
@@ -285,6 +292,9 @@ pyga_setitem(PyObject *self, PyObject *key, PyObject *value)
     }
     if (!ga_array_writeable(x)) {
         PyErr_SetString(PyExc_ValueError, "assignment destination is read-only");
+        return -1;
+    }
+    if (pyga_ag_check_write("x[key] = value", self, &value, 1) < 0) {
         return -1;
     }
     parsed_key k;
@@ -391,6 +401,19 @@ finish(int st, ga_array *out)
     return pyga_wrap(out);
 }
 
+/* finish, then record primitive `op` of args[0] with the other arguments as ctx */
+static PyObject *
+finish_ag(int st, ga_array *out, int op, PyObject *args)
+{
+    PyObject *result = finish(st, out);
+    PyObject *x = PyTuple_GET_ITEM(args, 0);
+    if (result != NULL && pyga_ag_wanted(&x, 1)) {
+        result = pyga_ag_record(op, result, PyTuple_Pack(1, x),
+                                PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)));
+    }
+    return result;
+}
+
 static PyObject *
 fn_reshape(PyObject *m, PyObject *args)
 {
@@ -405,7 +428,8 @@ fn_reshape(PyObject *m, PyObject *args)
     if (c == -1 && copy != Py_None) {
         return NULL;
     }
-    return finish(ga_view_reshape(x, s.ndim, s.dims, c, &out), &out);
+    return finish_ag(ga_view_reshape(x, s.ndim, s.dims, c, &out), &out, PYGA_AG_RESHAPE,
+                     args);
 }
 
 static PyObject *
@@ -417,13 +441,14 @@ fn_permute_dims(PyObject *m, PyObject *args)
                           int_list_converter, &s)) {
         return NULL;
     }
-    return finish(ga_view_permute(x, s.ndim, s.dims, &out), &out);
+    return finish_ag(ga_view_permute(x, s.ndim, s.dims, &out), &out,
+                     PYGA_AG_PERMUTE_DIMS, args);
 }
 
 /* f(x, axes or None) for squeeze and flip */
 static PyObject *
 axes_fn(PyObject *args, const char *fmt,
-        int (*fn)(const ga_array *, int, const int64_t *, ga_array *))
+        int (*fn)(const ga_array *, int, const int64_t *, ga_array *), int op)
 {
     ga_array *x, out;
     PyObject *axes = Py_None;
@@ -432,24 +457,24 @@ axes_fn(PyObject *args, const char *fmt,
         return NULL;
     }
     if (axes == Py_None) {
-        return finish(fn(x, 0, NULL, &out), &out);
+        return finish_ag(fn(x, 0, NULL, &out), &out, op, args);
     }
     if (!int_list_converter(axes, &s)) {
         return NULL;
     }
-    return finish(fn(x, s.ndim, s.dims, &out), &out);
+    return finish_ag(fn(x, s.ndim, s.dims, &out), &out, op, args);
 }
 
 static PyObject *
 fn_squeeze(PyObject *m, PyObject *args)
 {
-    return axes_fn(args, "O&|O:squeeze", ga_view_squeeze);
+    return axes_fn(args, "O&|O:squeeze", ga_view_squeeze, PYGA_AG_SQUEEZE);
 }
 
 static PyObject *
 fn_flip(PyObject *m, PyObject *args)
 {
-    return axes_fn(args, "O&|O:flip", ga_view_flip);
+    return axes_fn(args, "O&|O:flip", ga_view_flip, PYGA_AG_FLIP);
 }
 
 static PyObject *
@@ -461,7 +486,8 @@ fn_expand_dims(PyObject *m, PyObject *args)
                           int_list_converter, &s)) {
         return NULL;
     }
-    return finish(ga_view_expand_dims(x, s.ndim, s.dims, &out), &out);
+    return finish_ag(ga_view_expand_dims(x, s.ndim, s.dims, &out), &out,
+                     PYGA_AG_EXPAND_DIMS, args);
 }
 
 static PyObject *
@@ -473,7 +499,8 @@ fn_broadcast_to(PyObject *m, PyObject *args)
                           int_list_converter, &s)) {
         return NULL;
     }
-    return finish(ga_view_broadcast_to(x, s.ndim, s.dims, &out), &out);
+    return finish_ag(ga_view_broadcast_to(x, s.ndim, s.dims, &out), &out,
+                     PYGA_AG_BROADCAST_TO, args);
 }
 
 static PyObject *
@@ -511,8 +538,13 @@ fn_concat(PyObject *m, PyObject *args)
     int st = n > INT32_MAX ? ga_error(GA_ERR_VALUE, "concat: too many arrays")
                            : ga_concat((int)n, arrs, axis, &out);
     PyMem_Free(arrs);
+    PyObject *result = finish(st, &out);
+    if (result != NULL && pyga_ag_wanted(PySequence_Fast_ITEMS(seq), n)) {
+        result = pyga_ag_record(PYGA_AG_CONCAT, result, PySequence_Tuple(seq),
+                                Py_BuildValue("(L)", axis));
+    }
     Py_DECREF(seq);
-    return finish(st, &out);
+    return result;
 }
 
 static PyObject *
@@ -542,7 +574,8 @@ fn_take(PyObject *m, PyObject *args)
             return NULL;
         }
     }
-    return finish(ga_take(x, idx, axis != Py_None, ax, host, &out), &out);
+    return finish_ag(ga_take(x, idx, axis != Py_None, ax, host, &out), &out,
+                     PYGA_AG_TAKE, args);
 }
 
 static PyObject *
@@ -552,7 +585,11 @@ fn_copy(PyObject *m, PyObject *arg)
     if (!array_converter(arg, &x)) {
         return NULL;
     }
-    return finish(ga_copy_new(x, &out), &out);
+    PyObject *result = finish(ga_copy_new(x, &out), &out);
+    if (result != NULL && pyga_ag_wanted(&arg, 1)) {
+        result = pyga_ag_record1(GA_OP_COPY, result, arg, NULL);
+    }
+    return result;
 }
 
 PyMethodDef pyga_index_functions[] = {

@@ -3,6 +3,8 @@
  * ...) are Python compositions in python/gpuarr/_lapack.py. */
 #include "py_common.h"
 
+#include "py_autograd.h"
+
 #include "ga_linalg.h"
 
 /* wrap two results as a tuple, releasing both on failure */
@@ -33,6 +35,10 @@ fn_solve(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "O&O&:_solve", pyga_array_arg, &a, pyga_array_arg, &b)) {
         return NULL;
     }
+    if (pyga_ag_refuse("linalg.solve", &PyTuple_GET_ITEM(args, 0),
+                       PyTuple_GET_SIZE(args)) < 0) {
+        return NULL;
+    }
     ga_array x;
     int st = ga_linalg_solve(pyga_arr(a), pyga_arr(b), &x);
     return st != GA_OK ? pyga_raise(st) : pyga_wrap(&x);
@@ -44,6 +50,10 @@ fn_lu(PyObject *m, PyObject *args)
     PyObject *a;
     (void)m;
     if (!PyArg_ParseTuple(args, "O&:_lu", pyga_array_arg, &a)) {
+        return NULL;
+    }
+    if (pyga_ag_refuse("linalg (LU: det, slogdet)", &PyTuple_GET_ITEM(args, 0),
+                       PyTuple_GET_SIZE(args)) < 0) {
         return NULL;
     }
     ga_array lu, piv;
@@ -60,6 +70,10 @@ fn_cholesky(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "O&p:_cholesky", pyga_array_arg, &a, &upper)) {
         return NULL;
     }
+    if (pyga_ag_refuse("linalg.cholesky", &PyTuple_GET_ITEM(args, 0),
+                       PyTuple_GET_SIZE(args)) < 0) {
+        return NULL;
+    }
     ga_array out;
     int st = ga_linalg_cholesky(pyga_arr(a), upper, &out);
     return st != GA_OK ? pyga_raise(st) : pyga_wrap(&out);
@@ -72,6 +86,10 @@ fn_eigh(PyObject *m, PyObject *args)
     int vectors;
     (void)m;
     if (!PyArg_ParseTuple(args, "O&p:_eigh", pyga_array_arg, &a, &vectors)) {
+        return NULL;
+    }
+    if (pyga_ag_refuse("linalg.eigh", &PyTuple_GET_ITEM(args, 0),
+                       PyTuple_GET_SIZE(args)) < 0) {
         return NULL;
     }
     ga_array w, v;
@@ -89,6 +107,10 @@ fn_svd(PyObject *m, PyObject *args)
     int mode;
     (void)m;
     if (!PyArg_ParseTuple(args, "O&i:_svd", pyga_array_arg, &a, &mode)) {
+        return NULL;
+    }
+    if (pyga_ag_refuse("linalg.svd", &PyTuple_GET_ITEM(args, 0),
+                       PyTuple_GET_SIZE(args)) < 0) {
         return NULL;
     }
     if (mode < 0 || mode > 2) {
@@ -125,6 +147,10 @@ fn_qr(PyObject *m, PyObject *args)
     int complete;
     (void)m;
     if (!PyArg_ParseTuple(args, "O&p:_qr", pyga_array_arg, &a, &complete)) {
+        return NULL;
+    }
+    if (pyga_ag_refuse("linalg.qr", &PyTuple_GET_ITEM(args, 0),
+                       PyTuple_GET_SIZE(args)) < 0) {
         return NULL;
     }
     ga_array q, r;

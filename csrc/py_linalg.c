@@ -5,6 +5,7 @@
 #include "ga_gemm.h"
 #include "ga_norm.h"
 #include "ga_reduce.h"
+#include "py_autograd.h"
 
 PyObject *
 pyga_matmul(PyObject *a, PyObject *b)
@@ -17,7 +18,12 @@ pyga_matmul(PyObject *a, PyObject *b)
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return pyga_wrap(&out);
+    PyObject *result = pyga_wrap(&out), *ops[2] = {a, b};
+    if (result != NULL && pyga_ag_wanted(ops, 2)) {
+        result = pyga_ag_record(PYGA_AG_MATMUL, result, PyTuple_Pack(2, a, b),
+                                Py_NewRef(Py_None));
+    }
+    return result;
 }
 
 
@@ -81,7 +87,12 @@ fn_tensordot(PyObject *m, PyObject *args)
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return pyga_wrap(&out);
+    PyObject *result = pyga_wrap(&out), *ops[2] = {a, b};
+    if (result != NULL && pyga_ag_wanted(ops, 2)) {
+        result = pyga_ag_record(PYGA_AG_TENSORDOT, result, PyTuple_Pack(2, a, b),
+                                Py_BuildValue("(OO)", la, lb));
+    }
+    return result;
 }
 
 static PyObject *
@@ -98,7 +109,12 @@ fn_vecdot(PyObject *m, PyObject *args)
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return pyga_wrap(&out);
+    PyObject *result = pyga_wrap(&out), *ops[2] = {a, b};
+    if (result != NULL && pyga_ag_wanted(ops, 2)) {
+        result = pyga_ag_record(PYGA_AG_VECDOT, result, PyTuple_Pack(2, a, b),
+                                Py_BuildValue("(i)", axis));
+    }
+    return result;
 }
 
 static PyObject *
@@ -224,7 +240,13 @@ fn_vector_norm(PyObject *m, PyObject *args)
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return pyga_wrap(&out);
+    PyObject *result = pyga_wrap(&out);
+    if (result != NULL && pyga_ag_wanted(&x, 1)) {
+        result =
+            pyga_ag_record(PYGA_AG_VECTOR_NORM, result, PyTuple_Pack(1, x),
+                           Py_BuildValue("(kid)", (unsigned long)mask, keepdims, ord));
+    }
+    return result;
 }
 
 static PyObject *
@@ -240,6 +262,9 @@ fn_matrix_norm(PyObject *m, PyObject *args)
     int nd = pyga_arr(x)->ndim;
     if (row < 0 || row >= nd || col < 0 || col >= nd || row == col) {
         PyErr_SetString(PyExc_ValueError, "matrix norm: two distinct axes are needed");
+        return NULL;
+    }
+    if (pyga_ag_refuse("linalg.matrix_norm", &x, 1) < 0) {
         return NULL;
     }
     ga_array out;

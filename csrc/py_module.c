@@ -149,7 +149,8 @@ PyInit__core(void)
     if (m == NULL) {
         return NULL;
     }
-    if (pyga_init_dtype(m) < 0 || pyga_init_device(m) < 0 || pyga_init_array(m) < 0) {
+    if (pyga_init_dtype(m) < 0 || pyga_init_device(m) < 0 || pyga_init_array(m) < 0 ||
+        pyga_init_autograd(m) < 0) {
         goto error;
     }
     if (add_exception(m, "DeviceMismatchError", PyExc_ValueError,

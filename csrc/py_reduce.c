@@ -4,7 +4,7 @@
 #include "py_common.h"
 
 #include "ga_reduce.h"
-
+#include "py_autograd.h"
 
 /* axis: None (every axis), an int, or a tuple of ints -> mask (checked by the core). */
 static int
@@ -71,7 +71,18 @@ fn_reduce(PyObject *m, PyObject *args, PyObject *kwds)
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return pyga_wrap(&out);
+    PyObject *result = pyga_wrap(&out);
+    if (result != NULL && pyga_ag_wanted(&x, 1)) {
+        /* argmax, argmin, all, any give integers: no graph */
+        static const int ag[GA_NREDUCE] = {
+            [GA_RED_SUM] = PYGA_AG_SUM, [GA_RED_PROD] = PYGA_AG_PROD,
+            [GA_RED_MAX] = PYGA_AG_MAX, [GA_RED_MIN] = PYGA_AG_MIN,
+            [GA_RED_ARGMAX] = -1,       [GA_RED_ARGMIN] = -1,
+            [GA_RED_ALL] = -1,          [GA_RED_ANY] = -1};
+        result = pyga_ag_record(ag[op], result, PyTuple_Pack(1, x),
+                                Py_BuildValue("(ki)", (unsigned long)mask, keepdims));
+    }
+    return result;
 }
 
 static PyObject *
@@ -103,7 +114,14 @@ fn_stat(PyObject *m, PyObject *args, PyObject *kwds)
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return pyga_wrap(&out);
+    PyObject *result = pyga_wrap(&out);
+    if (result != NULL && pyga_ag_wanted(&x, 1)) {
+        int op = is_mean ? PYGA_AG_MEAN : is_std ? PYGA_AG_STD : PYGA_AG_VAR;
+        result = pyga_ag_record(
+            op, result, PyTuple_Pack(1, x),
+            Py_BuildValue("(kid)", (unsigned long)mask, keepdims, correction));
+    }
+    return result;
 }
 
 static PyObject *
@@ -118,13 +136,21 @@ fn_scan(PyObject *m, PyObject *args, PyObject *kwds)
                                      &include_initial)) {
         return NULL;
     }
+    if (op && pyga_ag_refuse("cumulative_prod", &x, 1) < 0) {
+        return NULL;
+    }
     ga_array out;
     int st = ga_scan(op ? GA_SCAN_CUMPROD : GA_SCAN_CUMSUM, pyga_arr(x), axis, dtype,
                      include_initial, &out);
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return pyga_wrap(&out);
+    PyObject *result = pyga_wrap(&out);
+    if (result != NULL && pyga_ag_wanted(&x, 1)) {
+        result = pyga_ag_record(PYGA_AG_CUMSUM, result, PyTuple_Pack(1, x),
+                                Py_BuildValue("(ii)", axis, include_initial));
+    }
+    return result;
 }
 
 PyMethodDef pyga_reduce_functions[] = {

@@ -2,6 +2,7 @@
 #include "py_common.h"
 
 #include "ga_sort.h"
+#include "py_autograd.h"
 
 static int
 sort_array(PyObject *o, void *out)
@@ -23,6 +24,10 @@ fn_sort(PyObject *m, PyObject *args)
     ga_array *x;
     int desc, want_v, want_i;
     if (!PyArg_ParseTuple(args, "O&ppp:_sort", sort_array, &x, &desc, &want_v, &want_i)) {
+        return NULL;
+    }
+    if (want_v &&
+        pyga_ag_refuse("sort (its values)", &PyTuple_GET_ITEM(args, 0), 1) < 0) {
         return NULL;
     }
     ga_array v = {0}, i = {0};

@@ -17,7 +17,8 @@ import pytest
 
 import gpuarr
 
-NAMESPACES = [gpuarr, gpuarr.linalg, gpuarr.fft, gpuarr.random, gpuarr.nn, gpuarr.testing]
+NAMESPACES = [gpuarr, gpuarr.linalg, gpuarr.fft, gpuarr.random, gpuarr.nn, gpuarr.nn.functional,
+              gpuarr.optim, gpuarr.testing, gpuarr.autograd]
 
 # Dunders a class defines that help() shows and users call through syntax or
 # protocols; __init__ is documented by its class's docstring (help(cls) prints the
@@ -30,6 +31,8 @@ NO_SIGNATURE = {
     "gpuarr.Array": "arrays are not constructed through the type (Array() raises "
                     "TypeError pointing to gpuarr.array, zeros, ...), so it has no "
                     "constructor signature to show",
+    "gpuarr.autograd.Node": "nodes are made by recorded operations (an array's grad_fn), "
+                            "never by calling the type",
 }
 
 
@@ -121,7 +124,8 @@ def test_the_walk_finds_the_api():
                  "gpuarr.Array.to", "gpuarr.Array.numpy", "gpuarr.Array.sum",
                  "gpuarr.Array.device", "gpuarr.Array.T", "gpuarr.Device.__enter__",
                  "gpuarr.DType.itemsize", "gpuarr.linalg.norm", "gpuarr.random.seed",
-                 "gpuarr.nn.Linear", "gpuarr.nn.Module.to",
+                 "gpuarr.nn.Linear", "gpuarr.nn.Module.to", "gpuarr.nn.Parameter",
+                 "gpuarr.nn.functional.cross_entropy", "gpuarr.optim.SGD.step",
                  "gpuarr.testing.assert_allclose"]:
         assert name in quals, name
     assert len(CALLABLES) > 150

@@ -73,6 +73,19 @@ WRONG = {
     "wait_each_device": ["the host waited for a device before all the work was queued: 4 "
                          "operations were queued after the first wait, at ex5_two_gpus.py:10"],
     "wait_each_product": ["waits for a device (at most"],
+    # exercise 6 (autograd and an optimizer)
+    "optimizer_before_to": ["moved to gpu(0) after the optimizer was made",
+                            "Make the optimizer after moving the model: net.to(device), then "
+                            "optim.SGD(net.parameters(), ...)"],
+    "no_zero_grad": ["the first 2 losses match, then they drift: each step must use the "
+                     "gradient of its own batch alone (clear the gradients before backward(): "
+                     "optimizer.zero_grad()"],
+    "loss_item_each_step": ["12 device->host copies (at most 1 allowed)",
+                            "ex6_train.py:19: 12 device->host copies",
+                            "losses.append(loss.item())"],
+    "trained_on_host": ["each batch (X and y) should be moved to gpu(0) and trained on there: "
+                        "24 host->device copies of batches were expected, but only 8 copies "
+                        "crossed in all"],
 }
 # What the teacher's grading run refuses before importing a file: folder -> lines
 REFUSED = {
@@ -323,7 +336,8 @@ def make_submissions(tmp, students):
     return subs
 
 
-STEMS = ["ex1_placement", "ex2_roundtrip", "ex3_norm_log", "ex4_trainer", "ex5_two_gpus"]
+STEMS = ["ex1_placement", "ex2_roundtrip", "ex3_norm_log", "ex4_trainer", "ex5_two_gpus",
+         "ex6_train"]
 
 
 @plain_run

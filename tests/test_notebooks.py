@@ -49,8 +49,16 @@ LESSONS_01 = [
     ("one device-to-host copy per step", "device->host: 100 copies, 400 bytes"),
     ("one copy at the end", "device->host: 1 copy, 400 bytes"),
     ("np.asarray(X)", "TypeError:"),
-    ("prepare_batch(batch, device)", "host->device: 22 copies"),
-    ("prepare_batch(batch, device)", "device->host: 1 copy, 80 bytes"),
+    # the model's 2 parameters once, 2 epochs of 10 batches of (X, y); the 20 losses once
+    ("def prepare_batch(self, batch)", "host->device: 42 copies"),
+    ("def prepare_batch(self, batch)", "device->host: 1 copy, 80 bytes"),
+    ("criterion.to(try_gpu())", "DeviceMismatchError:"),
+    ("criterion.to(try_gpu())", "criterion.cuda()"),
+    ("criterion.to(try_gpu())", "(gpu(0), gpu(0))"),
+    # the input to gpu(0), the activation to gpu(1) and its gradient back to gpu(0)
+    ("class VeryBigModule", "host->device: 1 copy"),
+    ("class VeryBigModule", "device->device: 2 copies"),
+    ("class VeryBigModule", "(gpu(0), gpu(1))"),
 ]
 
 

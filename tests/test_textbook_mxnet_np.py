@@ -79,8 +79,41 @@ def test_b10_to_b12_a_dense_layer_initialised_on_the_device():
     check_repr(out, "[[")
 
 
+class ScratchModule:
+    """d2l's MXNet Module as far as B13 needs it: set_scratch_params_device, in gpuarr's
+    spelling (np.ndarray is gpuarr.Array, as_in_ctx is to)."""
+
+    def set_scratch_params_device(self, device):
+        for attr in dir(self):
+            a = getattr(self, attr)
+            if isinstance(a, gpuarr.Array):
+                with gpuarr.autograd.record():
+                    setattr(self, attr, a.to(device))
+                getattr(self, attr).attach_grad()
+            if isinstance(a, ScratchModule):
+                a.set_scratch_params_device(device)
+            if isinstance(a, list):
+                for elem in a:
+                    elem.set_scratch_params_device(device)
+
+
+class LinearRegressionScratch(ScratchModule):
+    def __init__(self, num_inputs, lr, sigma=0.01):
+        self.lr = lr
+        self.w = gpuarr.random.normal(0, sigma, (num_inputs, 1))
+        self.b = gpuarr.zeros(1)
+        self.w.attach_grad()
+        self.b.attach_grad()
+
+    def forward(self, X):
+        return gpuarr.matmul(X, self.w) + self.b
+
+    def loss(self, y_hat, y):
+        return ((y_hat - y) ** 2 / 2).mean()
+
+
 def set_scratch_params_device(module, device):
-    """B13 in gpuarr: move every array attribute of an object to the device."""
+    """B13 for a plain object: move every array attribute (and arrays in lists)."""
     for name, value in list(vars(module).items()):
         if isinstance(value, gpuarr.Array):
             setattr(module, name, value.to(device))
@@ -88,6 +121,28 @@ def set_scratch_params_device(module, device):
             setattr(module, name, [v.to(device) if isinstance(v, gpuarr.Array) else v
                                    for v in value])
     return module
+
+
+def test_b13_set_scratch_params_device_then_train_with_record_and_backward():
+    gpuarr.random.seed(0)
+    model = LinearRegressionScratch(2, lr=0.1)
+    model.set_scratch_params_device(try_gpu())
+    assert model.w.device == try_gpu() and model.w.is_leaf and model.w.requires_grad
+    assert model.w.grad is not None and model.w.grad.device == try_gpu()
+    rng = np.random.default_rng(0)
+    X_host = rng.standard_normal((64, 2)).astype(np.float32)
+    X = gpuarr.asarray(X_host, device=try_gpu())
+    y = gpuarr.asarray(X_host @ np.array([[2.0], [-3.4]], np.float32) + 4.2,
+                       device=try_gpu())
+    for _ in range(100):
+        with gpuarr.autograd.record():
+            l = model.loss(model.forward(X), y)
+        l.backward()
+        for param in [model.w, model.b]:  # d2l's SGD.step (MXNet tab)
+            param -= model.lr * param.grad
+    assert model.w.grad.device == try_gpu()
+    np.testing.assert_allclose(model.w.numpy().ravel(), [2.0, -3.4], atol=1e-2)
+    np.testing.assert_allclose(model.b.numpy(), [4.2], atol=1e-2)
 
 
 def test_b13_moving_a_models_scratch_arrays():

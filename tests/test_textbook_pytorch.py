@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import gpuarr
-from gpuarr import cpu, gpu, nn, num_gpus, try_all_gpus, try_gpu
+from gpuarr import cpu, gpu, nn, num_gpus, optim, try_all_gpus, try_gpu
 from textbook_helpers import check_printed, check_repr, on_gpu
 
 
@@ -110,6 +110,7 @@ def test_a11_the_forward_pass_runs_where_the_inputs_are(X):
     assert out.device == try_gpu() and out.shape == (2, 1)
     v = out.numpy()
     assert v[0, 0] == v[1, 0]  # X is all ones: both rows are equal
+    assert out.grad_fn is not None and "grad_fn=<" in repr(out)  # as the book shows
     W, b = net[0].weight.numpy(), net[0].bias.numpy()
     np.testing.assert_allclose(v, np.ones((2, 3), np.float32) @ W.T + b, rtol=1e-5)
 
@@ -164,3 +165,93 @@ def test_prose_printing_and_numpy_copy_to_the_host_explicitly(X):
             np.asarray(X)
     else:
         np.testing.assert_array_equal(np.asarray(X), np.ones((2, 3), np.float32))
+
+
+def test_a13_the_trainer_trains_on_the_device_and_reads_the_losses_once():
+    gpuarr.random.seed(0)
+    rng = np.random.default_rng(0)
+    batches = []
+    for _ in range(5):
+        X = rng.standard_normal((16, 2)).astype(np.float32)
+        batches.append((gpuarr.asarray(X),
+                        gpuarr.asarray(X @ np.array([[2.0], [-3.4]], np.float32) + 4.2)))
+    epochs = 10
+    t = Trainer(max_epochs=epochs, num_gpus=1)
+    model = nn.Sequential(nn.Linear(2, 1))
+    gpuarr.reset_transfer_stats()
+    t.prepare_model(model)
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    loss_fn = nn.MSELoss()
+    device = t.gpus[0] if t.gpus else cpu()
+    losses = gpuarr.zeros(epochs * len(batches), device=device)
+    for epoch in range(epochs):
+        for i, batch in enumerate(batches):
+            X, y = t.prepare_batch(batch)
+            loss = loss_fn(model(X), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses[epoch * len(batches) + i] = loss.detach()
+    curve = losses.numpy()
+    stats = gpuarr.transfer_stats()
+    moved = t.gpus != []
+    assert stats.h2d_count == (2 + epochs * 2 * len(batches) if moved else 0)
+    assert stats.d2h_count == (1 if moved else 0)
+    assert model[0].weight.device == device and curve[-1] < curve[0] / 50
+    np.testing.assert_allclose(model[0].weight.numpy(), [[2.0, -3.4]], atol=0.05)
+
+
+def test_notes_criterion_cuda_moves_the_losss_weight_buffer():
+    """The PyTorch notes: a loss that holds class weights (a buffer) moves with
+    criterion.cuda(); forgetting it fails at the first step."""
+    class_weights = gpuarr.asarray([1.0, 2.0, 0.5])
+    criterion = nn.CrossEntropyLoss(weight=class_weights)
+    net = nn.Sequential(nn.Linear(4, 3)).to(try_gpu())
+    X = gpuarr.randn(8, 4, device=try_gpu())
+    y = gpuarr.random.integers(0, 3, size=8, device=try_gpu())
+    if num_gpus():
+        with pytest.raises(gpuarr.DeviceMismatchError, match=r"criterion\.cuda\(\)"):
+            criterion(net(X), y)
+        criterion = criterion.cuda()
+    assert criterion.weight.device == try_gpu()
+    loss = criterion(net(X), y)
+    loss.backward()
+    assert loss.device == try_gpu() and net[0].weight.grad.device == try_gpu()
+
+
+class VeryBigModule(nn.Module):
+    """The notes' model split over two GPUs (scaled to fit): one part on each, the
+    activation moved between them in forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.net1 = nn.Linear(64, 128).to(try_gpu(0))
+        self.net2 = nn.Linear(128, 10).to(try_gpu(1))
+
+    def forward(self, x):
+        x = nn.functional.relu(self.net1(x.to(try_gpu(0))))
+        return self.net2(x.to(try_gpu(1)))
+
+
+def test_notes_very_big_module_trains_across_two_gpus():
+    gpuarr.random.seed(1)
+    model = VeryBigModule()
+    optimizer = optim.SGD(model.parameters(), lr=0.5)
+    X = gpuarr.randn(32, 64)
+    y = gpuarr.random.integers(0, 10, size=32).to(try_gpu(1))
+    losses = []
+    gpuarr.reset_transfer_stats()
+    for _ in range(5):
+        loss = nn.functional.cross_entropy(model(X), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.detach())
+    stats = gpuarr.transfer_stats()
+    assert model.net1.weight.grad.device == try_gpu(0)
+    assert model.net2.weight.grad.device == try_gpu(1)
+    assert model.net1.weight.device == try_gpu(0) and model.net2.weight.device == try_gpu(1)
+    if num_gpus() >= 2:  # forward: the activation to gpu(1); backward: its gradient back
+        assert stats.d2d_count == 2 * 5 and stats.h2d_count == 5
+    first, last = float(losses[0]), float(losses[-1])
+    assert last < first

@@ -25,6 +25,9 @@ def fit(params, batches, device, lr=0.1):
     it with prepare_batch, split it into X = B[:, :2] and y = B[:, 2], compute the
     residual r = X @ w + b - y, the loss mean(r * r), and update
     w -= lr * 2 * (X.T @ r) / n and b -= lr * 2 * mean(r).
+    (Those are the loss's gradients written by hand; autograd gives the same:
+    w.requires_grad_() once, loss.backward() each step, then w -= lr * w.grad under
+    ga.no_grad() and w.grad = None.)
 
     Return (params, losses): the trained parameters (on `device`) and a NumPy array
     (float32 or float64) with the loss of each batch, read from the device once, after

@@ -9,12 +9,18 @@ from typing import IO, Any, ClassVar, Final, Literal, NamedTuple, SupportsIndex
 import numpy.typing as npt
 from numpy.exceptions import AxisError as AxisError
 
+from . import autograd as autograd
 from . import fft as fft
 from . import linalg as linalg
 from . import nn as nn
+from . import optim as optim
 from . import random as random
 from . import testing as testing
 from ._core import Array as Array
+from ._core import is_grad_enabled as is_grad_enabled
+from .autograd import enable_grad as enable_grad
+from .autograd import no_grad as no_grad
+from .autograd import set_grad_enabled as set_grad_enabled
 from ._core import CudaError as CudaError
 from ._core import Device as Device
 from ._core import DeviceMismatchError as DeviceMismatchError
@@ -146,6 +152,7 @@ def asarray(
     dtype: _DTypeLike | None = None,
     device: _DeviceLike | None = None,
     copy: builtins.bool | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 def array(
     obj: Any,
@@ -154,6 +161,7 @@ def array(
     dtype: _DTypeLike | None = None,
     device: _DeviceLike | None = None,
     copy: builtins.bool | None = True,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 def asnumpy(x: Array | npt.ArrayLike) -> npt.NDArray[Any]: ...
 def from_dlpack(
@@ -167,6 +175,7 @@ def arange(
     *,
     dtype: _DTypeLike | None = None,
     device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 def linspace(
     start: int | float | complex,
@@ -177,6 +186,7 @@ def linspace(
     dtype: _DTypeLike | None = None,
     device: _DeviceLike | None = None,
     endpoint: builtins.bool = True,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 def eye(
     n_rows: int,
@@ -186,15 +196,31 @@ def eye(
     k: int = 0,
     dtype: _DTypeLike | None = None,
     device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 def zeros_like(
-    x: Array, /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    x: Array,
+    /,
+    *,
+    dtype: _DTypeLike | None = None,
+    device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 def ones_like(
-    x: Array, /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    x: Array,
+    /,
+    *,
+    dtype: _DTypeLike | None = None,
+    device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 def empty_like(
-    x: Array, /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    x: Array,
+    /,
+    *,
+    dtype: _DTypeLike | None = None,
+    device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 def full_like(
     x: Array,
@@ -203,6 +229,7 @@ def full_like(
     *,
     dtype: _DTypeLike | None = None,
     device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 
 # --- elementwise (gpuarr/_elementwise.py): results live on the operands' device -------
@@ -346,6 +373,7 @@ def cumulative_prod(
     dtype: _DTypeLike | None = None,
     include_initial: builtins.bool = False,
 ) -> Array: ...
+def logsumexp(x: Array, /, *, axis: _Axis = None, keepdims: builtins.bool = False) -> Array: ...
 
 # --- shapes, views, joining, indexing (gpuarr/_manipulation.py) --------------------------
 def reshape(x: Array, /, shape: _ShapeLike, *, copy: builtins.bool | None = None) -> Array: ...

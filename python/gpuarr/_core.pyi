@@ -9,7 +9,7 @@ import types
 from collections.abc import Sequence
 from typing import Any, ClassVar, Final, Iterator, Literal, SupportsIndex, final, overload
 
-from typing_extensions import TypeAlias
+from typing_extensions import TypeAlias, disjoint_base
 
 if sys.version_info >= (3, 10):
     from types import EllipsisType as _EllipsisType
@@ -48,6 +48,21 @@ elementwise_ops: Final[dict[str, int]]
 reduce_ops: Final[dict[str, int]]
 scan_ops: Final[dict[str, int]]
 random_dists: Final[dict[str, int]]
+autograd_ops: Final[dict[str, int]]
+
+@disjoint_base
+class Node:
+    """A recorded operation (an array's grad_fn); its type's name is the operation's
+    (MulBackward, MatmulBackward, ...)."""
+
+    def name(self) -> str: ...
+    @property
+    def next_functions(self) -> tuple[tuple[Node | Array | None, int], ...]: ...
+    @property
+    def _op(self) -> int: ...
+    def _unpack(self) -> tuple[tuple[Any, ...], Array | None, Any]: ...
+    def _edges(self) -> tuple[tuple[int, Array], ...]: ...
+    def _release(self) -> None: ...
 
 @final
 class DType:
@@ -139,6 +154,37 @@ class Array:
     @property
     def flags(self) -> _ArrayFlags: ...
     _writeable: builtins.bool
+
+    # --- autograd (csrc/py_autograd.c, gpuarr/autograd.py) ----------------------------
+    requires_grad: builtins.bool
+    @property
+    def grad(self) -> Array | None: ...
+    @grad.setter
+    def grad(self, value: Array | None) -> None: ...
+    @grad.deleter
+    def grad(self) -> None: ...
+    @property
+    def grad_fn(self) -> Node | None: ...
+    @property
+    def is_leaf(self) -> builtins.bool: ...
+    @property
+    def grad_req(self) -> Literal["write", "add", "null"]: ...
+    @property
+    def _version(self) -> int: ...
+    @property
+    def _storage_refs(self) -> int: ...
+    def detach(self) -> Array: ...
+    def requires_grad_(self, /, requires_grad: builtins.bool = True) -> Array: ...
+    def backward(
+        self,
+        gradient: Array | None = None,
+        retain_graph: builtins.bool | None = None,
+        create_graph: builtins.bool = False,
+        inputs: Sequence[Array] | None = None,
+    ) -> None: ...
+    def attach_grad(
+        self, grad_req: Literal["write", "add", "null"] = "write", stype: None = None
+    ) -> None: ...
 
     # --- moving between devices and to the host ------------------------------------
     def to(self, /, device: _DeviceLike) -> Array: ...
@@ -342,13 +388,25 @@ def reset_transfer_stats() -> None: ...
 
 # --- creation --------------------------------------------------------------------------
 def empty(
-    shape: _ShapeLike, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    shape: _ShapeLike,
+    *,
+    dtype: _DTypeLike | None = None,
+    device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 def zeros(
-    shape: _ShapeLike, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    shape: _ShapeLike,
+    *,
+    dtype: _DTypeLike | None = None,
+    device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 def ones(
-    shape: _ShapeLike, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    shape: _ShapeLike,
+    *,
+    dtype: _DTypeLike | None = None,
+    device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 def full(
     shape: _ShapeLike,
@@ -356,6 +414,7 @@ def full(
     *,
     dtype: _DTypeLike | None = None,
     device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Array: ...
 def from_dlpack(
     x: Any, /, *, device: _DeviceLike | None = None, copy: builtins.bool | None = None
@@ -434,6 +493,14 @@ def bitwise_left_shift(x1: _Operand, x2: _Operand, /, *, out: Array | None = Non
 def bitwise_right_shift(x1: _Operand, x2: _Operand, /, *, out: Array | None = None) -> Array: ...
 def where(x1: _Operand, x2: _Operand | None, x3: _Operand | None, /, *, out: Array | None = None) -> Array: ...
 def clip(x1: _Operand, x2: _Operand | None, x3: _Operand | None, /, *, out: Array | None = None) -> Array: ...
+
+# --- autograd (csrc/py_autograd.c) ---------------------------------------------------
+def is_grad_enabled() -> builtins.bool: ...
+def _set_grad_enabled(flag: object, /) -> builtins.bool: ...
+def _attach_grad(x: Array, write: builtins.bool, /) -> None: ...
+def _record_depth(delta: int, /) -> int: ...
+def _ag_register(op: int, name: str, saves: int, /) -> type[Node]: ...
+def _ag_record(op: int, result: Array, inputs: tuple[Any, ...], ctx: Any, /) -> Array: ...
 
 # --- private helpers the package and its tools use ------------------------------------
 def _gpu_mode() -> tuple[str, str]: ...

@@ -30,15 +30,30 @@ def _infer_numpy(obj, dtype):
     return a
 
 
-def asarray(obj, /, *, dtype=None, device=None, copy=None):
-    """asarray(obj, /, *, dtype=None, device=None, copy=None)
+def _leaf(x, obj, requires_grad):
+    """requires_grad=True of a creation function: `x` as a new leaf that requires grad
+    (a detached alias when x is the caller's `obj` itself or was computed from it)."""
+    if not requires_grad:
+        return x
+    if x is obj or not x.is_leaf:
+        x = x.detach()
+    return x.requires_grad_()
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """asarray(obj, /, *, dtype=None, device=None, copy=None, requires_grad=False)
 
     An array from ``obj``: a gpuarr array, a NumPy array, anything with the buffer
     protocol or DLPack, nested sequences, or a scalar. ``copy=None`` copies only when
     needed (another dtype or device), ``copy=True`` always, ``copy=False`` never
     (ValueError when a copy would be needed). Creating on a GPU from host data is one
-    host-to-device transfer.
+    host-to-device transfer. ``requires_grad=True`` gives a leaf that autograd
+    records (sharing ``obj``'s memory when no copy is made).
     """
+    return _leaf(_asarray(obj, dtype, device, copy), obj, requires_grad)
+
+
+def _asarray(obj, dtype, device, copy):
     if copy not in (None, True, False):
         raise ValueError(f"copy must be True, False or None, not {copy!r}")
     if isinstance(obj, Array):
@@ -101,13 +116,14 @@ def from_dlpack(x, /, *, device=None, copy=None):
     return _core.from_dlpack(x, device=device, copy=copy)
 
 
-def array(obj, /, *, dtype=None, device=None, copy=True):
-    """array(obj, /, *, dtype=None, device=None, copy=True)
+def array(obj, /, *, dtype=None, device=None, copy=True, requires_grad=False):
+    """array(obj, /, *, dtype=None, device=None, copy=True, requires_grad=False)
 
     A new array from ``obj`` (a copy unless ``copy`` is False or None); otherwise as
     :func:`asarray`. ``gpuarr.array([1., 2., 3.])`` is float32, ``[1, 2]`` int64.
     """
-    return asarray(obj, dtype=dtype, device=device, copy=copy)
+    return asarray(obj, dtype=dtype, device=device, copy=copy,
+                   requires_grad=requires_grad)
 
 
 def asnumpy(x):
@@ -132,8 +148,8 @@ def _to_int64(v, what):
     return v
 
 
-def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
-    """arange(start, /, stop=None, step=1, *, dtype=None, device=None)
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """arange(start, /, stop=None, step=1, *, dtype=None, device=None, requires_grad=False)
 
     Evenly spaced values in ``[start, stop)``, made on ``device``. ``arange(n)`` is
     ``0, 1, ..., n-1``. Integers give int64, floats float32 (gpuarr's default float).
@@ -158,12 +174,15 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
                                 "and step")
         # the core counts the elements (exactly, in 128-bit integers)
         ints = [_to_int64(v, w) for v, w in ((start, "start"), (stop, "stop"), (step, "step"))]
-        return _core._arange(True, dt, device, float(start), float(stop), float(step), *ints)
-    return _core._arange(False, dt, device, float(start), float(stop), float(step), 0, 0, 0)
+        return _leaf(_core._arange(True, dt, device, float(start), float(stop),
+                                   float(step), *ints), None, requires_grad)
+    return _leaf(_core._arange(False, dt, device, float(start), float(stop), float(step),
+                               0, 0, 0), None, requires_grad)
 
 
-def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
-    """linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True)
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True,
+             requires_grad=False):
+    """linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True, requires_grad=False)
 
     ``num`` evenly spaced values from ``start`` to ``stop`` (included when
     ``endpoint``), made on ``device``; float32 unless ``dtype`` says otherwise.
@@ -176,13 +195,14 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     if _np.dtype(dt.name).kind in "iub":
         if not hasattr(Array, "astype"):
             raise TypeError("linspace with an integer dtype needs astype (not built)")
-        return linspace(start, stop, num, dtype="float64", device=device,
-                        endpoint=endpoint).astype(dt)
-    return _core._linspace(int(num), dt, device, float(start), float(stop), bool(endpoint))
+        return _leaf(linspace(start, stop, num, dtype="float64", device=device,
+                              endpoint=endpoint).astype(dt), None, requires_grad)
+    return _leaf(_core._linspace(int(num), dt, device, float(start), float(stop),
+                                 bool(endpoint)), None, requires_grad)
 
 
-def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
-    """eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None)
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, requires_grad=False):
+    """eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, requires_grad=False)
 
     The ``n_rows x n_cols`` matrix with ones on diagonal ``k`` (0: the main diagonal,
     > 0 above it) and zeros elsewhere, made on ``device``.
@@ -194,40 +214,41 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
             raise TypeError(f"eye: {name} must be an integer, not {type(v).__name__}")
     if n_rows < 0 or n_cols < 0:
         raise ValueError(f"negative dimensions are not allowed ({n_rows}, {n_cols})")
-    return _core._eye(int(n_rows), int(n_cols), int(k), dtype, device)
+    return _leaf(_core._eye(int(n_rows), int(n_cols), int(k), dtype, device), None,
+                 requires_grad)
 
 
-def _like(x, fn, dtype, device, *extra):
+def _like(x, fn, dtype, device, requires_grad, *extra):
     if not isinstance(x, Array):
         x = asarray(x)
     return fn(x.shape, *extra, dtype=x.dtype if dtype is None else dtype,
-              device=x.device if device is None else device)
+              device=x.device if device is None else device, requires_grad=requires_grad)
 
 
-def zeros_like(x, /, *, dtype=None, device=None):
-    """zeros_like(x, /, *, dtype=None, device=None)
+def zeros_like(x, /, *, dtype=None, device=None, requires_grad=False):
+    """zeros_like(x, /, *, dtype=None, device=None, requires_grad=False)
 
     Zeros with ``x``'s shape, and its dtype and device unless given."""
-    return _like(x, zeros, dtype, device)
+    return _like(x, zeros, dtype, device, requires_grad)
 
 
-def ones_like(x, /, *, dtype=None, device=None):
-    """ones_like(x, /, *, dtype=None, device=None)
+def ones_like(x, /, *, dtype=None, device=None, requires_grad=False):
+    """ones_like(x, /, *, dtype=None, device=None, requires_grad=False)
 
     Ones with ``x``'s shape, and its dtype and device unless given."""
-    return _like(x, ones, dtype, device)
+    return _like(x, ones, dtype, device, requires_grad)
 
 
-def empty_like(x, /, *, dtype=None, device=None):
-    """empty_like(x, /, *, dtype=None, device=None)
+def empty_like(x, /, *, dtype=None, device=None, requires_grad=False):
+    """empty_like(x, /, *, dtype=None, device=None, requires_grad=False)
 
     An uninitialised array with ``x``'s shape, and its dtype and device unless given."""
-    return _like(x, empty, dtype, device)
+    return _like(x, empty, dtype, device, requires_grad)
 
 
-def full_like(x, /, fill_value, *, dtype=None, device=None):
-    """full_like(x, /, fill_value, *, dtype=None, device=None)
+def full_like(x, /, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """full_like(x, /, fill_value, *, dtype=None, device=None, requires_grad=False)
 
     ``fill_value`` everywhere, with ``x``'s shape, and its dtype and device unless
     given."""
-    return _like(x, full, dtype, device, fill_value)
+    return _like(x, full, dtype, device, requires_grad, fill_value)

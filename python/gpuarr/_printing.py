@@ -122,6 +122,10 @@ def _array_repr(self):
         extras.append(f"dtype={self.dtype.name}")
     if self.device != _core.cpu():
         extras.append(f"device={self.device!r}")
+    if self.grad_fn is not None:  # autograd, in PyTorch's words
+        extras.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
+    elif self.requires_grad:
+        extras.append("requires_grad=True")
     if not extras:
         return prefix + lst + ")"
     arr_str = prefix + lst + ","

@@ -13,7 +13,7 @@ from ._methods import method
 
 __all__ = [
     "sum", "prod", "mean", "max", "min", "argmax", "argmin", "all", "any", "std", "var",
-    "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "AxisError",
+    "cumulative_sum", "cumulative_prod", "cumsum", "cumprod", "AxisError", "logsumexp",
 ]
 
 # the core's reduction codes, by name (ga_ops.h GA_REDUCE_OPS, exported by _core)
@@ -146,6 +146,40 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False, dtype=None, ddof=Non
     _check(x, "std")
     return _core._stat(x, "std", _normalize_axis(axis, x.ndim), keepdims,
                        _correction(correction, ddof), dtype)
+
+
+def logsumexp(x, /, *, axis=None, keepdims=False):
+    """logsumexp(x, /, *, axis=None, keepdims=False)
+
+    ``log(sum(exp(x)))`` over ``axis``, computed without overflow (the largest
+    element is factored out first). Its gradient is the softmax of x along axis."""
+    _check(x, "logsumexp")
+    axes = _normalize_axis(axis, x.ndim)
+    mask = 0
+    for i in range(x.ndim) if axes is None else axes:
+        mask |= 1 << i
+    with _core_no_grad():
+        m = _core._reduce(x, _MAX, axes, True)
+        m = _core.where(_core.isfinite(m), m, 0.0)
+        s = _core._reduce(_core.exp(_core.subtract(x, m)), _SUM, axes, True)
+        r = _core.add(_core.log(s), m)
+        if not keepdims:
+            r = _core._reshape(r, tuple(n for i, n in enumerate(x.shape)
+                                        if not mask >> i & 1), None)
+    return _core._ag_record(_LOGSUMEXP, r, (x,), (mask, keepdims))
+
+
+class _core_no_grad:
+    """Grad mode off inside a composite that records itself as one node."""
+
+    def __enter__(self):
+        self.prev = _core._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _core._set_grad_enabled(self.prev)
+
+
+_LOGSUMEXP = _core.autograd_ops["logsumexp"]
 
 
 def _scan(x, op, name, axis, dtype, include_initial):

@@ -65,32 +65,36 @@ def _finite(name, v):
     return v
 
 
-def uniform(low=0.0, high=1.0, size=None, dtype=None, device=None):
-    """uniform(low=0.0, high=1.0, size=None, dtype=None, device=None)
+def _leaf(x, requires_grad):
+    return x.requires_grad_() if requires_grad else x
+
+
+def uniform(low=0.0, high=1.0, size=None, dtype=None, device=None, requires_grad=False):
+    """uniform(low=0.0, high=1.0, size=None, dtype=None, device=None, requires_grad=False)
 
     Uniform samples in ``[low, high)`` of shape ``size`` (None: a 0-d array), made on
     ``device``; float32 unless ``dtype`` says otherwise."""
     low, high = _finite("low", low), _finite("high", high)
     if high < low:
         raise ValueError(f"uniform: high ({high}) must not be less than low ({low})")
-    return _core._random(_UNIFORM, _shape(size), dtype or "float32", device, low, high,
-                         0, 0)
+    return _leaf(_core._random(_UNIFORM, _shape(size), dtype or "float32", device, low,
+                               high, 0, 0), requires_grad)
 
 
-def normal(loc=0.0, scale=1.0, size=None, dtype=None, device=None):
-    """normal(loc=0.0, scale=1.0, size=None, dtype=None, device=None)
+def normal(loc=0.0, scale=1.0, size=None, dtype=None, device=None, requires_grad=False):
+    """normal(loc=0.0, scale=1.0, size=None, dtype=None, device=None, requires_grad=False)
 
     Normal (Gaussian) samples with mean ``loc`` and standard deviation ``scale``, made
     on ``device``; float32 unless ``dtype`` says otherwise."""
     loc, scale = _finite("loc", loc), _finite("scale", scale)
     if scale < 0:
         raise ValueError(f"normal: scale must be non-negative, got {scale}")
-    return _core._random(_NORMAL, _shape(size), dtype or "float32", device, loc, scale,
-                         0, 0)
+    return _leaf(_core._random(_NORMAL, _shape(size), dtype or "float32", device, loc,
+                               scale, 0, 0), requires_grad)
 
 
-def integers(low, high=None, size=None, dtype=None, device=None):
-    """integers(low, high=None, size=None, dtype=None, device=None)
+def integers(low, high=None, size=None, dtype=None, device=None, requires_grad=False):
+    """integers(low, high=None, size=None, dtype=None, device=None, requires_grad=False)
 
     Random integers in ``[low, high)`` (``[0, low)`` when high is None), made on
     ``device``; int64 unless ``dtype`` says otherwise."""
@@ -113,7 +117,8 @@ def integers(low, high=None, size=None, dtype=None, device=None):
                          f"([{info.min}, {info.max}])")
     if not (-(2**63) <= low and high <= 2**63 - 1):
         raise ValueError("integers: low and high must fit in int64")
-    return _core._random(_INTEGERS, _shape(size), dt, device, 0.0, 0.0, low, high)
+    return _leaf(_core._random(_INTEGERS, _shape(size), dt, device, 0.0, 0.0, low, high),
+                 requires_grad)
 
 
 def _varshape(shape):
@@ -122,18 +127,20 @@ def _varshape(shape):
     return shape
 
 
-def rand(*shape, device=None, dtype=None):
-    """rand(*shape, device=None, dtype=None)
+def rand(*shape, device=None, dtype=None, requires_grad=False):
+    """rand(*shape, device=None, dtype=None, requires_grad=False)
 
     Uniform samples in [0, 1) of the given shape (ints, or one tuple)."""
-    return uniform(0.0, 1.0, _varshape(shape), dtype=dtype, device=device)
+    return uniform(0.0, 1.0, _varshape(shape), dtype=dtype, device=device,
+                   requires_grad=requires_grad)
 
 
-def randn(*shape, device=None, dtype=None):
-    """randn(*shape, device=None, dtype=None)
+def randn(*shape, device=None, dtype=None, requires_grad=False):
+    """randn(*shape, device=None, dtype=None, requires_grad=False)
 
     Standard normal samples of the given shape (ints, or one tuple)."""
-    return normal(0.0, 1.0, _varshape(shape), dtype=dtype, device=device)
+    return normal(0.0, 1.0, _varshape(shape), dtype=dtype, device=device,
+                  requires_grad=requires_grad)
 
 
 seed()

@@ -16,6 +16,7 @@ def uniform(
     size: _ShapeLike | None = None,
     dtype: _DTypeLike | None = None,
     device: _DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Array: ...
 def normal(
     loc: float = 0.0,
@@ -23,6 +24,7 @@ def normal(
     size: _ShapeLike | None = None,
     dtype: _DTypeLike | None = None,
     device: _DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Array: ...
 def integers(
     low: int,
@@ -30,14 +32,17 @@ def integers(
     size: _ShapeLike | None = None,
     dtype: _DTypeLike | None = None,
     device: _DeviceLike | None = None,
+    requires_grad: bool = False,
 ) -> Array: ...
 def rand(
     *shape: SupportsIndex | Sequence[SupportsIndex],
     device: _DeviceLike | None = None,
     dtype: _DTypeLike | None = None,
+    requires_grad: bool = False,
 ) -> Array: ...
 def randn(
     *shape: SupportsIndex | Sequence[SupportsIndex],
     device: _DeviceLike | None = None,
     dtype: _DTypeLike | None = None,
+    requires_grad: bool = False,
 ) -> Array: ...

@@ -1,0 +1,276 @@
+"""gpuarr.nn.functional: the layers and losses of gpuarr.nn as functions
+(``import gpuarr.nn.functional as F``, as with PyTorch).
+
+Each function runs on its inputs' device, made of gpuarr operations only, so autograd
+differentiates it and nothing crosses to the host: no value is read back, and checks
+of values that need one (a class index out of range) are the indexing's own, deferred
+on a GPU like every index error (docs/DESIGN.md, "Deferred index errors").
+"""
+from .. import _core
+from .._core import Array, DeviceMismatchError
+
+__all__ = [
+    "linear", "relu", "sigmoid", "tanh", "flatten", "dropout", "softmax", "log_softmax",
+    "mse_loss", "cross_entropy",
+]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _array(x, what, fn):
+    if not isinstance(x, Array):
+        raise TypeError(f"{fn}: {what} must be a gpuarr array, got {type(x).__name__} "
+                        "(make one with gpuarr.asarray(..., device=...))")
+    return x
+
+
+def _same_device(x, other, what, fn, fix):
+    if other.device != x.device:
+        raise DeviceMismatchError(
+            f"{fn}: {what} is on {other.device!r} but the input is on {x.device!r}: "
+            f"{fix}")
+
+
+def _reduce(losses, reduction, fn):
+    if reduction == "mean":
+        return losses.mean()
+    if reduction == "sum":
+        return losses.sum()
+    return losses
+
+
+def _check_reduction(reduction, fn):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{fn}: reduction must be 'mean', 'sum' or 'none', got "
+                         f"{reduction!r}")
+
+
+def linear(input, weight, bias=None):
+    """linear(input, weight, bias=None)
+
+    ``input @ weight.T + bias``: ``weight`` has shape (out_features, in_features),
+    ``bias`` (out_features,)."""
+    y = _array(input, "input", "linear") @ weight.T
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def relu(input):
+    """relu(input)
+
+    ``max(input, 0)`` elementwise."""
+    from .. import maximum
+
+    return maximum(_array(input, "input", "relu"), 0)
+
+
+def sigmoid(input):
+    """sigmoid(input)
+
+    ``1 / (1 + exp(-input))`` elementwise, computed from ``z = exp(-|input|)`` (never
+    above 1) as ``1 / (1 + z)`` or ``z / (1 + z)``: no overflow for large ``|input|``
+    and full relative precision for very negative inputs, in the value and in its
+    gradient."""
+    from .. import exp, where
+
+    x = _array(input, "input", "sigmoid")
+    positive = x >= 0
+    # -|x| through where, not abs: abs's derivative at 0 is 0, which would make the
+    # gradient at x = 0 vanish (it is 1/4)
+    z = exp(where(positive, -x, x))
+    r = 1 / (1 + z)
+    return where(positive, r, z * r)
+
+
+def tanh(input):
+    """tanh(input)
+
+    The hyperbolic tangent, elementwise."""
+    from .. import tanh as _tanh
+
+    return _tanh(_array(input, "input", "tanh"))
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """flatten(input, start_dim=0, end_dim=-1)
+
+    ``input`` with the axes start_dim..end_dim (inclusive) merged into one: a view
+    when the memory allows. ``nn.Flatten()`` keeps the batch axis (start_dim=1)."""
+    x = _array(input, "input", "flatten")
+    nd = max(x.ndim, 1)
+    s = start_dim + nd if start_dim < 0 else start_dim
+    e = end_dim + nd if end_dim < 0 else end_dim
+    if not (0 <= s < nd and 0 <= e < nd):
+        raise IndexError(f"flatten: start_dim={start_dim}, end_dim={end_dim} are out of "
+                         f"range for an array with {x.ndim} axes")
+    if s > e:
+        raise ValueError(f"flatten: start_dim ({start_dim}) comes after end_dim "
+                         f"({end_dim})")
+    shape = tuple(x.shape) or (1,)
+    merged = 1
+    for n in shape[s:e + 1]:
+        merged *= n
+    return x.reshape(shape[:s] + (merged,) + shape[e + 1:])
+
+
+def dropout(input, p=0.5, training=True):
+    """dropout(input, p=0.5, training=True)
+
+    In training, zero each element with probability ``p`` and scale the rest by
+    ``1 / (1 - p)`` (so the expected value is unchanged); otherwise return ``input``.
+    The random numbers are drawn on the input's device (``gpuarr.random``: the same
+    seed gives the same mask on every device)."""
+    x = _array(input, "input", "dropout")
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0
+    from .. import random
+
+    keep = random.uniform(size=x.shape, dtype=_float_dtype(x), device=x.device) >= p
+    return x * keep * (1.0 / (1.0 - p))
+
+
+def _float_dtype(x):
+    from .._inspection import isdtype
+
+    if isdtype(x.dtype, "real floating"):
+        return x.dtype
+    return _core.float32
+
+
+def _check_dim(x, dim, fn):
+    nd = x.ndim
+    if not -nd <= dim < nd:
+        raise IndexError(f"{fn}: dim={dim} is out of range for an array with {nd} axes")
+    return dim % nd
+
+
+def log_softmax(input, dim):
+    """log_softmax(input, dim)
+
+    ``input - logsumexp(input, dim)``, computed stably: the maximum along ``dim`` is
+    subtracted before ``exp`` (so nothing overflows) and added back after ``log``."""
+    from .. import exp, log
+    from .. import max as _max
+
+    x = _array(input, "input", "log_softmax")
+    dim = _check_dim(x, dim, "log_softmax")
+    # The shift cancels in the result, so it needs no gradient of its own.
+    shifted = x - _max(x.detach(), axis=dim, keepdims=True)
+    return shifted - log(exp(shifted).sum(axis=dim, keepdims=True))
+
+
+def softmax(input, dim):
+    """softmax(input, dim)
+
+    ``exp(input) / sum(exp(input), dim)``, with the maximum along ``dim`` subtracted
+    first so nothing overflows."""
+    from .. import exp
+    from .. import max as _max
+
+    x = _array(input, "input", "softmax")
+    dim = _check_dim(x, dim, "softmax")
+    e = exp(x - _max(x.detach(), axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def mse_loss(input, target, reduction="mean"):
+    """mse_loss(input, target, reduction='mean')
+
+    ``(input - target) ** 2``, averaged ('mean'), summed ('sum') or per element
+    ('none'). The shapes must be equal: a (n, 1) prediction against (n,) labels would
+    broadcast to (n, n) and give a wrong loss, so it is an error here (reshape one)."""
+    _check_reduction(reduction, "mse_loss")
+    x = _array(input, "input", "mse_loss")
+    t = _array(target, "target", "mse_loss")
+    if tuple(x.shape) != tuple(t.shape):
+        raise ValueError(
+            f"mse_loss: input has shape {tuple(x.shape)} and target {tuple(t.shape)}; "
+            "they must be equal (broadcasting them would compare every prediction with "
+            "every label): reshape one, e.g. target.reshape(input.shape)")
+    _same_device(x, t, "the target", "mse_loss",
+                 "move each batch to the model's device once, as prepare_batch does")
+    d = x - t
+    return _reduce(d * d, reduction, "mse_loss")
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """cross_entropy(input, target, weight=None, ignore_index=-100, reduction='mean')
+
+    The cross-entropy loss of logits ``input`` (shape (N, C), or (C,) for one
+    example) against ``target``: class indices (an integer array of shape (N,) or
+    ()), or class probabilities (a float array of the input's shape). Computed with a
+    stable log-softmax on the input's device. ``weight`` (shape (C,)) weighs each
+    class; targets equal to ``ignore_index`` count for nothing. 'mean' divides by the
+    total weight of the counted targets, as PyTorch does ('sum' and 'none' as their
+    names say). A class index outside 0..C-1 raises IndexError (on a GPU at the next
+    wait, as every index error does)."""
+    return _cross_entropy(input, target, weight, ignore_index, reduction, None)
+
+
+def _cross_entropy(input, target, weight, ignore_index, reduction, weight_fix):
+    """cross_entropy, with the fix a misplaced ``weight`` error suggests (a loss module
+    names its buffer and ``criterion.to(...)``)."""
+    from .. import arange, where
+    from .._inspection import isdtype
+
+    _check_reduction(reduction, "cross_entropy")
+    x = _array(input, "input", "cross_entropy")
+    t = _array(target, "target", "cross_entropy")
+    if x.ndim not in (1, 2):
+        raise ValueError(f"cross_entropy: input must have shape (N, C) or (C,), got "
+                         f"{tuple(x.shape)} (flatten the other axes first)")
+    if not isdtype(x.dtype, "real floating"):
+        raise TypeError(f"cross_entropy: input must hold floating-point logits, got "
+                        f"{x.dtype}")
+    _same_device(x, t, "the target", "cross_entropy",
+                 "move each batch (features and labels) to the model's device once, as "
+                 "prepare_batch does")
+    C = x.shape[-1]
+    if weight is not None:
+        _array(weight, "weight", "cross_entropy")
+        if tuple(weight.shape) != (C,):
+            raise ValueError(f"cross_entropy: weight must have shape ({C},), one per "
+                             f"class, got {tuple(weight.shape)}")
+        _same_device(x, weight, "weight", "cross_entropy",
+                     weight_fix or f"move it with weight.to({x.device!r}) once")
+    batched = x.ndim == 2
+    logp = log_softmax(x if batched else x.reshape((1, C)), dim=1)
+
+    if isdtype(t.dtype, "real floating"):  # class probabilities
+        if tuple(t.shape) != tuple(x.shape):
+            raise ValueError(f"cross_entropy: probability targets must have the input's "
+                             f"shape {tuple(x.shape)}, got {tuple(t.shape)}")
+        tp = t if batched else t.reshape((1, C))
+        if weight is not None:
+            tp = tp * weight
+        losses = -(tp * logp).sum(axis=1)
+        losses = losses if batched else losses.reshape(())
+        return _reduce(losses, reduction, "cross_entropy")
+
+    if not isdtype(t.dtype, "integral"):
+        raise TypeError(f"cross_entropy: target must hold class indices (an integer "
+                        f"array) or class probabilities (floats), got {t.dtype}")
+    expected = (x.shape[0],) if batched else ()
+    if tuple(t.shape) != expected:
+        raise ValueError(f"cross_entropy: input of shape {tuple(x.shape)} needs class "
+                         f"indices of shape {expected}, got {tuple(t.shape)}")
+    t = t if batched else t.reshape((1,))
+    N = t.shape[0]
+    counted = t != ignore_index
+    # Ignored rows pick class 0 and are weighted 0; any other index out of 0..C-1 is
+    # an IndexError of the gather itself.
+    safe = where(counted, t, 0)
+    picked = logp[arange(N, device=x.device), safe]
+    w = counted.astype(x.dtype) if weight is None else where(counted, weight[safe], 0)
+    losses = -picked * w
+    if reduction == "mean":
+        return losses.sum() / w.sum()
+    if reduction == "sum":
+        return losses.sum()
+    return losses if batched else losses.reshape(())

@@ -1,0 +1,17 @@
+"""Wrong: the gradients are never cleared, so each step adds up all earlier ones."""
+import gpuarr as ga
+from gpuarr import nn, optim
+
+
+def train(net, batches, device, lr=0.1):
+    net.to(device)
+    opt = optim.SGD(net.parameters(), lr=lr)
+    loss_fn = nn.CrossEntropyLoss()
+    losses = ga.zeros(len(batches), device=device)
+    for i, (X, y) in enumerate(batches):
+        X, y = ga.asarray(X, device=device), ga.asarray(y, device=device)
+        loss = loss_fn(net(X), y)
+        loss.backward()
+        opt.step()
+        losses[i] = loss.detach()
+    return net, losses.numpy()
