@@ -7,6 +7,7 @@
 
 #include "ga_backend.h"
 #include "ga_error.h"
+#include "ga_fault.h"
 
 int
 ga_storage_new(ga_device device, size_t nbytes, ga_storage **out)
@@ -27,6 +28,7 @@ ga_storage_new(ga_device device, size_t nbytes, ga_storage **out)
     s->device = device;
     s->data = ptr;
     s->nbytes = nbytes;
+    ga_fault_device_used(device);
     *out = s;
     return GA_OK;
 }
@@ -56,6 +58,7 @@ ga_storage_decref(ga_storage *s)
     if (s == NULL || --s->refcount > 0) {
         return;
     }
+    ga_faultset_release(s->faults);
     if (s->release != NULL) {
         s->release(s->owner);
     } else {

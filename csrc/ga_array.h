@@ -16,6 +16,8 @@
 #include "ga_device.h"
 #include "ga_dtype.h"
 
+struct ga_faultset;
+
 typedef struct ga_storage {
     int64_t refcount;
     ga_device device;
@@ -25,6 +27,9 @@ typedef struct ga_storage {
     void (*release)(void *owner);
     void *owner;
     int readonly;
+    /* Queued operations that may have failed and whose results flowed into this
+     * block, or NULL (ga_fault.h: a read of a failed result raises the failure). */
+    struct ga_faultset *faults;
 } ga_storage;
 
 typedef struct {

@@ -113,6 +113,8 @@ extern PyMethodDef pyga_abi_functions[];     /* py_abi.c */
 int pyga_init_dtype(PyObject *m);  /* py_dtype.c */
 int pyga_init_device(PyObject *m); /* py_device.c */
 int pyga_init_array(PyObject *m);  /* py_array.c */
+int pyga_init_fault(PyObject *m);  /* py_fault.c */
+extern PyMethodDef pyga_fault_functions[]; /* py_fault.c */
 
 /* Transfer warnings (printing/item()/bool() of a device array): emits
  * gpuarr.TransferWarning when enabled. Returns -1 if the warning became an error. */

@@ -2,6 +2,7 @@
 #include "py_common.h"
 
 #include "ga_device.h"
+#include "ga_fault.h"
 #include "ga_transfer.h"
 
 static PyObject *
@@ -100,15 +101,19 @@ fn_synchronize(PyObject *m, PyObject *args, PyObject *kwds)
         return NULL;
     }
     int st;
+    ga_device d = ga_cpu();
     if (devobj == Py_None) {
         st = ga_synchronize_all();
     }
     else {
-        ga_device d;
         if (!pyga_device_converter(devobj, &d)) {
             return NULL;
         }
         st = ga_synchronize(d);
+    }
+    if (st == GA_OK) {
+        /* the errors of work this thread queued there, each raised once */
+        st = ga_fault_report_thread(devobj == Py_None, d);
     }
     if (st != GA_OK) {
         return pyga_raise(st);
