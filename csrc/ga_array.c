@@ -28,7 +28,9 @@ ga_storage_new(ga_device device, size_t nbytes, ga_storage **out)
     s->device = device;
     s->data = ptr;
     s->nbytes = nbytes;
-    ga_fault_device_used(device);
+    if (device.kind == GA_DEV_GPU) {
+        ga_fault_device_used(device); /* the exit report waits only for used GPUs */
+    }
     *out = s;
     return GA_OK;
 }
@@ -58,7 +60,9 @@ ga_storage_decref(ga_storage *s)
     if (s == NULL || --s->refcount > 0) {
         return;
     }
-    ga_faultset_release(s->faults);
+    if (s->faults != NULL) {
+        ga_faultset_release(s->faults);
+    }
     if (s->release != NULL) {
         s->release(s->owner);
     } else {

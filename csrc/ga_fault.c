@@ -548,6 +548,8 @@ settle(ga_storage *st)
             }
             continue;
         }
+        /* a wait lets other threads run (and replace st's set): hold this one */
+        set_ref(s);
         uint64_t asked = 0;
         for (int i = 0; i < s->n; i++) {
             ga_device d = s->pending[i]->device;
@@ -576,6 +578,7 @@ settle(ga_storage *st)
                 }
             }
         }
+        ga_faultset_release(s);
     }
 }
 

@@ -218,7 +218,9 @@ PyMethodDef pyga_stats_functions[] = {
     {"synchronize", (PyCFunction)(void (*)(void))fn_synchronize,
      METH_VARARGS | METH_KEYWORDS,
      "synchronize(device=None)\n--\n\nWait until all work queued on `device` (or on "
-     "every GPU) has finished."},
+     "every GPU) has finished, then raise the errors of work this thread queued there "
+     "that nothing raised yet (an out-of-range index in a device index array: the "
+     "first one, with the others listed in its message; each is raised once)."},
     {"_set_warn_transfers", fn_set_warn_transfers, METH_O,
      "Turn TransferWarning on or off; returns the previous setting."},
     {"_set_plugin_dir", fn_set_plugin_dir, METH_O,
