@@ -339,6 +339,31 @@ def test_a_failure_never_raised_is_reported_at_exit_with_status_1(gpu, ending):
             "(failed in x[index] = value queued at <string>:7") in r.stderr, r.stderr
 
 
+def test_dlpack_export_of_a_failed_result_is_refused(gpu):
+    # a consumer reads the memory itself, and no error can reach it later: the export
+    # settles the array first (emulated devices play CUDA devices for DLPack here)
+    if gpuarr.device_kind(gpu) != "emulated":
+        pytest.skip("needs CUDA GPUs: emulated ones, which can play CUDA devices for "
+                    "DLPack (GPUARR_CUDA_EMULATE_DLPACK=cuda)")
+    r = _run("""
+        import numpy as np, gpuarr
+        d = gpuarr.gpu(0)
+        x = gpuarr.arange(10.0, device=d)
+        y = gpuarr.take(x, gpuarr.asarray(np.array([55]), device=d))
+        try:
+            y.__dlpack__(stream=-1)
+            print("exported")
+        except IndexError as e:
+            print("refused:", e)
+        x.__dlpack__(stream=-1)
+        print("x exported")
+    """, GPUARR_CUDA_EMULATE_DLPACK="cuda")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("refused: index 55 is out of bounds"), r.stdout
+    assert "take queued at <string>:5" in lines[0] and lines[1] == "x exported", r.stdout
+
+
 def test_sync_checks_raise_at_the_operation(gpu):
     r = _run(f"""
         import numpy as np, gpuarr
