@@ -236,6 +236,24 @@ drop_all(ga_fault **drop, int n)
     }
 }
 
+/* Sweep the whole pending list (reg_mu not held): failures found move to the failed
+ * list, successes leave (their references dropped outside the lock, a batch at a
+ * time). */
+static void
+sweep_all(void)
+{
+    for (;;) {
+        ga_fault *drop[64];
+        pthread_mutex_lock(&reg_mu);
+        int ndrop = sweep_locked(1, drop, 64);
+        pthread_mutex_unlock(&reg_mu);
+        drop_all(drop, ndrop);
+        if (ndrop < 64) {
+            return;
+        }
+    }
+}
+
 /* A forked child has none of its parent's queued work: it starts with no registry
  * (the parent's entries stay the parent's to report). */
 static void
@@ -607,11 +625,10 @@ static int
 take_failures(int (*want)(const ga_fault *, const void *), const void *arg,
               ga_fault **out, int nmax, int *more)
 {
-    ga_fault *drop[64];
-    int n = 0, ndrop;
+    int n = 0;
     *more = 0;
+    sweep_all();
     pthread_mutex_lock(&reg_mu);
-    ndrop = sweep_locked(1, drop, 64);
     for (ga_fault *f = failed.head, *next; f != NULL; f = next) {
         next = f->next;
         if (!want(f, arg)) {
@@ -631,7 +648,6 @@ take_failures(int (*want)(const ga_fault *, const void *), const void *arg,
         out[k] = f;
     }
     pthread_mutex_unlock(&reg_mu);
-    drop_all(drop, ndrop);
     return n;
 }
 
@@ -805,14 +821,12 @@ ga_fault_take_unreported(char *buf, size_t n)
 int
 ga_fault_unreported(void)
 {
-    ga_fault *drop[64];
     int n = 0;
+    sweep_all();
     pthread_mutex_lock(&reg_mu);
-    int ndrop = sweep_locked(1, drop, 64);
     for (ga_fault *f = failed.head; f != NULL; f = f->next) {
         n += !f->reported;
     }
     pthread_mutex_unlock(&reg_mu);
-    drop_all(drop, ndrop);
     return n;
 }

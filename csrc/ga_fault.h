@@ -79,6 +79,15 @@ ga_fault_flow(const ga_array *out, const ga_array *in)
         ga_fault_flow_slow(out->storage, in->storage);
     }
 }
+/* The same, for a storage the caller holds no array of (the target of a gather or
+ * scatter). */
+static inline void
+ga_fault_flow_into(ga_storage *out, const ga_array *in)
+{
+    if (in->storage->faults != NULL && in->storage != out) {
+        ga_fault_flow_slow(out, in->storage);
+    }
+}
 /* Release a storage's dependencies (ga_storage_decref). */
 void ga_faultset_release(struct ga_faultset *s);
 

@@ -582,13 +582,11 @@ run_index_kernel(const ga_array *x, int scatter, const adv_layout *L, const ga_a
     }
     if (d.loop.size == 0) {
         /* nothing to move, but an empty result still depends on its inputs */
-        ga_array t;
-        t.storage = call->target;
         for (int j = 0; j < nidx && !scatter; j++) {
-            ga_fault_flow(&t, &idx[j]);
+            ga_fault_flow_into(call->target, &idx[j]);
         }
         if (!scatter) {
-            ga_fault_flow(&t, x);
+            ga_fault_flow_into(call->target, x);
         }
         return GA_OK;
     }
@@ -629,13 +627,11 @@ run_index_kernel(const ga_array *x, int scatter, const adv_layout *L, const ga_a
     else {
         GA_TRY(ga_backend_status(be, fn(dev, &d)));
     }
-    ga_array t;
-    t.storage = call->target;
     if (!scatter) {
-        ga_fault_flow(&t, x);
+        ga_fault_flow_into(call->target, x);
     }
     for (int j = 0; j < nidx; j++) {
-        ga_fault_flow(&t, &idx[j]);
+        ga_fault_flow_into(call->target, &idx[j]);
     }
     return GA_OK;
 }

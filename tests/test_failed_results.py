@@ -221,6 +221,18 @@ def test_several_queued_failures_are_each_reported(gpu):
         check_original(e, bad, line, "x[index]")
 
 
+def test_a_failure_after_many_successes_is_still_reported(gpu):
+    x = gpuarr.arange(10.0, device=gpu)
+    good = gpuarr.asarray(np.array([2, 7]), device=gpu)
+    ys = [x[good] for _ in range(150)]  # settled successes ahead of it in the registry
+    _, bad, line = failed_take(gpu, bad=99)
+    del bad
+    with pytest.raises(IndexError) as e:
+        gpuarr.synchronize()
+    check_original(e, 99, line)
+    assert ys[-1].numpy().tolist() == [2.0, 7.0]
+
+
 def test_a_failure_raised_by_a_read_is_not_raised_again_by_synchronize(gpu):
     _, y1, line1 = failed_take(gpu, bad=21)
     _, y2, line2 = failed_take(gpu, bad=22)
