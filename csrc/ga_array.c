@@ -8,6 +8,7 @@
 #include "ga_backend.h"
 #include "ga_error.h"
 #include "ga_live.h"
+#include "ga_fault.h"
 
 int
 ga_storage_new(ga_device device, size_t nbytes, ga_storage **out)
@@ -29,6 +30,9 @@ ga_storage_new(ga_device device, size_t nbytes, ga_storage **out)
     s->data = ptr;
     s->nbytes = nbytes;
     ga_live_add(s);
+    if (device.kind == GA_DEV_GPU) {
+        ga_fault_device_used(device); /* the exit report waits only for used GPUs */
+    }
     *out = s;
     return GA_OK;
 }
@@ -60,6 +64,9 @@ ga_storage_decref(ga_storage *s)
         return;
     }
     ga_live_remove(s);
+    if (s->faults != NULL) {
+        ga_faultset_release(s->faults);
+    }
     if (s->release != NULL) {
         s->release(s->owner);
     } else {

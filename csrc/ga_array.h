@@ -16,6 +16,8 @@
 #include "ga_device.h"
 #include "ga_dtype.h"
 
+struct ga_faultset;
+
 typedef struct ga_storage {
     int64_t refcount;
     ga_device device;
@@ -33,6 +35,9 @@ typedef struct ga_storage {
      * for the backward pass was modified since (PyTorch's version counter). Views
      * share it, as they share the memory. */
     uint64_t version;
+    /* Queued operations that may have failed and whose results flowed into this
+     * block, or NULL (ga_fault.h: a read of a failed result raises the failure). */
+    struct ga_faultset *faults;
 } ga_storage;
 
 typedef struct {

@@ -28,9 +28,10 @@
 #include "ga_ops.h"
 
 /* 3: sort and searchsorted entries; 4: kernel_counters; 5: the DLPack stream
- * hand-off; 6: linalg (LAPACK / cuSOLVER factorisations); 7: fft. Entries only ever
- * added at the end of ga_backend. */
-#define GA_BACKEND_ABI_VERSION 7
+ * hand-off; 6: linalg (LAPACK / cuSOLVER factorisations); 7: fft; 8: failure
+ * records (index_checked, fault_poll). Entries only ever added at the end of
+ * ga_backend. */
+#define GA_BACKEND_ABI_VERSION 8
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -281,6 +282,20 @@ ga_fft_line_lengths(const ga_fft_desc *d, int64_t *in_len, int64_t *out_len)
     return -1;
 }
 
+/* The outcome of one queued operation that can fail on the device after it was queued
+ * (a gather or scatter whose index array is on the device: only the kernel sees the
+ * indices). The core owns the record and keeps it alive until `state` is no longer
+ * PENDING; the backend fills it once the outcome has reached the host (at a host
+ * wait that covers the work, or fault_poll), writing `state` last with a release
+ * store, and never touches it again. docs/DESIGN.md, "Failed queued work". */
+typedef enum { GA_FAULT_PENDING = 0, GA_FAULT_OK = 1, GA_FAULT_FAILED = 2 } ga_fault_state;
+
+typedef struct ga_fault_record {
+    int32_t state;  /* ga_fault_state; read with an acquire load */
+    int32_t status; /* FAILED: the ga_status the operation would have returned */
+    char message[256]; /* FAILED: its message, as the CPU would have raised it */
+} ga_fault_record;
+
 typedef struct ga_backend {
     int abi_version;
     const char *name;
@@ -365,6 +380,19 @@ typedef struct ga_backend {
     /* ABI 7: a batch of one-dimensional FFTs (ga_fft_desc). May be NULL (the core
      * then says FFTs are unsupported there). */
     int (*fft)(int dev, const ga_fft_desc *d);
+
+    /* ABI 8: failures that belong to their operation (ga_fault_record above). */
+    /* gather (scatter 0) or scatter (1) as the entries above, except that an
+     * out-of-range index is reported through `rec` (not by the device's next wait); a
+     * scatter whose check fails writes nothing. On a status other than GA_OK the
+     * backend has not kept `rec`. NULL where gather and scatter report at once (the
+     * CPU). */
+    int (*index_checked)(int dev, const ga_index_desc *d, int scatter, ga_fault_record *rec);
+    /* Fill, without a host wait, every record whose outcome has reached the host
+     * since (CUDA: failure slots copied back behind an event that has completed, e.g.
+     * before a copy to another device whose destination the host has since waited
+     * for). NULL where records are filled as the work runs (simulated GPUs). */
+    int (*fault_poll)(int dev);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

@@ -18,10 +18,13 @@
  *   waiting for the queue: copy_d2h (the host reads what the queue wrote), copy_peer
  *     (after the work of both devices), copy_h2d (the destination may still be in use
  *     by queued work), synchronize, memory_stats and empty_cache (exact numbers);
- *   errors: a task that fails keeps its status and message (the first one since the
- *     last report); the next synchronizing call on that device (synchronize, copy_d2h,
- *     copy_peer) returns it, as CUDA reports a failed kernel at the next synchronizing
- *     call. Later tasks still run (their inputs may be garbage, as on a GPU).
+ *   errors: an operation queued with a failure record (index_checked) writes its
+ *     outcome there when it has run, and the core marks its results failed
+ *     (docs/DESIGN.md, "Failed queued work"). Any other task that fails keeps its
+ *     status and message (the first one since the last report) for the device; the
+ *     next synchronizing call on that device (synchronize, copy_d2h, copy_peer)
+ *     returns it, as CUDA reports a faulted kernel at the next synchronizing call.
+ *     Later tasks still run (their inputs may be garbage, as on a GPU).
  *
  * Cores: the worker of each of N simulated GPUs gets C / N of the C threads of the
  * CPU pool (at least one; GPUARR_NUM_THREADS still caps C), so two simulated GPUs on a
@@ -84,6 +87,7 @@ typedef struct task {
     } u;
     int64_t count;       /* nonzero */
     int64_t *nonzero_out; /* nonzero */
+    ga_fault_record *rec; /* index_checked: where the outcome goes, or NULL */
 } task;
 
 typedef struct {
@@ -168,6 +172,20 @@ worker_main(void *arg)
         pthread_mutex_unlock(&q->mu);
 
         int st = run_task(a.dev, t);
+        if (t->rec != NULL) {
+            /* the operation's own outcome, filled before `pending` drops, so a wait
+             * for the queue sees it; the failure belongs to the operation's results
+             * (the core marks them), not to the device */
+            if (st != GA_OK) {
+                t->rec->status = st;
+                snprintf(t->rec->message, sizeof(t->rec->message), "%s",
+                         ga_error_message());
+            }
+            __atomic_store_n(&t->rec->state,
+                             (int32_t)(st == GA_OK ? GA_FAULT_OK : GA_FAULT_FAILED),
+                             __ATOMIC_RELEASE);
+            st = GA_OK;
+        }
 
         pthread_mutex_lock(&q->mu);
         if (st != GA_OK && q->err_status == GA_OK) {
@@ -304,6 +322,7 @@ new_task(task_kind kind)
     if (t != NULL) {
         t->kind = kind;
         t->op = 0;
+        t->rec = NULL;
     }
     return t;
 }
@@ -542,6 +561,15 @@ sim_scatter(int dev, const ga_index_desc *d)
 }
 
 static int
+sim_index_checked(int dev, const ga_index_desc *d, int scatter, ga_fault_record *rec)
+{
+    NEW_TASK(t, scatter ? TASK_SCATTER : TASK_GATHER);
+    t->u.index = *d;
+    t->rec = rec;
+    return enqueue(dev, t);
+}
+
+static int
 sim_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out)
 {
     NEW_TASK(t, TASK_NONZERO);
@@ -618,4 +646,5 @@ const ga_backend ga_backend_simulated = {
     .searchsorted = sim_searchsorted,
     .linalg = sim_linalg,
     .fft = sim_fft,
+    .index_checked = sim_index_checked,
 };

@@ -16,6 +16,7 @@
 #include "ga_backend.h"
 #include "ga_blas.h"
 #include "ga_error.h"
+#include "ga_fault.h"
 
 static struct {
     int resolved;
@@ -299,6 +300,9 @@ ga_device_check(ga_device d)
 int
 ga_backend_status(const ga_backend *be, int st)
 {
+    if (st == GA_ERR_CUDA) {
+        ga_fault_cuda_error_seen(); /* sticky: the exit report need not repeat it */
+    }
     if (st != GA_OK && be->last_error != NULL) {
         return ga_error(st, "%s", be->last_error());
     }

@@ -15,6 +15,7 @@
 
 #include "ga_backend.h"
 #include "ga_error.h"
+#include "ga_fault.h"
 #include "ga_kernels.h"
 #include "ga_loop.h"
 #include "ga_reduce.h"
@@ -488,8 +489,21 @@ ga_elementwise(int op, int nin, const ga_ew_arg *in, ga_array *out, ga_array *re
         if (st == GA_OK) {
             st = launch(be, dev, op, &loop);
         }
+        for (int i = 0; i < nin && st == GA_OK; i++) {
+            if (ins[i] != NULL) {
+                ga_fault_flow(&res, ins[i]);
+            }
+        }
         if (st == GA_OK && out != NULL && !direct) {
             st = ga_copy_same_device(out, &res);
+        }
+    }
+    else {
+        /* an empty result still depends on its inputs: it reads as failed too */
+        for (int i = 0; i < nin; i++) {
+            if (ins[i] != NULL) {
+                ga_fault_flow(out != NULL ? out : &res, ins[i]);
+            }
         }
     }
     if (st == GA_OK) {

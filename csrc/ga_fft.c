@@ -8,6 +8,7 @@
 #include "ga_device.h"
 #include "ga_elementwise.h"
 #include "ga_error.h"
+#include "ga_fault.h"
 #include "ga_transfer.h"
 #include "ga_view.h"
 
@@ -190,6 +191,7 @@ ga_fft(const ga_array *x, int kind, int inverse, int64_t n, int64_t axis, int no
         if (st != GA_OK) {
             goto done;
         }
+        ga_fault_flow(&res, &buf);
     }
     int forward = kind == GA_FFT_R2C || (kind == GA_FFT_C2C && !inverse);
     double scale = norm_scale(norm, forward, n);

@@ -6,6 +6,7 @@
 
 #include "ga_elementwise.h"
 #include "ga_error.h"
+#include "ga_fault.h"
 #include "ga_reduce.h"
 #include "ga_transfer.h"
 
@@ -266,6 +267,8 @@ batched_gemm_aligned(const ga_array *a, const ga_array *b, ga_array *c)
         ga_device_count_work(ga_array_device(c), GA_WORK_GEMM, g.batch);
         GA_TRY(ga_backend_status(be, be->gemm(ga_device_local(ga_array_device(c)), &g)));
     }
+    ga_fault_flow(c, a);
+    ga_fault_flow(c, b);
     return GA_OK;
 }
 
@@ -339,6 +342,8 @@ ga_matmul(const ga_array *a_in, const ga_array *b_in, ga_array *out)
     }
     GA_TRY(ga_array_empty(out, ga_array_device(a_in), t, ond, oshape));
     if (ga_array_size(out) == 0) {
+        ga_fault_flow(out, a_in); /* an empty result depends on its inputs too */
+        ga_fault_flow(out, b_in);
         return GA_OK;
     }
     int st;
@@ -374,6 +379,8 @@ done:
         ga_array_release(out);
         return ga_error_context(st, "matmul");
     }
+    ga_fault_flow(out, a_in); /* also when k == 0 (zeros computed from them) */
+    ga_fault_flow(out, b_in);
     return GA_OK;
 }
 

@@ -5,6 +5,7 @@
 
 #include "ga_elementwise.h"
 #include "ga_error.h"
+#include "ga_fault.h"
 #include "ga_loop.h"
 #include "ga_reduce.h"
 #include "ga_transfer.h"
@@ -20,7 +21,15 @@ typedef struct {
     int has_adv;
     int adjacent; /* advanced items next to each other in the key */
     int adv_pos;  /* view axes before the first advanced item */
+    int unchecked; /* an index array came from the device: only the kernel sees it */
 } index_plan;
+
+/* What a gather or scatter is, for its failure record (ga_fault.h): the name the
+ * user knows it by, and the storage whose contents it writes. */
+typedef struct {
+    const char *what;
+    ga_storage *target;
+} index_call;
 
 static void
 plan_release(index_plan *p)
@@ -102,6 +111,7 @@ count_true(const ga_array *mask, int64_t *count)
     ga_device_count_work(ga_array_device(mask), GA_WORK_REDUCE, 1);
     int st = ga_backend_status(be, be->reduce(ga_device_local(ga_array_device(mask)), &r));
     if (st == GA_OK) {
+        ga_fault_flow(&c, mask); /* a failed mask's count is no count */
         st = ga_read_to_host(&c, count, sizeof(*count));
     }
     ga_array_release(&c);
@@ -132,6 +142,9 @@ mask_nonzero(const ga_array *mask, ga_array *out)
         ga_device_count_work(ga_array_device(mask), GA_WORK_INDEX, 1);
         st = ga_backend_status(be, be->nonzero(ga_device_local(ga_array_device(mask)), &loop,
                                             count, (int64_t *)ga_array_data(out)));
+    }
+    if (st == GA_OK) {
+        ga_fault_flow(out, mask);
     }
     if (st != GA_OK) {
         ga_array_release(out);
@@ -432,6 +445,7 @@ plan_build(const ga_array *x, int nkeys, const ga_key *keys, index_plan *p)
                 }
             }
             else if (ga_dtype_is_integer((ga_dtype)a->dtype)) {
+                p->unchecked |= !have_up;
                 st = push_axis(&p->view, x->shape[ax], x->strides[ax]);
                 if (st == GA_OK) {
                     st = as_int64(a, &p->idx[p->nidx]);
@@ -542,11 +556,15 @@ index_operand(const adv_layout *L, const ga_array *a, ga_operand *op)
 }
 
 /* Run gather/scatter over the layout's shape with the given index arrays, each
- * with its (dim, byte stride) of `base`. args0 is the result or the value. */
+ * with its (dim, byte stride) of `base`. args0 is the result or the value. With
+ * `unchecked` index arrays (from the device) on a backend that reports through
+ * records, the operation gets a failure origin and call->target depends on it; the
+ * target depends on x's and the index arrays' own dependencies too. */
 static int
 run_index_kernel(const ga_array *x, int scatter, const adv_layout *L, const ga_array *view,
                  char *base, int nidx, const ga_array *idx, const int64_t *dims,
-                 const int64_t *strides, const ga_operand *args0)
+                 const int64_t *strides, const ga_operand *args0, int unchecked,
+                 const index_call *call)
 {
     const ga_backend *be;
     GA_TRY(backend_of(x, &be));
@@ -565,6 +583,13 @@ run_index_kernel(const ga_array *x, int scatter, const adv_layout *L, const ga_a
         d.loop.size *= L->shape[r];
     }
     if (d.loop.size == 0) {
+        /* nothing to move, but an empty result still depends on its inputs */
+        for (int j = 0; j < nidx && !scatter; j++) {
+            ga_fault_flow_into(call->target, &idx[j]);
+        }
+        if (!scatter) {
+            ga_fault_flow_into(call->target, x);
+        }
         return GA_OK;
     }
     d.loop.args[0] = *args0;
@@ -580,8 +605,38 @@ run_index_kernel(const ga_array *x, int scatter, const adv_layout *L, const ga_a
         d.index_strides[j] = strides[j];
     }
     ga_loop_coalesce(&d.loop);
+    int dev = ga_device_local(ga_array_device(x));
     ga_device_count_work(ga_array_device(x), GA_WORK_INDEX, 1);
-    return ga_backend_status(be, fn(ga_device_local(ga_array_device(x)), &d));
+    int st;
+    if (unchecked && nidx > 0 && be->index_checked != NULL) {
+        ga_fault *f;
+        GA_TRY(ga_fault_begin(ga_array_device(x), call->what, &f));
+        st = ga_backend_status(be, be->index_checked(dev, &d, scatter, ga_fault_record_of(f)));
+        if (st != GA_OK) {
+            ga_fault_cancel(f);
+            return st;
+        }
+        if (ga_fault_sync_checks()) {
+            /* for debugging: wait, and fail here as the CPU would */
+            st = ga_synchronize(ga_array_device(x));
+            int fst = ga_fault_settled_now(f);
+            GA_TRY(st);
+            GA_TRY(fst);
+        }
+        else {
+            ga_fault_queued(f, call->target);
+        }
+    }
+    else {
+        GA_TRY(ga_backend_status(be, fn(dev, &d)));
+    }
+    if (!scatter) {
+        ga_fault_flow_into(call->target, x);
+    }
+    for (int j = 0; j < nidx; j++) {
+        ga_fault_flow_into(call->target, &idx[j]);
+    }
+    return GA_OK;
 }
 
 /* More index arrays than one kernel takes: fold them into one array of byte offsets
@@ -590,7 +645,7 @@ run_index_kernel(const ga_array *x, int scatter, const adv_layout *L, const ga_a
  * sum is an int64 add. */
 static int
 fold_indices(const ga_array *x, const index_plan *p, const adv_layout *L, ga_array *offsets,
-             int64_t *lo_out, int64_t *span_out)
+             int64_t *lo_out, int64_t *span_out, const index_call *call)
 {
     const ga_backend *be;
     GA_TRY(backend_of(x, &be));
@@ -650,8 +705,9 @@ fold_indices(const ga_array *x, const index_plan *p, const adv_layout *L, ga_arr
             /* the gather's base is the table itself; its element type is int64 */
             ga_array tx = *x;
             tx.dtype = GA_INT64;
+            index_call fold = {call->what, dst->storage};
             st = run_index_kernel(&tx, 0, &B, &tview, ga_array_data(&table), 1, &p->idx[j],
-                                  &d, &eight, &out);
+                                  &d, &eight, &out, p->unchecked, &fold);
         }
         if (st == GA_OK && j > 0) {
             ga_loop loop;
@@ -664,6 +720,9 @@ fold_indices(const ga_array *x, const index_plan *p, const adv_layout *L, ga_arr
                 ga_loop_coalesce(&loop);
                 ga_device_count_work(ga_array_device(x), GA_WORK_ELEMENTWISE, 1);
                 st = ga_backend_status(be, be->elementwise(dev, GA_OP_ADD, &loop));
+            }
+            if (st == GA_OK) {
+                ga_fault_flow(&acc, &part);
             }
         }
         if (j > 0) {
@@ -732,7 +791,7 @@ check_indices_of_empty_result(const index_plan *p, const adv_layout *L)
 /* Gather or scatter for a resolved plan; args0 is the result/value operand over L. */
 static int
 plan_run(const ga_array *x, const index_plan *p, const adv_layout *L, int scatter,
-         const ga_operand *args0)
+         const ga_operand *args0, const index_call *call)
 {
     GA_TRY(check_indices_of_empty_result(p, L));
     int64_t dims[GA_MAXDIMS], strides[GA_MAXDIMS];
@@ -742,7 +801,7 @@ plan_run(const ga_array *x, const index_plan *p, const adv_layout *L, int scatte
             strides[j] = p->view.strides[p->idx_axis[j]];
         }
         return run_index_kernel(x, scatter, L, &p->view, ga_array_data(&p->view), p->nidx,
-                                p->idx, dims, strides, args0);
+                                p->idx, dims, strides, args0, p->unchecked, call);
     }
     int64_t size = 1;
     for (int r = 0; r < L->ndim; r++) {
@@ -752,16 +811,19 @@ plan_run(const ga_array *x, const index_plan *p, const adv_layout *L, int scatte
         return GA_OK;
     }
     ga_array offsets;
-    int64_t lo, span, one = 1;
-    GA_TRY(fold_indices(x, p, L, &offsets, &lo, &span));
+    int64_t lo = 0, span = 1, one = 1;
+    GA_TRY(fold_indices(x, p, L, &offsets, &lo, &span, call));
+    /* the offsets are in range by construction: their own check happened in the fold
+     * (and its failures are among the offsets' dependencies) */
     int st = run_index_kernel(x, scatter, L, &p->view, ga_array_data(&p->view) + lo, 1,
-                              &offsets, &span, &one, args0);
+                              &offsets, &span, &one, args0, 0, call);
     ga_array_release(&offsets);
     return st;
 }
 
-int
-ga_index_get(const ga_array *x, int nkeys, const ga_key *keys, ga_array *out)
+static int
+index_get(const ga_array *x, int nkeys, const ga_key *keys, const char *what,
+          ga_array *out)
 {
     index_plan p;
     GA_TRY(plan_build(x, nkeys, keys, &p));
@@ -774,7 +836,7 @@ ga_index_get(const ga_array *x, int nkeys, const ga_key *keys, ga_array *out)
         plan_release(&p);
         ga_array xa;
         GA_TRY(ga_element_aligned(x, &xa));
-        int st = ga_index_get(&xa, nkeys, keys, out);
+        int st = index_get(&xa, nkeys, keys, what, out);
         ga_array_release(&xa);
         return st;
     }
@@ -790,7 +852,8 @@ ga_index_get(const ga_array *x, int nkeys, const ga_key *keys, ga_array *out)
         o.data = ga_array_data(&res);
         o.dtype = res.dtype;
         memcpy(o.strides, res.strides, sizeof(int64_t) * (size_t)res.ndim);
-        st = plan_run(x, &p, &L, 0, &o);
+        index_call call = {what, res.storage};
+        st = plan_run(x, &p, &L, 0, &o, &call);
         if (st == GA_OK) {
             *out = res;
         }
@@ -800,6 +863,12 @@ ga_index_get(const ga_array *x, int nkeys, const ga_key *keys, ga_array *out)
     }
     plan_release(&p);
     return st;
+}
+
+int
+ga_index_get(const ga_array *x, int nkeys, const ga_key *keys, ga_array *out)
+{
+    return index_get(x, nkeys, keys, "x[index]", out);
 }
 
 /* The value for an assignment into `target_shape`: broadcastable (after dropping
@@ -914,7 +983,11 @@ ga_index_set(ga_array *x, int nkeys, const ga_key *keys, const ga_array *value,
             ga_loop_add_scalar(&loop, (ga_dtype)x->dtype, scalar);
         }
         if (p.has_adv) {
-            st = plan_run(x, &p, &L, 1, &loop.args[0]);
+            index_call call = {"x[index] = value", x->storage};
+            st = plan_run(x, &p, &L, 1, &loop.args[0], &call);
+            if (st == GA_OK && have_v) {
+                ga_fault_flow(x, &v);
+            }
         }
         else if (have_v) {
             /* a plain copy into the view (v is already x's dtype and apart from x) */
@@ -972,7 +1045,7 @@ ga_take(const ga_array *x, const ga_array *indices, int has_axis, int64_t axis,
     keys[ax].kind = GA_KEY_ARRAY;
     keys[ax].array = indices;
     keys[ax].host = host;
-    int st = ga_index_get(&src, ax + 1, keys, out);
+    int st = index_get(&src, ax + 1, keys, "take", out);
     ga_array_release(&src);
     return st;
 }

@@ -6,6 +6,7 @@
 
 #include "ga_backend.h"
 #include "ga_error.h"
+#include "ga_fault.h"
 #include "ga_transfer.h"
 #include "ga_view.h"
 
@@ -96,13 +97,19 @@ colmajor_empty(ga_device dev, ga_dtype t, int nb, const int64_t *batch, int64_t 
     return GA_OK;
 }
 
-/* Hand d to the backend of dev, unless the batch has nothing to compute. */
+/* Hand d to the backend of src's device, unless the batch has nothing to compute.
+ * `src` is the working copy the backend factors (it carries the input's
+ * dependencies, ga_fault.h); the outputs o1..o3 (may be NULL) get them too. A
+ * backend that fails on a failed input (garbage read as a singular matrix) reports
+ * the input's own failure instead. */
 static int
-run(const char *what, ga_device dev, ga_linalg_desc *d)
+run(const char *what, const ga_array *src, ga_linalg_desc *d, ga_array *o1, ga_array *o2,
+    ga_array *o3)
 {
     if (d->batch == 0 || d->m == 0 || d->n == 0) {
         return GA_OK;
     }
+    ga_device dev = ga_array_device(src);
     const ga_backend *be;
     GA_TRY(ga_device_backend(dev, &be));
     if (be->linalg == NULL) {
@@ -111,7 +118,19 @@ run(const char *what, ga_device dev, ga_linalg_desc *d)
                         what, be->name);
     }
     ga_device_count_work(dev, GA_WORK_LINALG, 1);
-    return ga_backend_status(be, be->linalg(ga_device_local(dev), d));
+    int st = ga_backend_status(be, be->linalg(ga_device_local(dev), d));
+    if (st != GA_OK) {
+        /* (the backend's message stays in the buffer when src depends on nothing) */
+        int fst = ga_fault_check(src);
+        return fst != GA_OK ? fst : st;
+    }
+    ga_array *outs[3] = {o1, o2, o3};
+    for (int i = 0; i < 3; i++) {
+        if (outs[i] != NULL) {
+            ga_fault_flow(outs[i], src);
+        }
+    }
+    return GA_OK;
 }
 
 static void
@@ -178,7 +197,7 @@ ga_linalg_solve(const ga_array *a, const ga_array *b, ga_array *x)
             desc_init(&d, GA_LINALG_SOLVE, t, &lu);
             d.nrhs = k;
             d.b = ga_array_data(x);
-            st = run("solve", ga_array_device(a), &d);
+            st = run("solve", &lu, &d, x, NULL, NULL);
             if (st != GA_OK) {
                 ga_array_release(x);
             }
@@ -213,7 +232,7 @@ ga_linalg_lu(const ga_array *a, ga_array *lu, ga_array *piv)
     ga_linalg_desc d;
     desc_init(&d, GA_LINALG_LU, t, lu);
     d.ipiv = (int32_t *)ga_array_data(piv);
-    st = run("det", ga_array_device(a), &d);
+    st = run("det", lu, &d, piv, NULL, NULL);
     if (st != GA_OK) {
         ga_array_release(lu);
         ga_array_release(piv);
@@ -231,7 +250,7 @@ ga_linalg_cholesky(const ga_array *a, int upper, ga_array *out)
     ga_linalg_desc d;
     desc_init(&d, GA_LINALG_CHOLESKY, t, out);
     d.mode = upper ? 1 : 0;
-    int st = run("cholesky", ga_array_device(a), &d);
+    int st = run("cholesky", out, &d, NULL, NULL, NULL);
     if (st != GA_OK) {
         ga_array_release(out);
     }
@@ -255,7 +274,7 @@ ga_linalg_eigh(const ga_array *a, int vectors, ga_array *w, ga_array *v)
     desc_init(&d, GA_LINALG_EIGH, t, v);
     d.mode = vectors ? 1 : 0;
     d.w = ga_array_data(w);
-    st = run(vectors ? "eigh" : "eigvalsh", ga_array_device(a), &d);
+    st = run(vectors ? "eigh" : "eigvalsh", v, &d, w, NULL, NULL);
     if (st != GA_OK || !vectors) {
         ga_array_release(v);
     }
@@ -298,7 +317,7 @@ ga_linalg_svd(const ga_array *a, int mode, ga_array *u, ga_array *s, ga_array *v
         d.w = ga_array_data(s);
         d.u = mode ? ga_array_data(u) : NULL;
         d.vh = mode ? ga_array_data(vh) : NULL;
-        st = run(what, dev, &d);
+        st = run(what, &work, &d, s, mode ? u : NULL, mode ? vh : NULL);
     }
     ga_array_release(&work);
     if (st != GA_OK) {
@@ -334,7 +353,7 @@ ga_linalg_qr(const ga_array *a, int complete, ga_array *q, ga_array *r)
     desc_init(&d, GA_LINALG_QR, t, r);
     d.qcols = qcols;
     d.b = ga_array_data(q);
-    st = run("qr", ga_array_device(a), &d);
+    st = run("qr", r, &d, q, NULL, NULL);
     if (st != GA_OK) {
         ga_array_release(q);
         ga_array_release(r);

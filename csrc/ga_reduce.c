@@ -6,6 +6,7 @@
 #include "ga_backend.h"
 #include "ga_elementwise.h"
 #include "ga_error.h"
+#include "ga_fault.h"
 #include "ga_loop.h"
 #include "ga_scalar.h"
 #include "ga_transfer.h"
@@ -128,6 +129,10 @@ ga_elementwise_raw(int op, ga_array *out, const ga_array *x, const ga_array *y)
         GA_TRY(ga_check_same_device(ga_op_names[op], x, y));
     }
     if (ga_array_size(out) == 0) {
+        ga_fault_flow(out, x);
+        if (y != NULL) {
+            ga_fault_flow(out, y);
+        }
         return GA_OK;
     }
     ga_loop loop;
@@ -136,7 +141,12 @@ ga_elementwise_raw(int op, ga_array *out, const ga_array *x, const ga_array *y)
     if (y != NULL) {
         GA_TRY(ga_loop_add_array(&loop, y));
     }
-    return run_loop(op, &loop, out);
+    GA_TRY(run_loop(op, &loop, out));
+    ga_fault_flow(out, x);
+    if (y != NULL) {
+        ga_fault_flow(out, y);
+    }
+    return GA_OK;
 }
 
 int
@@ -144,6 +154,7 @@ ga_elementwise_scalar(int op, ga_array *out, const ga_array *x, double v)
 {
     GA_TRY(ga_check_same_device(ga_op_names[op], out, x));
     if (ga_array_size(out) == 0) {
+        ga_fault_flow(out, x);
         return GA_OK;
     }
     ga_loop loop;
@@ -152,7 +163,9 @@ ga_elementwise_scalar(int op, ga_array *out, const ga_array *x, double v)
     ga_loop_init(&loop, out);
     GA_TRY(ga_loop_add_array(&loop, x));
     ga_loop_add_scalar(&loop, (ga_dtype)x->dtype, &b);
-    return run_loop(op, &loop, out);
+    GA_TRY(run_loop(op, &loop, out));
+    ga_fault_flow(out, x);
+    return GA_OK;
 }
 
 /* Shape of the result: the kept axes (and 1s for reduced ones with keepdims). */
@@ -180,13 +193,19 @@ int
 ga_reduce(ga_reduce_op op, const ga_array *in, uint32_t mask, int keepdims, int dtype,
           ga_array *out)
 {
+    int st;
     if (!ga_needs_element_staging(in)) {
-        return reduce_aligned(op, in, mask, keepdims, dtype, out);
+        st = reduce_aligned(op, in, mask, keepdims, dtype, out);
     }
-    ga_array a;
-    GA_TRY(ga_element_aligned(in, &a));
-    int st = reduce_aligned(op, &a, mask, keepdims, dtype, out);
-    ga_array_release(&a);
+    else {
+        ga_array a;
+        GA_TRY(ga_element_aligned(in, &a));
+        st = reduce_aligned(op, &a, mask, keepdims, dtype, out);
+        ga_array_release(&a);
+    }
+    if (st == GA_OK) {
+        ga_fault_flow(out, in);
+    }
     return st;
 }
 
@@ -411,13 +430,19 @@ int
 ga_scan(ga_scan_op op, const ga_array *in, int axis, int dtype, int include_initial,
         ga_array *out)
 {
+    int st;
     if (!ga_needs_element_staging(in)) {
-        return scan_aligned(op, in, axis, dtype, include_initial, out);
+        st = scan_aligned(op, in, axis, dtype, include_initial, out);
     }
-    ga_array a;
-    GA_TRY(ga_element_aligned(in, &a));
-    int st = scan_aligned(op, &a, axis, dtype, include_initial, out);
-    ga_array_release(&a);
+    else {
+        ga_array a;
+        GA_TRY(ga_element_aligned(in, &a));
+        st = scan_aligned(op, &a, axis, dtype, include_initial, out);
+        ga_array_release(&a);
+    }
+    if (st == GA_OK) {
+        ga_fault_flow(out, in);
+    }
     return st;
 }
 

@@ -4,6 +4,7 @@
 #include "ga_backend.h"
 #include "ga_device.h"
 #include "ga_error.h"
+#include "ga_fault.h"
 #include "ga_view.h"
 
 /* x itself when C-contiguous, else a contiguous copy in `tmp` (released by caller). */
@@ -59,6 +60,20 @@ ga_sort_last(const ga_array *x, int descending, ga_array *values, ga_array *indi
         };
         ga_device_count_work(ga_array_device(x), GA_WORK_SORT, 1);
         st = ga_backend_status(be, be->sort(ga_device_local(ga_array_device(x)), &d));
+        if (st == GA_OK && have_v) {
+            ga_fault_flow(values, x);
+        }
+        if (st == GA_OK && have_i) {
+            ga_fault_flow(indices, x);
+        }
+    }
+    if (st == GA_OK && size == 0) {
+        if (have_v) {
+            ga_fault_flow(values, x);
+        }
+        if (have_i) {
+            ga_fault_flow(indices, x);
+        }
     }
     if (c == &tmp) {
         ga_array_release(&tmp);
@@ -115,6 +130,10 @@ ga_searchsorted(const ga_array *sorted, const ga_array *values, int right, ga_ar
         ga_device_count_work(ga_array_device(sorted), GA_WORK_SORT, 1);
         st = ga_backend_status(
             be, be->searchsorted(ga_device_local(ga_array_device(sorted)), &d));
+        if (st == GA_OK) {
+            ga_fault_flow(out, sorted);
+            ga_fault_flow(out, values);
+        }
     }
     if (s == &t1) {
         ga_array_release(&t1);

@@ -6,6 +6,7 @@
 
 #include "ga_backend.h"
 #include "ga_error.h"
+#include "ga_fault.h"
 #include "ga_loop.h"
 
 /* The counters have a lock of their own: the core does not rely on the GIL (CPU
@@ -81,6 +82,7 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
     GA_TRY(
         ga_loop_add_array(&loop, src)); /* src must broadcast to dst, even if empty */
     if (ga_array_size(dst) == 0) {
+        ga_fault_flow(dst, src);
         return GA_OK;
     }
     /* A source that shares bytes with the destination would be overwritten while it is
@@ -111,9 +113,11 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
          * the elementwise copy, which the thread pool splits. */
         size_t nbytes = (size_t)ga_array_size(dst) * (size_t)ga_dtype_itemsize(dst->dtype);
         ga_device_count_work(ga_array_device(dst), GA_WORK_ELEMENTWISE, 1);
-        return ga_backend_status(be, be->copy_d2d(ga_device_local(ga_array_device(dst)),
+        GA_TRY(ga_backend_status(be, be->copy_d2d(ga_device_local(ga_array_device(dst)),
                                                   ga_array_data(dst), ga_array_data(src),
-                                                  nbytes));
+                                                  nbytes)));
+        ga_fault_flow(dst, src);
+        return GA_OK;
     }
     ga_loop_coalesce(&loop);
     if (be->elementwise == NULL) {
@@ -121,8 +125,10 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
                         be->name);
     }
     ga_device_count_work(ga_array_device(dst), GA_WORK_ELEMENTWISE, 1);
-    return ga_backend_status(
-        be, be->elementwise(ga_device_local(ga_array_device(dst)), GA_OP_COPY, &loop));
+    GA_TRY(ga_backend_status(
+        be, be->elementwise(ga_device_local(ga_array_device(dst)), GA_OP_COPY, &loop)));
+    ga_fault_flow(dst, src);
+    return GA_OK;
 }
 
 /* out = src itself (a view) when `as_is`, else a new C-contiguous copy on its device. */
@@ -182,13 +188,21 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
         return GA_OK;
     }
     if (dd.kind == GA_DEV_CPU) {
-        GA_TRY(ga_backend_status(sbe,
-                                 sbe->copy_d2h(ga_device_local(sd), dst, src, nbytes)));
+        int st = ga_backend_status(sbe, sbe->copy_d2h(ga_device_local(sd), dst, src, nbytes));
+        if (st != GA_OK) {
+            ga_fault_device_error_raised(sd);
+            return st;
+        }
         ledger_add(LEDGER_D2H, nbytes);
         return GA_OK;
     }
-    GA_TRY(ga_backend_status(dbe, dbe->copy_peer(ga_device_local(dd), dst,
-                                                 ga_device_local(sd), src, nbytes)));
+    int st = ga_backend_status(dbe, dbe->copy_peer(ga_device_local(dd), dst,
+                                                   ga_device_local(sd), src, nbytes));
+    if (st != GA_OK) {
+        ga_fault_device_error_raised(sd);
+        ga_fault_device_error_raised(dd);
+        return st;
+    }
     ledger_add(LEDGER_D2D, nbytes);
     return GA_OK;
 }
@@ -204,6 +218,13 @@ ga_copy_to_device(const ga_array *src, ga_device device, ga_array *out)
             (size_t)ga_array_size(src) * (size_t)ga_dtype_itemsize(src->dtype);
         st = raw_copy(device, ga_array_data(out), ga_array_device(&c),
                       ga_array_data(&c), nbytes);
+        if (st == GA_OK && device.kind == GA_DEV_CPU) {
+            /* a read by the host: after its wait, a failed source is no data */
+            st = ga_fault_check(&c);
+        }
+        else if (st == GA_OK) {
+            ga_fault_flow(out, &c);
+        }
         if (st != GA_OK) {
             ga_array_release(out);
         }
@@ -262,6 +283,9 @@ ga_read_to_host(const ga_array *src, void *dst, size_t nbytes)
     ga_array c;
     GA_TRY(ga_contiguous(src, &c));
     int st = raw_copy(ga_cpu(), dst, ga_array_device(&c), ga_array_data(&c), nbytes);
+    if (st == GA_OK) {
+        st = ga_fault_check(&c); /* after the wait: a failed source is no data */
+    }
     ga_array_release(&c);
     return st;
 }
@@ -275,7 +299,11 @@ ga_synchronize(ga_device device)
         return GA_OK;
     }
     ledger_add(LEDGER_SYNC, 0);
-    return ga_backend_status(be, be->synchronize(ga_device_local(device)));
+    int st = ga_backend_status(be, be->synchronize(ga_device_local(device)));
+    if (st != GA_OK) {
+        ga_fault_device_error_raised(device);
+    }
+    return st;
 }
 
 int

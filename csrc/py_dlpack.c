@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "dlpack.h"
+#include "ga_fault.h"
 #include "ga_stream.h"
 #include "ga_transfer.h"
 
@@ -368,6 +369,12 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
     else {
         ga_array_view(&ctx->arr, a);
         st = GA_OK;
+    }
+    if (st == GA_OK && ga_array_device(&ctx->arr).kind == GA_DEV_GPU) {
+        /* The consumer reads the memory itself, and no error can reach it later: a
+         * result of failed work is refused here. Waits only when the array depends
+         * on fallible work whose outcome is still unknown (ga_fault.h). */
+        st = ga_fault_check(&ctx->arr);
     }
     if (st == GA_OK && order) {
         /* The consumer reads on its own stream, and the work that writes this array

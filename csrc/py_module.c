@@ -44,7 +44,7 @@ static PyMethodDef *const function_tables[] = {
     pyga_reduce_functions,      pyga_creation_functions, pyga_random_functions,
     pyga_dlpack_functions,      pyga_sort_functions,     pyga_shape_functions,
     pyga_abi_functions,         pyga_lapack_functions,   pyga_fft_functions,
-    pyga_live_functions,        module_functions,
+    pyga_live_functions,        pyga_fault_functions,    module_functions,
 };
 
 static struct PyModuleDef core_module = {
@@ -150,7 +150,7 @@ PyInit__core(void)
         return NULL;
     }
     if (pyga_init_dtype(m) < 0 || pyga_init_device(m) < 0 || pyga_init_array(m) < 0 ||
-        pyga_init_autograd(m) < 0) {
+        pyga_init_autograd(m) < 0 || pyga_init_fault(m) < 0) {
         goto error;
     }
     if (add_exception(m, "DeviceMismatchError", PyExc_ValueError,

@@ -2,6 +2,7 @@
 #include "py_common.h"
 
 #include "ga_device.h"
+#include "ga_fault.h"
 #include "ga_transfer.h"
 
 static PyObject *
@@ -158,15 +159,19 @@ fn_synchronize(PyObject *m, PyObject *args, PyObject *kwds)
         return NULL;
     }
     int st;
+    ga_device d = ga_cpu();
     if (devobj == Py_None) {
         st = ga_synchronize_all();
     }
     else {
-        ga_device d;
         if (!pyga_device_converter(devobj, &d)) {
             return NULL;
         }
         st = ga_synchronize(d);
+    }
+    if (st == GA_OK) {
+        /* the errors of work this thread queued there, each raised once */
+        st = ga_fault_report_thread(devobj == Py_None, d);
     }
     if (st != GA_OK) {
         return pyga_raise(st);
@@ -276,7 +281,9 @@ PyMethodDef pyga_stats_functions[] = {
     {"synchronize", (PyCFunction)(void (*)(void))fn_synchronize,
      METH_VARARGS | METH_KEYWORDS,
      "synchronize(device=None)\n--\n\nWait until all work queued on `device` (or on "
-     "every GPU) has finished."},
+     "every GPU) has finished, then raise the errors of work this thread queued there "
+     "that nothing raised yet (an out-of-range index in a device index array: the "
+     "first one, with the others listed in its message; each is raised once)."},
     {"_set_warn_transfers", fn_set_warn_transfers, METH_O,
      "Turn TransferWarning on or off; returns the previous setting."},
     {"_set_plugin_dir", fn_set_plugin_dir, METH_O,

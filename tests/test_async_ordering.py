@@ -1,7 +1,7 @@
 """The ordering model (docs/DESIGN.md, "Ordering: one model for simulated and CUDA
 devices"): work on a device is queued in order and returns at once; host reads,
-synchronize() and copies to other devices wait; errors of queued work surface at the
-next synchronizing call. The rules hold on every device (the CPU is simply
+synchronize() and copies to other devices wait; an error of queued work belongs to its
+result (tests/test_failed_results.py has the rules). The rules hold on every device (the CPU is simply
 synchronous); the structural checks of the queue itself run on simulated GPUs, whose
 worker can be held still (_core._hold_queue) so nothing depends on timing."""
 import random
@@ -129,15 +129,16 @@ def test_an_error_in_queued_work_surfaces_at_the_next_synchronizing_call(device)
 
 
 @needs_simulated
-def test_an_error_in_queued_work_is_reported_by_a_host_read():
+def test_an_error_in_queued_work_is_raised_by_its_result_not_by_an_unrelated_read():
     d = gpuarr.gpu(0)
     x = gpuarr.arange(10, device=d)
     idx = gpuarr.asarray(np.array([99]), device=d)
     with _held(d):
-        x[idx]  # queued: cannot fail yet
-    with pytest.raises(IndexError, match="reported at the next synchronizing call"):
-        x.sum().item()
-    assert x.sum().item() == 45
+        y = x[idx]  # queued: cannot fail yet
+    assert x.sum().item() == 45  # waits for the failed gather, and is not its result
+    with pytest.raises(IndexError, match=r"index 99 is out of bounds.*x\[index\] queued "
+                                         r"at .*test_async_ordering.py"):
+        y.numpy()
 
 
 _OPS = [

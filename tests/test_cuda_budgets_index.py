@@ -2,10 +2,10 @@
 
 Integer-array gather and scatter (x[idx], x[idx] = v, take) queue their kernels and
 return: an out-of-range index in an index array already on the device is recorded by
-the kernel and raised as IndexError at the next synchronizing call on that device
-(docs/DESIGN.md, "Deferred index errors"); one from host data (a list) is checked on
-the host before the upload and raised at once. GPUARR_SYNC_CHECKS=1 makes the device
-error immediate. Counted with gpuarr.testing.count_kernels on emulated CUDA
+the kernel in the operation's failure slot, and its result fails: a read of it, or the
+next synchronize(), raises IndexError (docs/DESIGN.md, "Failed queued work"); one from
+host data (a list) is checked on the host before the upload and raised at once.
+GPUARR_SYNC_CHECKS=1 makes the device error immediate. Counted with gpuarr.testing.count_kernels on emulated CUDA
 (GPUARR_CUDA_EMULATE=2) or a GPU; skipped otherwise.
 """
 import os
@@ -73,7 +73,7 @@ def test_take_with_a_device_index_never_waits(dev, big):
 
 
 @pytest.mark.parametrize("read", ["synchronize", "numpy", "item"])
-def test_bad_device_index_raises_at_the_next_synchronizing_call_once(dev, read):
+def test_bad_device_index_raises_at_its_read_or_synchronize_once(dev, read):
     x = gpuarr.asarray(np.arange(6.0), device=dev)
     idx = gpuarr.asarray(np.array([1, 9, 2]), device=dev)
     with gpuarr.testing.count_kernels(dev) as k:
@@ -86,7 +86,7 @@ def test_bad_device_index_raises_at_the_next_synchronizing_call_once(dev, read):
             y.numpy()
         else:
             y[0].item()
-    # reported once: the record was cleared, so a good gather after it is quiet
+    # reported once (a read counts): synchronize() has nothing left, a good gather is quiet
     gpuarr.synchronize(dev)
     y = x[gpuarr.asarray(np.array([5, -6]), device=dev)]
     gpuarr.synchronize(dev)
@@ -101,7 +101,7 @@ def test_bad_negative_device_index_names_the_index(dev):
         gpuarr.synchronize(dev)
 
 
-def test_scatter_with_a_bad_device_index_leaves_the_destination_unchanged(dev):
+def test_scatter_with_a_bad_device_index_fails_its_destination_only(dev):
     a = np.arange(24, dtype=np.float32).reshape(6, 4)
     x = gpuarr.asarray(a, device=dev)
     idx = gpuarr.asarray(np.array([0, 2, 7]), device=dev)
@@ -109,12 +109,17 @@ def test_scatter_with_a_bad_device_index_leaves_the_destination_unchanged(dev):
     x[idx] = gpuarr.asarray(np.ones((3, 4), np.float32), device=dev)
     with pytest.raises(IndexError, match="index 7 is out of bounds for axis with size 6"):
         gpuarr.synchronize(dev)
-    np.testing.assert_array_equal(x.numpy(), a)
-    # after the error was reported, scatters write again
-    x[gpuarr.asarray(np.array([0, -1]), device=dev)] = -1.0
+    # the destination of a failed scatter is failed (its data is not what the program
+    # says it is): every read raises; the kernels' "writes nothing" is checked below
+    # the core, in tests/test_cuda_kernels.py
+    with pytest.raises(IndexError, match="index 7 is out of bounds"):
+        x.numpy()
+    # other arrays scatter as before: a failure belongs to its own operation's slot
+    y = gpuarr.asarray(a, device=dev)
+    y[gpuarr.asarray(np.array([0, -1]), device=dev)] = -1.0
     want = a.copy()
     want[[0, -1]] = -1.0
-    np.testing.assert_array_equal(x.numpy(), want)
+    np.testing.assert_array_equal(y.numpy(), want)
 
 
 @pytest.mark.parametrize("how", ["getitem", "setitem", "take", "2d"])

@@ -9,6 +9,7 @@ Seeded and bounded in time:
 """
 import os
 import random
+import re
 import time
 
 import numpy as np
@@ -176,8 +177,19 @@ def _array_index_step(rng, pool, dev, log, i, g, n, write):
         nv = nv.copy()
     log.append(f"#{i}[{ax} * ':', {what}] = {type(gv).__name__} {np.shape(nv)}")
     if bad:
-        _refused(lambda: g.__setitem__(gk, gv))
-        _resync(pool)
+        # refused at once (the CPU; a value that does not fit; an empty scatter, which
+        # never reaches the device), or queued on a GPU, where it fails: then
+        # synchronize() raises it and g's storage is failed
+        try:
+            g[gk] = gv
+            queued = True
+        except Exception:
+            queued = False
+        if queued:
+            assert dev != gpuarr.cpu(), log[-1]
+            with pytest.raises(IndexError, match="is out of bounds"):
+                gpuarr.synchronize()
+        _drop_failed(rng, pool, g, queued, log)
         return
     with np.errstate(all="ignore"):
         try:
@@ -244,7 +256,9 @@ def _one_step(rng, pool, dev, log):
     op = rng.random()
     i = rng.randrange(len(pool))
     g, n = pool[i]
-    if op < 0.08:
+    if rng.random() < 0.06:
+        _failed_work_step(rng, pool, dev, log, i, g, n)
+    elif op < 0.08:
         _array_index_step(rng, pool, dev, log, i, g, n, write=False)
     elif op < 0.16:
         _array_index_step(rng, pool, dev, log, i, g, n, write=True)
@@ -479,6 +493,170 @@ def _old_step(rng, pool, dev, log, op, i, g, n):
     else:
         pool.append(_new(rng, dev)[:2])
         log.append("new")
+
+
+# --- failed queued work followed by reads and further use (docs/DESIGN.md, "Failed
+# queued work"): on a GPU a gather or scatter with an out-of-range index in a device
+# index array fails after it was queued; its result, and everything computed from it,
+# must raise the original IndexError when read (never read as data), unrelated arrays
+# must read as before, and synchronize() must raise each failure not yet raised, once.
+# The CPU raises at the operation.
+
+BAD = re.compile(r"index (-?\d+) is out of bounds for axis (\d+ )?with size \d+")
+
+
+def _raises_original(g, bad, what):
+    """Reading g raises the IndexError of the failed operation that queued index
+    `bad` (any of them, when a result depends on several), naming this file's line."""
+    with pytest.raises(IndexError) as e:
+        g.numpy()
+    m = BAD.search(str(e.value))
+    assert m and int(m.group(1)) in bad, (what, str(e.value), bad)
+    assert "queued at" in str(e.value) and "test_fuzz_differential.py:" in str(e.value), (
+        what, str(e.value))
+
+
+def _drop_failed(rng, pool, target, queued, log):
+    """After a refused write into `target`: when it was queued on a GPU, the members
+    sharing its storage raise when read (the write's destination is failed) and leave
+    the pool; every other member still agrees with NumPy."""
+    sid = target._storage_id
+    keep = []
+    for idx, (g, n) in enumerate(pool):
+        if queued and g._storage_id == sid:
+            with pytest.raises(IndexError, match="is out of bounds"):
+                g.numpy()
+        else:
+            _close(g, n, f"#{idx} after {log[-1]}")
+            keep.append((g, n))
+    pool[:] = keep or [_new(rng, g.device)[:2]]
+
+
+def _further_use(rng, pool, y, dev, log):
+    """One use of the failed result y: (a result that depends on it, whether the use
+    itself raised the failure). An in-place write into a pool member gives that
+    member, which then fails."""
+    if y.ndim == 0:
+        y = y.reshape(1)
+    kind = rng.choice(["binary", "reduce", "view", "astype", "matmul", "where", "move",
+                       "cumsum", "inplace", "mask", "chain"])
+    log.append(f"failed use: {kind}")
+    if kind == "binary":
+        g2, _ = rng.choice(pool)
+        try:
+            return gpuarr.add(y, g2), False
+        except (ValueError, TypeError):  # shapes or dtypes that do not combine
+            return y * 2, False
+    if kind == "reduce":
+        return gpuarr.sum(y) if rng.random() < 0.5 else gpuarr.max(y.reshape(-1)), False
+    if kind == "view":
+        v = rng.choice([y.T, y[::-1], y.reshape(-1), gpuarr.expand_dims(y, axis=0)])
+        return v, False
+    if kind == "astype":
+        return y.astype(rng.choice(["float64", "int32", "bool", "complex64"])), False
+    if kind == "matmul":
+        v = y.reshape(-1).astype("float64")
+        return v @ gpuarr.ones(v.shape[0], dtype="float64", device=v.device), False
+    if kind == "where":
+        return gpuarr.where(y.astype("bool"), y, y), False
+    if kind == "move":
+        others = [d for d in DEVICES if d != dev and d != gpuarr.cpu()]
+        return y.to(rng.choice(others)) if others else y.copy(), False
+    if kind == "cumsum":
+        return gpuarr.cumsum(y.reshape(-1)), False
+    if kind == "mask":
+        # a mask computed from a failed result: the count read back raises
+        with pytest.raises(IndexError, match="is out of bounds"):
+            y.reshape(-1)[y.reshape(-1).astype("bool")]
+        return y, True
+    if kind == "chain":
+        return gpuarr.exp(gpuarr.abs(y.astype("float32")) * 0) + 1, False
+    # in place into a pool member of the same shape and dtype: it fails with y
+    cands = [k for k, (g2, n2) in enumerate(pool)
+             if n2.shape == tuple(y.shape) and str(g2.dtype) == str(y.dtype)
+             and g2._writeable and g2.device == y.device]
+    if not cands:
+        return y + 0, False
+    k = rng.choice(cands)
+    g2 = pool[k][0]
+    g2 += y
+    return g2, False
+
+
+def _failed_work_step(rng, pool, dev, log, i, g, n):
+    """1-3 gathers/scatters with an out-of-range device index, further use of their
+    results, reads of unrelated arrays, then synchronize()."""
+    if n.ndim == 0 or n.size == 0:
+        return
+    ax = rng.randrange(n.ndim)
+    d = n.shape[ax]
+    pre = (slice(None),) * ax
+    failed = []  # (result or destination, the bad indices it depends on)
+    bads, raised = set(), set()
+    for _ in range(rng.randint(1, 3)):
+        b = rng.choice([d, d + 7, -d - 1, 10 ** 6])
+        ok = [rng.randrange(-d, d) for _ in range(rng.randint(0, 2))]
+        vals = ok + [b]
+        rng.shuffle(vals)
+        gi = gpuarr.asarray(np.array(vals, dtype=rng.choice(["int64", "int32"])),
+                            device=dev)
+        write = rng.random() < 0.3 and g._writeable
+        log.append(f"failed {'scatter' if write else 'gather'} #{i}[{ax} * ':', {vals}]")
+        if dev == gpuarr.cpu():
+            # the CPU raises at the operation, and nothing is marked
+            with pytest.raises(IndexError, match="is out of bounds"):
+                if write:
+                    g[pre + (gi,)] = 1
+                else:
+                    gpuarr.take(g, gi, axis=ax) if rng.random() < 0.5 else g[pre + (gi,)]
+            _resync(pool)
+            return
+        # g's storage may have failed already in this step (an earlier scatter): a
+        # result depends on every failure behind its inputs, so any may show
+        bads.add(b)
+        if write:
+            g[pre + (gi,)] = 1  # queued: writes nothing, fails g's storage
+            failed.append((g, set(bads)))
+        else:
+            y = gpuarr.take(g, gi, axis=ax) if rng.random() < 0.5 else g[pre + (gi,)]
+            failed.append((y, set(bads)))
+    # further use: new results depending on failed ones, some in place into the pool
+    for _ in range(rng.randint(0, 3)):
+        y, _ = rng.choice(failed)
+        r, now = _further_use(rng, pool, y, dev, log)
+        raised |= bads if now else set()
+        # it may depend on more than y's failure (a failed pool member beside it): a
+        # read raises the earliest, so any of the step's bad indices may show
+        failed.append((r, set(bads)))
+    # unrelated members read as before (unless they share a failed storage)
+    dead = {f._storage_id for f, _ in failed}
+    for idx, (gm, nm) in enumerate(pool):
+        if gm._storage_id not in dead:
+            _close(gm, nm, f"#{idx}, unrelated to failed work, after {log[-1]}")
+    for f, b in rng.sample(failed, rng.randint(0, len(failed))):
+        _raises_original(f, b, log[-1])
+        _raises_original(f, b, log[-1])  # every read, not once
+        raised |= b
+    # synchronize() raises the failures no read raised, each once; then nothing
+    try:
+        gpuarr.synchronize()
+        left = set()
+    except IndexError as e:
+        left = {int(m.group(1)) for m in BAD.finditer(str(e))}
+    assert left <= bads, (log[-1], left, bads)
+    if not raised:
+        assert left == bads, ("synchronize() must report every failure", log[-1], left,
+                              bads)
+    gpuarr.synchronize()  # each was reported once: nothing is left
+    # the pool loses every member that shares a failed storage (reading them raises)
+    keep = []
+    for gm, nm in pool:
+        if gm._storage_id in dead:
+            with pytest.raises(IndexError, match="is out of bounds"):
+                gm.numpy()
+        else:
+            keep.append((gm, nm))
+    pool[:] = keep or [_new(rng, dev)[:2]]
 
 
 def _resync(pool):

@@ -66,13 +66,15 @@ def test_uint64_index_arrays_beyond_int64_raise_index_error(device, values):
     keys = [gpuarr.asarray(idx, device=device)]
     if device == gpuarr.cpu():
         keys.append(idx)  # a NumPy index wraps host memory: the CPU only
+    w = gpuarr.asarray(a, device=device)
     for key in keys:
-        # on a GPU the kernel's bounds check reports at the next synchronizing call
+        # on a GPU the kernel's bounds check fails the operation after it was queued:
+        # synchronize() raises it (docs/DESIGN.md, "Failed queued work")
         with pytest.raises(IndexError, match="out of bounds"):
             x[key]
             gpuarr.synchronize()
         with pytest.raises(IndexError, match="out of bounds"):
-            x[key] = 7.0
+            w[key] = 7.0
             gpuarr.synchronize()
         with pytest.raises(IndexError, match="out of bounds"):
             gpuarr.take(x, gpuarr.asarray(idx, device=device))
@@ -80,7 +82,12 @@ def test_uint64_index_arrays_beyond_int64_raise_index_error(device, values):
         with pytest.raises(IndexError, match="out of bounds"):
             x.reshape(1, 5)[0, key]  # next to a basic index
             gpuarr.synchronize()
-    np.testing.assert_array_equal(x.numpy(), a)  # nothing written
+    np.testing.assert_array_equal(x.numpy(), a)
+    if device == gpuarr.cpu():
+        np.testing.assert_array_equal(w.numpy(), a)  # refused at once: nothing written
+    else:
+        with pytest.raises(IndexError, match="out of bounds"):
+            w.numpy()  # the destination of a failed scatter is failed
     # in range, uint64 indices still work
     ok = np.asarray([4, 0], dtype=np.uint64)
     np.testing.assert_array_equal(x[gpuarr.asarray(ok, device=device)].numpy(), a[ok])

@@ -132,14 +132,22 @@ int ga_cuda_linalg(int dev, const ga_linalg_desc *d); /* ga_cusolver.cu */
 int ga_cuda_copy_to_host(int dev, void *dst, const void *src, size_t nbytes);
 int ga_cuda_fft(int dev, const ga_fft_desc *d); /* ga_cufft.cu */
 
-/* Deferred index errors (k_index.cu). Every host wait on a device's stream that
- * hands control back to the user (synchronize, copies to the host) calls
- * ga_cuda_index_pending_begin(dev) before it waits and passes its answer to
- * ga_cuda_index_pending_end(dev, stream, armed) after: GA_ERR_INDEX when a gather or
- * scatter queued before the wait met an out-of-range index (the record is cleared, so
- * the error is reported once), else GA_OK. */
-int ga_cuda_index_pending_begin(int dev);
-int ga_cuda_index_pending_end(int dev, cudaStream_t stream, int armed);
+/* Failure slots (ga_cuda_faults.cu): where a kernel reports the bad input of one
+ * queued operation. ga_cuda_fault_slot gives the next operation on `dev` a zeroed
+ * device record (ga_k_errrec, k_common.cuh) whose outcome fills `rec` later (NULL:
+ * reported by the next wait on the device instead, once); ga_cuda_fault_unslot
+ * gives it back when the operation could not be queued. Every host wait on a
+ * device's stream calls ga_cuda_fault_snapshot before it waits and
+ * ga_cuda_fault_harvest after (GA_OK, or the failure of an ownerless slot); a copy
+ * to another device snapshots the source before its ordering event. */
+struct ga_k_errrec_;
+int ga_cuda_fault_slot(int dev, cudaStream_t stream, ga_fault_record *rec,
+                       struct ga_k_errrec_ **slot);
+void ga_cuda_fault_unslot(int dev, struct ga_k_errrec_ *slot);
+int ga_cuda_fault_snapshot(int dev, cudaStream_t stream);
+int ga_cuda_fault_harvest(int dev, cudaStream_t stream);
+int ga_cuda_index_checked(int dev, const ga_index_desc *d, int scatter,
+                          ga_fault_record *rec);
 }
 
 #endif

@@ -470,8 +470,8 @@ cuda_device_props(int dev, ga_device_props *out)
     return GA_OK;
 }
 
-/* A wait that hands control back to the user also reports a deferred index error
- * (ga_cuda.h). */
+/* A wait brings the failure slots' outcomes back with it (ga_cuda_faults.cu): their
+ * copy is queued before the wait and read after it. */
 int
 cuda_synchronize(int dev)
 {
@@ -479,10 +479,10 @@ cuda_synchronize(int dev)
     GA_TRY(state(dev, &d));
     waiting_host w;
     GA_CUDA_TRY(use_device(dev));
-    int armed = ga_cuda_index_pending_begin(dev);
+    GA_TRY(ga_cuda_fault_snapshot(dev, d->stream));
     d->syncs++;
     GA_CUDA_TRY(cudaStreamSynchronize(d->stream));
-    return ga_cuda_index_pending_end(dev, d->stream, armed);
+    return ga_cuda_fault_harvest(dev, d->stream);
 }
 
 /* A cached block when one fits (take_cached), else a cudaMalloc allocation of exactly
@@ -702,19 +702,25 @@ copy_d2h_wait(int dev, void *dst, const void *src, size_t nbytes)
     return GA_OK;
 }
 
-/* The copy waits for the stream, so it reports a deferred index error too (after the
- * data arrived: .numpy() of an array gathered with a bad index raises IndexError). */
+/* The copy waits for the stream, so the failure slots' outcomes come back with it:
+ * their copy is queued before the data's, and read once the data arrived. */
 int
 cuda_copy_d2h(int dev, void *dst, const void *src, size_t nbytes)
 {
-    int armed = ga_cuda_index_pending_begin(dev);
-    int st = copy_d2h_wait(dev, dst, src, nbytes);
-    if (st != GA_OK) {
-        return st;
-    }
     cudaStream_t s = NULL;
     GA_TRY(ga_cuda_stream(dev, &s));
-    return ga_cuda_index_pending_end(dev, s, armed);
+    GA_TRY(ga_cuda_fault_snapshot(dev, s));
+    GA_TRY(copy_d2h_wait(dev, dst, src, nbytes));
+    return ga_cuda_fault_harvest(dev, s);
+}
+
+/* The outcomes whose copies have completed, with no wait (ga_backend.fault_poll). */
+int
+cuda_fault_poll(int dev)
+{
+    cudaStream_t s = NULL;
+    GA_TRY(ga_cuda_stream(dev, &s));
+    return ga_cuda_fault_harvest(dev, s);
 }
 
 int
@@ -757,8 +763,12 @@ cuda_copy_peer(int dst_dev, void *dst, int src_dev, const void *src, size_t nbyt
     GA_TRY(state(src_dev, &sd));
     enable_peer(dst_dev, dd, src_dev);
     /* The copy runs on the destination's stream, after everything queued so far on
-     * the source's stream (which may still be writing `src`). */
+     * the source's stream (which may still be writing `src`). The source's failure
+     * slots are copied back before that event: a wait for the destination then
+     * covers them, so a failure behind `src` reaches the core with no wait on the
+     * source (cuda_fault_poll). */
     GA_CUDA_TRY(use_device(src_dev));
+    GA_TRY(ga_cuda_fault_snapshot(src_dev, sd->stream));
     GA_CUDA_TRY(cudaEventRecord(sd->order, sd->stream));
     GA_CUDA_TRY(use_device(dst_dev));
     GA_CUDA_TRY(cudaStreamWaitEvent(dd->stream, sd->order, 0));
@@ -901,6 +911,8 @@ const ga_backend table = {
     cuda_device_wait,
     ga_cuda_linalg,
     ga_cuda_fft,
+    ga_cuda_index_checked,
+    cuda_fault_poll,
 };
 
 }  // namespace

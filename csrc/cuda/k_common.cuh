@@ -314,7 +314,7 @@ ga_st_as(char *p, int dt, A v)
  * A kernel that finds bad input (an out-of-range index) claims the record with an
  * atomic and writes what the host needs for the message; the host reads it back after
  * a stream synchronisation. */
-typedef struct {
+typedef struct ga_k_errrec_ {
     unsigned int count; /* elements that failed; 0 = no error */
     unsigned int which; /* the failing index operand (0-based) */
     int64_t value;      /* the index as given */

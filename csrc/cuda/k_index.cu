@@ -2,21 +2,16 @@
  * device.
  *
  * Bad indices without a host wait: a kernel cannot return a status, so the index
- * kernels write the first out-of-range index they meet into the device's pending-error
- * record (ga_k_errrec in device memory, one per device, made at the first gather or
- * scatter). The gather/scatter call returns at once; the record is read after the
- * next host wait on that device (synchronize, a copy to the host) and turned into
- * GA_ERR_INDEX there, then cleared in stream order. This is PyTorch's rule for its
- * device-side asserts (docs/DESIGN.md, "Deferred index errors"). GPUARR_SYNC_CHECKS=1
- * waits after every gather/scatter instead, so the error comes from the indexing call.
- * Index arrays made from host data never get here out of range: the core checks
- * them on the host before the upload (ga_index.c).
+ * kernels write the first out-of-range index they meet into the operation's failure
+ * slot (ga_cuda_faults.cu). The gather/scatter call returns at once; the slot's
+ * outcome reaches the core's record for that operation at the next host wait on the
+ * device, and the core marks the operation's result failed (docs/DESIGN.md, "Failed
+ * queued work"). Index arrays made from host data never get here out of range: the
+ * core checks them on the host before the upload (ga_index.c).
  */
 #include "k_block.cuh"
 #include "k_common.cuh"
 
-#include <atomic>
-#include <mutex>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,103 +119,13 @@ ga_index_launch(int dev, const ga_index_desc *d, int mode, ga_k_errrec *err,
     return GA_OK;
 }
 
-/* GPUARR_SYNC_CHECKS=1: every gather/scatter waits and reports its own bad index.
- * Read once (a static local is initialised once, thread-safely). */
-static bool
-ga_sync_checks(void)
-{
-    static const bool on = [] {
-        const char *v = getenv("GPUARR_SYNC_CHECKS");
-        return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
-    }();
-    return on;
-}
-
-/* The per-device pending-error records. `armed` says a gather/scatter with index
- * arrays was queued since the record was last read, so that the host waits of code
- * that never indexes pay nothing for the check. */
-static ga_k_errrec *ga_pending[GA_MAX_DEVICES];
-static std::atomic<int> ga_pending_armed[GA_MAX_DEVICES];
-static std::mutex ga_pending_lock;
-
+/* The check and the write of one operation share its failure slot
+ * (ga_cuda_faults.cu): the check records a bad index there, and the scatter's write
+ * pass reads it on the device (stream order makes the check's writes visible) and
+ * writes nothing when it is set. No host wait: the slot's outcome reaches `rec` at
+ * the next wait on the device. */
 static int
-ga_pending_record(int dev, cudaStream_t stream, ga_k_errrec **out)
-{
-    if (dev < 0 || dev >= GA_MAX_DEVICES) {
-        return ga_error(GA_ERR_DEVICE, "indexing: bad device %d", dev);
-    }
-    std::lock_guard<std::mutex> g(ga_pending_lock);
-    if (ga_pending[dev] == NULL) {
-        /* cudaMalloc, not the caching allocator: the record lives as long as the
-         * process and is no user allocation (memory statistics keep their meaning) */
-        void *mem = NULL;
-        GA_CUDA_TRY(cudaMalloc(&mem, sizeof(ga_k_errrec)));
-        cudaError_t ce = cudaMemsetAsync(mem, 0, sizeof(ga_k_errrec), stream);
-        if (ce != cudaSuccess) {
-            cudaFree(mem);
-            return ga_cuda_error(ce, "cudaMemsetAsync(pending)", __FILE__, __LINE__);
-        }
-        ga_pending[dev] = (ga_k_errrec *)mem;
-    }
-    *out = ga_pending[dev];
-    return GA_OK;
-}
-
-extern "C" int
-ga_cuda_index_pending_begin(int dev)
-{
-    if (dev < 0 || dev >= GA_MAX_DEVICES) {
-        return 0;
-    }
-    return ga_pending_armed[dev].exchange(0);
-}
-
-extern "C" int
-ga_cuda_index_pending_end(int dev, cudaStream_t stream, int armed)
-{
-    if (!armed) {
-        return GA_OK;
-    }
-    ga_k_errrec *rec = NULL;
-    {
-        std::lock_guard<std::mutex> g(ga_pending_lock);
-        rec = ga_pending[dev];
-    }
-    if (rec == NULL) {
-        return GA_OK;
-    }
-    /* The caller's wait covered every launch that armed the record before it began;
-     * the stream is idle up to there, so this small read adds no wait of its own
-     * worth counting (it is part of the caller's). */
-    ga_k_errrec h;
-    memset(&h, 0, sizeof(h));
-    GA_CUDA_TRY(cudaMemcpyAsync(&h, rec, sizeof(h), cudaMemcpyDeviceToHost, stream));
-    GA_CUDA_TRY(cudaStreamSynchronize(stream));
-    if (h.count == 0) {
-        return GA_OK;
-    }
-    /* reported once: cleared in stream order before the error goes to the caller */
-    GA_CUDA_TRY(cudaMemsetAsync(rec, 0, sizeof(*rec), stream));
-    return ga_error(GA_ERR_INDEX,
-                    "index %lld is out of bounds for axis with size %lld (an index "
-                    "array on the device, checked by the kernel: reported at the next "
-                    "synchronizing call on that device; GPUARR_SYNC_CHECKS=1 reports "
-                    "it at the indexing call)",
-                    (long long)h.value, (long long)h.size);
-}
-
-/* GPUARR_SYNC_CHECKS=1: wait for the launches and report a recorded bad index now. */
-static int
-ga_index_wait_and_report(int dev, cudaStream_t stream)
-{
-    int armed = ga_cuda_index_pending_begin(dev);
-    ga_cuda_count_sync(stream);
-    GA_CUDA_TRY(cudaStreamSynchronize(stream));
-    return ga_cuda_index_pending_end(dev, stream, armed);
-}
-
-static int
-ga_index_run(int dev, const ga_index_desc *d, bool scatter)
+ga_index_run(int dev, const ga_index_desc *d, bool scatter, ga_fault_record *rec)
 {
     const ga_loop *l = &d->loop;
     if (l->nargs < 2 || l->nargs > GA_MAXARGS) {
@@ -231,40 +136,44 @@ ga_index_run(int dev, const ga_index_desc *d, bool scatter)
     }
     cudaStream_t stream;
     GA_TRY(ga_cuda_stream(dev, &stream));
-    ga_k_errrec *err = NULL;
-    GA_TRY(ga_pending_record(dev, stream, &err));
     if (l->nargs == 2) {
-        /* no index arrays: nothing can be out of range */
-        return ga_index_launch(dev, d, scatter ? GA_IDX_SCATTER : GA_IDX_GATHER, err,
+        /* no index arrays: nothing can be out of range, the record is not kept */
+        return ga_index_launch(dev, d, scatter ? GA_IDX_SCATTER : GA_IDX_GATHER, NULL,
                                stream);
     }
-    int first = scatter ? GA_IDX_CHECK : GA_IDX_GATHER;
-    GA_TRY(ga_index_launch(dev, d, first, err, stream));
-    /* armed after the launch is queued: a host wait that sees the flag began after
-     * the launch, so its stream wait covers it (ga_cuda_index_pending_begin) */
-    ga_pending_armed[dev].store(1);
-    if (ga_sync_checks()) {
-        GA_TRY(ga_index_wait_and_report(dev, stream));
+    ga_k_errrec *err = NULL;
+    GA_TRY(ga_cuda_fault_slot(dev, stream, rec, &err));
+    int st = ga_index_launch(dev, d, scatter ? GA_IDX_CHECK : GA_IDX_GATHER, err, stream);
+    if (st == GA_OK && scatter) {
+        st = ga_index_launch(dev, d, GA_IDX_SCATTER, err, stream);
     }
-    if (scatter) {
-        GA_TRY(ga_index_launch(dev, d, GA_IDX_SCATTER, err, stream));
+    if (st != GA_OK) {
+        ga_cuda_fault_unslot(dev, err);
     }
-    return GA_OK;
+    return st;
 }
 
 /* A gather writes only its (new) result, so one pass is enough: on a bad index the
- * result is discarded by the core. Scatter duplicates: when two elements of the value
+ * core marks the result failed. Scatter duplicates: when two elements of the value
  * go to the same place, which one lands is unspecified (NumPy: the last). */
+extern "C" int
+ga_cuda_index_checked(int dev, const ga_index_desc *d, int scatter, ga_fault_record *rec)
+{
+    return ga_index_run(dev, d, scatter != 0, rec);
+}
+
+/* The table's plain entries: a bad index is reported by the next wait on the device
+ * (an ownerless slot), as a GPU's sticky error. The core uses index_checked. */
 extern "C" int
 ga_cuda_gather(int dev, const ga_index_desc *d)
 {
-    return ga_index_run(dev, d, false);
+    return ga_index_run(dev, d, false, NULL);
 }
 
 extern "C" int
 ga_cuda_scatter(int dev, const ga_index_desc *d)
 {
-    return ga_index_run(dev, d, true);
+    return ga_index_run(dev, d, true, NULL);
 }
 
 /* ---- nonzero ----

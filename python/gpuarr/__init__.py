@@ -76,6 +76,21 @@ from . import _numpy_protocol  # noqa: E402,F401  (np.exp(x), np.sum(x) on gpuar
 from . import _dask  # noqa: E402  (Dask arrays with gpuarr chunks)
 _dask.install()
 
+
+def _report_failures_at_exit():
+    """Errors in queued work that nothing raised are reported at exit, as an uncaught
+    exception is: printed to stderr, and the exit status becomes 1 (docs/DESIGN.md,
+    "Failed queued work")."""
+    import sys
+    text = _core._failures_at_exit()
+    if text:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+
+import atexit as _atexit  # noqa: E402
+_atexit.register(_report_failures_at_exit)
+
 __version__ = "0.1.0"
 
 newaxis = None
