@@ -148,3 +148,45 @@ def test_collect_copies_the_results_under_the_date_and_the_gpu(tmp_path):
 def test_sanitizer_outcomes_are_told_apart(rc, out, timed_out, want):
     state, summary = gpu_run.sanitizer_state(rc, out, timed_out)
     assert state.startswith(want), (state, summary)
+
+
+def test_a_carried_plugin_is_used_only_for_these_sources_and_this_gpu(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_run, "CARRY", str(tmp_path))
+    assert gpu_run.carried_plugin("90-real")[0] is False  # nothing carried
+    (tmp_path / "libgpuarr_cuda.so").write_bytes(b"\x7fELF")
+    stamp = {"sources": gpu_run.source_hash(), "CUDAARCHS": "90-real", "nvcc": "13.0.88"}
+    (tmp_path / "stamp.json").write_text(json.dumps(stamp))
+    use, why = gpu_run.carried_plugin("90-real")
+    assert use and "sources match" in why
+    use, why = gpu_run.carried_plugin("100-real")
+    assert not use and "this GPU needs 100-real" in why
+    (tmp_path / "stamp.json").write_text(json.dumps(dict(stamp, sources="0" * 64)))
+    use, why = gpu_run.carried_plugin("90-real")
+    assert not use and "sources differ" in why
+
+
+def test_a_step_over_its_limit_is_ended_with_its_children(tmp_path):
+    import argparse
+    import time
+
+    args = argparse.Namespace(rehearse=True, prebuilt=True, deadline=60,
+                              out=str(tmp_path / "o"), steps=None)
+    r = gpu_run.Run(args)
+    pidfile = tmp_path / "child.pid"
+    t = time.monotonic()
+    rc, out, timed_out = r.run(
+        ["bash", "-c", f"sleep 60 & echo $! > {pidfile}; echo started; wait"], 1.5,
+        log_name="t.log")
+    assert timed_out and time.monotonic() - t < 15 and "started" in out
+    child = int(pidfile.read_text())
+    for _ in range(50):  # the grandchild went with the group (or is a zombie)
+        try:
+            state = open(f"/proc/{child}/status").read()
+        except OSError:
+            break
+        if "\nState:\tZ" in state:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"sleep {child} outlived its step")
+    r.runlog.close()

@@ -6,6 +6,7 @@ NVIDIA GPU, within a deadline, leaving at most 8 files in one folder.
     tools/gpu_run.sh --rehearse [--prebuilt]      # the same steps on emulated CUDA
     python tools/gpu_run.py --check DIR           # did a rehearsal pass? (CI)
     python tools/gpu_run.py --collect DIR         # results -> bench/results/<date>-<gpu>/
+    python tools/gpu_run.py --prepare             # before the visit: the plugin, to carry
 
 Steps, in order (each with its own time limit, cut to what the deadline leaves; a step
 that cannot get its minimum is skipped with a note, never run over the deadline):
@@ -17,7 +18,8 @@ that cannot get its minimum is skipped with a note, never run over the deadline)
                configure step itself fails, pip --no-build-isolation --no-deps into a
                folder of build/ instead (the machine's scikit-build-core)
   smoke        import gpuarr, gpuarr.info(), one operation on gpu(0): is it the GPU?
-  cuda_report  tools/cuda_report.py --kernels on the plugin just built (static, no GPU)
+  cuda_report  tools/cuda_report.py --kernels on the plugin just built (static, no GPU;
+               it runs on a spare core beside the tests)
   tests        the suite on the real GPU (pytest-xdist and pytest-timeout when present),
                reported test by test as it runs (tools/gpu_run_report.py)
   bench        bench/gpu.py with CuPy and PyTorch side by side, as JSON and markdown
@@ -72,7 +74,7 @@ LIMITS = {
     "detect": (30, 5),
     "build": (300, 60),  # sm_90 only, 16 cores: the CUDA plugin's k_elementwise.cu leads
     "smoke": (60, 10),
-    "cuda_report": (60, 10),
+    "cuda_report": (150, 10),  # cuobjdump + parsing: ~1 CPU-minute, beside the tests
     "tests": (210, 40),
     "bench": (160, 40),
     "sanitizer": (150, 30),
@@ -147,6 +149,7 @@ class Run:
         self.runlog = open(self.path("run.log"), "w", encoding="utf-8")
         self.plugin: Optional[str] = None
         self.gpu_ok = False
+        self.bg = None  # (step, job, started, limit, done(rc, out, timed_out))
 
     def path(self, name):
         return os.path.join(self.out, name)
@@ -188,26 +191,55 @@ class Run:
             return None
         return min(most, left)
 
-    def run(self, cmd, limit, *, log_name=None, env=None, cwd=ROOT) -> Tuple[int, str, bool]:
-        """Run cmd in its own process group for at most `limit` seconds; (returncode,
-        output, timed_out). The output also goes to build/gpu-run/<log_name>."""
-        self.log(f"$ {' '.join(cmd)}   (limit {limit:.0f} s)")
-        logf = os.path.join(self.work, log_name or "last.log")
-        with open(logf, "w", encoding="utf-8", errors="replace") as f:
+    def start(self, cmd, *, log_name, env=None, cwd=ROOT):
+        """Start cmd in its own process group, its output going to
+        build/gpu-run/<log_name>; finish() waits for it."""
+        self.log(f"$ {' '.join(cmd)}")
+        logf = os.path.join(self.work, log_name)
+        f = open(logf, "w", encoding="utf-8", errors="replace")
+        try:
+            p = subprocess.Popen(cmd, cwd=cwd, env=env or self.child_env(), stdout=f,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as e:
+            f.write(f"could not start: {e}\n")
+            p = None
+        return p, f, logf
+
+    def finish(self, job, limit) -> Tuple[int, str, bool]:
+        """Wait at most `limit` seconds for a started job (then end its process group):
+        (returncode, output, timed_out)."""
+        p, f, logf = job
+        timed_out = False
+        if p is None:
+            rc = 127
+        else:
             try:
-                p = subprocess.Popen(cmd, cwd=cwd, env=env or self.child_env(), stdout=f,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
-            except OSError as e:
-                return 127, f"could not start: {e}", False
-            timed_out = False
-            try:
-                rc = p.wait(timeout=limit)
+                rc = p.wait(timeout=max(0.0, limit))
             except subprocess.TimeoutExpired:
                 timed_out = True
                 _kill_group(p)
-                rc = p.wait()
-        out = open(logf, encoding="utf-8", errors="replace").read()
-        return rc, out, timed_out
+                try:
+                    rc = p.wait(timeout=10)
+                except subprocess.TimeoutExpired:  # stuck in the driver: leave it
+                    rc = -9
+        f.close()
+        return rc, open(logf, encoding="utf-8", errors="replace").read(), timed_out
+
+    def run(self, cmd, limit, *, log_name="last.log", env=None) -> Tuple[int, str, bool]:
+        """Run cmd for at most `limit` seconds: (returncode, output, timed_out)."""
+        self.log(f"(limit {limit:.0f} s)")
+        return self.finish(self.start(cmd, log_name=log_name, env=env), limit)
+
+    def join_background(self):
+        """Wait for the step started in the background (the static report runs beside
+        the tests: it needs no GPU, only a core) within its limit and the deadline."""
+        if self.bg is None:
+            return
+        step, job, t, limit, done = self.bg
+        self.bg = None
+        rc, out, timed_out = self.finish(job, min(limit - (time.monotonic() - t), self.left()))
+        status, note = done(rc, out, timed_out)
+        self.record(step, status, time.monotonic() - t, note + " (beside the tests)")
 
     def record(self, step, status, seconds, note=""):
         self.steps[step] = {"status": status, "seconds": round(seconds, 1), "note": note}
@@ -224,17 +256,18 @@ class Run:
 
 def _kill_group(p):
     """End the process group this run started (pytest and its workers, the sanitizer
-    and its target): TERM, then KILL after 5 s."""
-    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+    and its target): TERM, up to 5 s for the leader to go, then KILL for whatever of
+    the group is left."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(p.pid, sig)
         except (ProcessLookupError, PermissionError):
             return
-        try:
-            p.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        if sig == signal.SIGTERM:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
 
 
 def _which(name, extra_dirs=()):
@@ -302,6 +335,9 @@ def step_detect(r: Run, limit):
     f["nvcc"] = nvcc
     if nvcc:
         r.env["PATH"] = os.pathsep.join([os.path.dirname(nvcc), r.env["PATH"]])
+        # the toolkit's lib64 is one of the places the plugin looks for cuBLAS,
+        # cuSOLVER and cuFFT (csrc/cuda/ga_cublas_paths.h)
+        r.env.setdefault("CUDA_HOME", os.path.dirname(os.path.dirname(os.path.realpath(nvcc))))
         rc, out = _capture([nvcc, "--version"])
         m = re.search(r"release ([\d.]+), V([\d.]+)", out)
         f["nvcc_version"] = m.group(2) if m else out[-200:]
@@ -340,6 +376,7 @@ def step_build(r: Run, limit):
         return ("ok" if rc == 0 else "FAILED"), f"prebuilt: {out.splitlines()[-1] if out else '?'}"
     env = r.child_env({"GPUARR_DEV_PYTHON": r.py,
                        "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2)})
+    carried, why = False, ""
     if r.rehearse:
         # build/dev with dev-build.sh's defaults: the developer's own build, so the
         # rehearsal's build is incremental (seconds)
@@ -352,12 +389,21 @@ def step_build(r: Run, limit):
         if r.facts.get("CUDAARCHS"):
             env["CUDAARCHS"] = str(r.facts["CUDAARCHS"])
         extra = ["-DGPUARR_CUDA_EMU=OFF"]
+        carried, why = carried_plugin(r.facts.get("CUDAARCHS"))
+        r.log(f"carried plugin ({CARRY}): {why}")
+        if carried:
+            env["GPUARR_CUDA"] = "OFF"  # the core only: the plugin came built
     if not (r.facts.get("ninja") and r.facts.get("cmake")):
         rc, out, timed_out = 127, "tools/dev-build.sh needs cmake and ninja on the PATH", False
     else:
         rc, out, timed_out = r.run(["bash", "tools/dev-build.sh", *extra], limit,
                                    log_name="build.log", env=env)
     log = out
+    if not r.rehearse and carried and rc == 0:
+        for name in ("libgpuarr_cuda.so", "_build_config.py"):
+            shutil.copyfile(os.path.join(ROOT, CARRY, name),
+                            os.path.join(ROOT, "python", "gpuarr", name))
+        log += f"\n--- the CUDA plugin and its _build_config.py copied from {CARRY}: {why}\n"
     bdir = os.path.join(ROOT, "build", "dev-gpu" if not r.rehearse else "dev")
     if rc != 0 and not timed_out and not os.path.exists(os.path.join(bdir, "build.ninja")):
         # the configure step failed (no ninja, an old cmake): scikit-build-core instead
@@ -380,12 +426,83 @@ def step_build(r: Run, limit):
         errs = [ln for ln in log.splitlines()
                 if re.search(r"error:|error \w+:|CMake Error|^FAILED:|needs cmake", ln)]
         note = (note + "; " if note else "") + (errs[0][:200] if errs else f"exit {rc}")
-    for lib in ("libgpuarr_cuda.so", "libgpuarr_cuda_emu.so"):
-        for d in r.pythonpath:
-            cand = os.path.join(d, "gpuarr", lib)
-            if os.path.exists(cand) and lib == "libgpuarr_cuda.so":
-                r.plugin = cand
+    if not r.rehearse and carried:
+        note = (note + "; " if note else "") + f"the core only: CUDA plugin carried ({why})"
+    for d in r.pythonpath:
+        cand = os.path.join(d, "gpuarr", "libgpuarr_cuda.so")
+        if os.path.exists(cand):
+            r.plugin = cand
     return status, note
+
+
+# --- a CUDA plugin built before the visit (--prepare), carried with the call ------------
+#
+# The plugin for one architecture is minutes of CPU time in two files (k_elementwise.cu,
+# k_reduce.cu: ~2 CPU-minutes each on this project's machines), a third of the visit's
+# 9 minutes. Built here before the visit from the same sources and carried (`carry`), it
+# leaves the GPU machine only the core to compile; the stamp's hash of the sources must
+# match the tree there, else the plugin is built there as usual.
+CARRY = "build/gpu-carry"
+SOURCES = ("csrc", "cmake", "CMakeLists.txt")
+
+
+def source_hash() -> str:
+    import hashlib
+    h = hashlib.sha256()
+    for top in SOURCES:
+        path = os.path.join(ROOT, top)
+        files = [path] if os.path.isfile(path) else sorted(
+            os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs)
+        for f in files:
+            rel = os.path.relpath(f, ROOT)
+            if "__pycache__" in rel:
+                continue
+            h.update(rel.encode() + b"\0" + open(f, "rb").read() + b"\0")
+    return h.hexdigest()
+
+
+def carried_plugin(archs) -> Tuple[bool, str]:
+    """(use it, why) for the plugin in CARRY."""
+    try:
+        stamp = json.load(open(os.path.join(ROOT, CARRY, "stamp.json"), encoding="utf-8"))
+    except (OSError, ValueError):
+        return False, "none carried: the plugin is built here"
+    if not os.path.exists(os.path.join(ROOT, CARRY, "libgpuarr_cuda.so")):
+        return False, "stamp without the plugin: built here"
+    if stamp.get("sources") != source_hash():
+        return False, "its sources differ from this tree's: built here"
+    if archs and stamp.get("CUDAARCHS") != archs:
+        return False, f"built for {stamp.get('CUDAARCHS')}, this GPU needs {archs}: built here"
+    return True, f"nvcc {stamp.get('nvcc')}, {stamp.get('CUDAARCHS')}, sources match"
+
+
+def prepare(archs="90-real") -> int:
+    """Build the CUDA plugin here for `archs` (with -Werror, as CI) and stage it in
+    CARRY with its stamp, for `carry` in the GPU visit's call."""
+    env = dict(os.environ, GPUARR_DEV_SUFFIX="gpucarry", GPUARR_CUDA="ON", CUDAARCHS=archs,
+               GPUARR_DEV_PYTHON=sys.executable)
+    print(f"building the CUDA plugin for {archs} in build/dev-gpucarry (minutes) ...")
+    r = subprocess.run(["bash", "tools/dev-build.sh", "-DGPUARR_CUDA_EMU=OFF",
+                        "-DGPUARR_DEV_COPY=OFF"], cwd=ROOT, env=env)
+    if r.returncode != 0:
+        print("the build failed: nothing staged")
+        return 1
+    dest = os.path.join(ROOT, CARRY)
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(dest)
+    built = os.path.join(ROOT, "build", "dev-gpucarry")
+    shutil.copyfile(os.path.join(built, "csrc", "cuda", "libgpuarr_cuda.so"),
+                    os.path.join(dest, "libgpuarr_cuda.so"))
+    shutil.copyfile(os.path.join(built, "_build_config.py"),
+                    os.path.join(dest, "_build_config.py"))
+    nvcc = re.search(r'CUDA_COMPILER_VERSION = "([^"]*)"',
+                     open(os.path.join(dest, "_build_config.py")).read())
+    with open(os.path.join(dest, "stamp.json"), "w", encoding="utf-8") as f:
+        json.dump({"sources": source_hash(), "CUDAARCHS": archs,
+                   "nvcc": nvcc.group(1) if nvcc else "?"}, f)
+    size = os.path.getsize(os.path.join(dest, "libgpuarr_cuda.so")) / 2**20
+    print(f"staged in {CARRY} ({size:.1f} MiB): name it in the call's carry")
+    return 0
 
 
 def _write_build_log(r: Run, text):
@@ -455,15 +572,19 @@ def step_cuda_report(r: Run, limit):
         arch = "sm_90"
     if cuda_report.find_tool("cuobjdump") is None:
         return "absent", "cuobjdump not found"
-    rc, out, timed_out = r.run([r.py, "tools/cuda_report.py", plugin, "--arch", arch,
-                                "--kernels"], limit, log_name="cuda_report.log")
-    with open(r.path("cuda_report.txt"), "w", encoding="utf-8") as f:
-        f.write(out)
-    last = out.strip().splitlines()[-1] if out.strip() else ""
-    r.log(last)
-    if timed_out:
-        return "TIMED OUT", ""
-    return ("ok" if rc == 0 else "FAILED"), last[:300]
+    job = r.start([r.py, "tools/cuda_report.py", plugin, "--arch", arch, "--kernels"],
+                  log_name="cuda_report.log")
+
+    def done(rc, out, timed_out):
+        with open(r.path("cuda_report.txt"), "w", encoding="utf-8") as f:
+            f.write(out)
+        last = out.strip().splitlines()[-1] if out.strip() else ""
+        r.log(last)
+        if timed_out:
+            return "TIMED OUT", f"after {limit:.0f} s"
+        return ("ok" if rc == 0 else "FAILED"), last[:300]
+    r.bg = ("cuda_report", job, time.monotonic(), limit, done)
+    return "started", ""
 
 
 def _pytest_base(r: Run):
@@ -608,7 +729,9 @@ STEP_FUNCS = {"detect": step_detect, "build": step_build, "smoke": step_smoke,
 # --- the summary ------------------------------------------------------------------------
 
 
-def summary(r: Run) -> str:
+def summary(r: Run, console=False) -> str:
+    """summary.md; with console=True a shorter one for the end of the console (the
+    `run` tool's reply keeps the last 12,000 characters): no bench table, 10 failures."""
     f = r.facts
     gpus = f.get("gpus") or []
     what = "REHEARSAL on emulated CUDA (no GPU: CPU numbers)" if r.rehearse else "GPU run"
@@ -635,19 +758,20 @@ def summary(r: Run) -> str:
                             or "none")]
         if rep["running"]:
             L.append(f"Still running when stopped: {', '.join(rep['running'][:10])}")
+        shown, width = (10, 160) if console else (25, 300)
         if rep["failures"]:
             L += ["", f"Failures ({len(rep['failures'])}; messages in tests.jsonl):", ""]
-            for fl in rep["failures"][:25]:
+            for fl in rep["failures"][:shown]:
                 L.append(f"- `{fl['test']}` ({fl['outcome']}): "
-                         f"{gpu_run_report.last_line(fl['message'])}")
-            if len(rep["failures"]) > 25:
-                L.append(f"- ... and {len(rep['failures']) - 25} more")
-        if rep["skips"]:
+                         f"{gpu_run_report.last_line(fl['message'])[:width]}")
+            if len(rep["failures"]) > shown:
+                L.append(f"- ... and {len(rep['failures']) - shown} more")
+        if rep["skips"] and not console:
             L += ["", "Skip reasons (count):", ""]
             for reason, n in sorted(rep["skips"].items(), key=lambda kv: -kv[1])[:15]:
                 flag = " **(not on the allow-list)**" if reason in rep["unlisted_skips"] else ""
                 L.append(f"- {n} x {reason[:160]}{flag}")
-    if os.path.exists(r.path("bench.md")):
+    if os.path.exists(r.path("bench.md")) and not console:
         table = [ln for ln in open(r.path("bench.md"), encoding="utf-8").read().splitlines()
                  if ln.startswith("|")]
         L += ["", "## Bench (bench.md; gpuarr / cupy: gpuarr's time over CuPy's)", ""] + table
@@ -757,8 +881,11 @@ def main(argv=None) -> int:
                     help=f"seconds for the whole run (default {DEADLINE}; rehearsal "
                          f"{REHEARSE_DEADLINE})")
     ap.add_argument("--steps", help="comma-separated subset of " + ",".join(STEPS) +
-                    " (detect always runs; build is needed once per machine)")
+                    " (detect, build and smoke always run)")
     ap.add_argument("--check", metavar="DIR", help="check a rehearsal's output; exit 1 if bad")
+    ap.add_argument("--prepare", nargs="?", const="90-real", metavar="CUDAARCHS",
+                    help="here, before the visit: build the CUDA plugin (default 90-real) "
+                         f"into {CARRY}, to carry with the call")
     ap.add_argument("--collect", metavar="DIR",
                     help="copy a GPU run's results (the folder that came back) into "
                          "bench/results/<date>-<gpu>/")
@@ -767,6 +894,8 @@ def main(argv=None) -> int:
         return check(args.check)
     if args.collect:
         return collect(args.collect)
+    if args.prepare:
+        return prepare(args.prepare)
     wanted = set(STEPS) if not args.steps else {s.strip() for s in args.steps.split(",")}
     unknown = wanted - set(STEPS)
     r = Run(args)
@@ -776,8 +905,11 @@ def main(argv=None) -> int:
         r.log(f"unknown steps ignored: {', '.join(sorted(unknown))}")
     try:
         for s in STEPS:
-            # detect and smoke always run: the others need what they find
-            if s not in wanted and s not in ("detect", "smoke"):
+            if s == "bench":
+                r.join_background()  # the static report: the bench wants a quiet host
+            # detect, build and smoke always run: the others need what they make (on a
+            # machine that has the build already, the build is a no-op)
+            if s not in wanted and s not in ("detect", "build", "smoke"):
                 r.record(s, "not asked", 0)
                 continue
             limit = r.budget(s)
@@ -791,18 +923,22 @@ def main(argv=None) -> int:
                 status, note = STEP_FUNCS[s](r, limit)
             except Exception as e:  # a bug here must not cost the rest of the run
                 status, note = "FAILED", f"gpu_run.py raised {type(e).__name__}: {e}"
-            r.record(s, status, time.monotonic() - t, note)
+            if status != "started":
+                r.record(s, status, time.monotonic() - t, note)
     finally:
-        text = summary(r)
+        try:
+            r.join_background()
+        except Exception as e:
+            r.log(f"the background step: {type(e).__name__}: {e}")
         with open(r.path("summary.md"), "w", encoding="utf-8") as fh:
-            fh.write(text)
-        r.log("\n" + text)
+            fh.write(summary(r))
+        r.log("\n" + summary(r, console=True))
         r.runlog.close()
     return 0
 
 
 if __name__ == "__main__":
-    if "--check" in sys.argv or "--collect" in sys.argv:
+    if {"--check", "--collect", "--prepare"} & set(a.split("=")[0] for a in sys.argv):
         sys.exit(main())
     try:
         main()
