@@ -25,7 +25,7 @@ once, best of --rounds):
                   TFLOP/s, next to CuPy and PyTorch on the same GPU when importable
   launch          time per tiny operation (a 1-element add) in a loop of many,
                   synchronised once: what every small kernel costs at least (CuPy's
-                  and PyTorch's too)
+                  and PyTorch's too); and a DLPack hand-over to each of them
   transfer        host-to-device (gpuarr.asarray(host, device=gpu)) and
                   device-to-host (x.numpy()) GB/s of a large array; gpuarr stages
                   through pinned host memory
@@ -514,6 +514,30 @@ def bench_launch(t, dev, loop, rounds, real_cuda=False):
         t.add("launch", f"  {name}: add(a, b, out=c), 1 element", f"loop of {loop}", ps,
               f"{1 / ps / 1e3:.0f} k ops/s", f"gpuarr takes {s_add / ps:.2f}x {name}'s time",
               lib=name, value=1 / ps / 1e3, unit="k ops/s", ratio=s_add / ps)
+    if real_cuda:
+        _bench_dlpack(t, dev, a, loop // 10, rounds)
+
+
+def _bench_dlpack(t, dev, a, loop, rounds):
+    """The cost of handing a 1-element array to PyTorch and CuPy through DLPack (issue
+    29, item 6: each consumed export waits for the device)."""
+    for name in ("torch", "cupy"):
+        try:
+            lib = __import__(name)
+        except ImportError:
+            continue
+
+        def exports():
+            for _ in range(loop):
+                lib.from_dlpack(a)
+        try:
+            s = timed(exports, dev, rounds, 0) / loop
+        except Exception as e:  # an exporter/consumer mismatch is a note
+            t.note("launch", f"{name}.from_dlpack(x)", f"{type(e).__name__}: {e}")
+            continue
+        t.add("launch", f"{name}.from_dlpack(x), 1 element", f"loop of {loop}", s,
+              f"{1 / s / 1e3:.0f} k ops/s", "DLPack export, consumed", value=1 / s / 1e3,
+              unit="k ops/s")
 
 
 def bench_transfer(t, dev, n, rounds, min_time):

@@ -165,3 +165,23 @@ def test_gpu_bench_writes_json_and_markdown_and_keeps_to_its_budget(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "skipped: the --budget of 0 s was spent" in r.stdout
     assert "add x + y" not in r.stdout
+
+
+def test_gpu_bench_times_dlpack_hand_overs_to_the_peers(monkeypatch):
+    """The DLPack rows run only with a real GPU and PyTorch/CuPy; stand-ins run their
+    code here: a consumer that takes the array, and one that refuses it (a note)."""
+    if gpuarr.num_gpus() == 0:
+        pytest.skip("needs a GPU (run with --gpuarr-simulate-gpus=N)")
+    bench = _load_bench()
+    taken = []
+    monkeypatch.setitem(sys.modules, "torch", type("torch", (), {
+        "from_dlpack": staticmethod(lambda x: taken.append(x))}))
+    monkeypatch.setitem(sys.modules, "cupy", type("cupy", (), {
+        "from_dlpack": staticmethod(lambda x: 1 / 0)}))
+    t = bench.Table("")
+    a = gpuarr.ones((1,), device=gpuarr.gpu(0))
+    bench._bench_dlpack(t, gpuarr.gpu(0), a, 3, 1)
+    assert taken and taken[0] is a
+    ops = {r[1]: r for r in t.rows}
+    assert "k ops/s" in ops["torch.from_dlpack(x), 1 element"][4]
+    assert "ZeroDivisionError" in ops["cupy.from_dlpack(x)"][4]

@@ -535,6 +535,11 @@ print("SUM", s, "GEMM_ERR", err)
 import os
 plugin = os.path.join(os.path.dirname(_core.__file__), "libgpuarr_cuda.so")
 print("PLUGIN", plugin if os.path.exists(plugin) else "")
+# issue 29, item 7: does the device contract a*b - c*d into an FMA in complex products?
+# Then imag(z * conj(z)) is not exactly 0 as it is on the CPU (NumPy, gpuarr's CPU).
+z = np.random.default_rng(1).standard_normal(4096).astype(np.float32).view(np.complex64)
+zg = gpuarr.asarray(z, device=g)
+print("FMA_IMAG_NONZERO", int(np.count_nonzero((zg * gpuarr.conj(zg)).numpy().imag)), z.size)
 sys.exit(0 if s == 999000.0 and err < 1e-3 else 4)
 """
 
@@ -558,7 +563,11 @@ def step_smoke(r: Run, limit):
     if rc != 0:
         return "FAILED", f"a sum or a 64x64 matmul on gpu(0) was wrong or raised (exit {rc})"
     r.gpu_ok = True
-    return "ok", f"gpuarr sees {mode.group(2)} {want} GPU(s); sum and GEMM agree with NumPy"
+    fma = re.search(r"^FMA_IMAG_NONZERO (\d+) (\d+)", out, re.M)
+    fma_note = (f"; imag(z * conj(z)) != 0 for {fma.group(1)} of {fma.group(2)} complex64 "
+                "(0 on the CPU; issue 29, item 7)" if fma else "")
+    return "ok", (f"gpuarr sees {mode.group(2)} {want} GPU(s); sum and GEMM agree with "
+                  f"NumPy{fma_note}")
 
 
 def step_cuda_report(r: Run, limit):
