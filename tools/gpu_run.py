@@ -270,8 +270,10 @@ def _kill_group(p):
                 pass
 
 
-def _which(name, extra_dirs=()):
-    found = shutil.which(name)
+def _which(name, extra_dirs=(), path=None):
+    """`name` on `path` (default: this process's PATH), else in one of extra_dirs
+    (globs allowed)."""
+    found = shutil.which(name, path=path)
     if found:
         return found
     for d in extra_dirs:
@@ -304,7 +306,8 @@ def step_detect(r: Run, limit):
     f = r.facts
     f["python"] = f"{platform.python_version()} ({r.py})"
     f["machine"] = f"{platform.machine()}, {os.cpu_count()} CPUs, kernel {platform.release()}"
-    smi = _which("nvidia-smi", ["/usr/local/nvidia/bin", "/usr/bin"])
+    path = r.env["PATH"]  # the chosen Python's folder first (pip's cmake and ninja)
+    smi = _which("nvidia-smi", ["/usr/local/nvidia/bin", "/usr/bin"], path)
     gpus = []
     if smi:
         rc, out = _capture([smi, "--query-gpu=name,compute_cap,driver_version,memory.total",
@@ -331,7 +334,7 @@ def step_detect(r: Run, limit):
         f["note_arch"] = "nvidia-smi gave no compute capability: built for sm_90"
     cuda_dirs = [os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin"),
                  "/usr/local/cuda/bin", "/usr/local/cuda-*/bin", "/opt/nvidia/*/bin"]
-    nvcc = _which("nvcc", cuda_dirs)
+    nvcc = _which("nvcc", cuda_dirs, path)
     f["nvcc"] = nvcc
     if nvcc:
         r.env["PATH"] = os.pathsep.join([os.path.dirname(nvcc), r.env["PATH"]])
@@ -346,10 +349,10 @@ def step_detect(r: Run, limit):
                 "/usr/local/cuda/compute-sanitizer", "/opt/nvidia/*/compute-sanitizer"]
     for tool, dirs in (("compute-sanitizer", san_dirs), ("cuobjdump", [nvcc_dir]),
                        ("nvdisasm", [nvcc_dir]), ("cmake", []), ("ninja", [])):
-        f[tool] = _which(tool, dirs)
+        f[tool] = _which(tool, dirs, r.env["PATH"])
     for tool in ("cmake", "ninja"):
         if f[tool]:
-            f[tool + "_version"] = _capture([f[tool], "--version"])[1].splitlines()[0][:80]
+            f[tool + "_version"] = (_capture([f[tool], "--version"])[1] + "\n").splitlines()[0][:80]
     pk = {}
     for dist in ("numpy", "scikit-build-core", "cmake", "ninja", "pytest", "pytest-xdist",
                  "pytest-timeout", "hypothesis", "cupy-cuda13x", "cupy-cuda12x", "torch",
@@ -579,8 +582,8 @@ def step_cuda_report(r: Run, limit):
     import cuda_report
     if arch not in cuda_report.LIMITS:
         arch = "sm_90"
-    if cuda_report.find_tool("cuobjdump") is None:
-        return "absent", "cuobjdump not found"
+    if r.facts.get("cuobjdump") is None and cuda_report.find_tool("cuobjdump") is None:
+        return "absent", "cuobjdump not found (toolkit or pip install nvidia-cuda-cuobjdump)"
     job = r.start([r.py, "tools/cuda_report.py", plugin, "--arch", arch, "--kernels"],
                   log_name="cuda_report.log")
 
@@ -678,7 +681,7 @@ def step_sanitizer(r: Run, limit):
     if not r.gpu_ok:
         _write_sanitizer(r, ["skipped: gpuarr found no GPU (see the smoke step)"])
         return "skipped", "no GPU in gpuarr"
-    parts, notes, worst = [], [], "ok"
+    parts, notes, states, worst = [], [], [], "ok"
     start = time.monotonic()
     for name, sel in SANITIZER_TESTS.items():
         spent = time.monotonic() - start
@@ -698,6 +701,7 @@ def step_sanitizer(r: Run, limit):
         rc, out, timed_out = r.run(cmd, share, log_name=f"sanitizer-{name}.log")
         took = time.monotonic() - t
         state, summary = sanitizer_state(rc, out, timed_out)
+        states.append(state)
         notes.append(f"{name}: {state}" + (f" ({summary[-1]})" if summary else ""))
         if state == "ERRORS FOUND":
             worst = "FAILED"
@@ -707,6 +711,8 @@ def step_sanitizer(r: Run, limit):
         parts.append(f"===== {name}: {state}, {took:.0f} s\n$ {' '.join(cmd)}\n" +
                      "\n".join(lines))
     _write_sanitizer(r, parts)
+    if states and all(st.startswith("could not attach") for st in states):
+        worst = "absent"  # the tool refuses this machine (seen on gVisor GPU machines)
     return worst, "; ".join(notes)
 
 
