@@ -1,28 +1,42 @@
 """How fast is gpuarr on this GPU? One table, every number synchronised.
 
     python bench/gpu.py [--device I] [--quick] [--rounds N] [--allow-simulated]
+                        [--json PATH] [--markdown PATH] [--budget SECONDS]
 
 Rows (each timed as: warm up, synchronise, run the operation in a loop, synchronise
 once, best of --rounds):
 
   copy            device-to-device copy of a large array: the bandwidth ceiling
   elementwise     add, multiply by a scalar, exp: GB/s and the fraction of the copy's
-  reduction       sum, max, argmax, and a matrix's column and row sums: GB/s and
-                  fraction of copy
-  scan            cumulative_sum: GB/s and fraction of copy
-  gather          x[idx] with a random int64 index array on the device
-  boolean mask    x[mask], half the elements kept (one host wait: the result's size)
-                  (every bandwidth row is timed for CuPy and PyTorch too, on the same
+  reduction       sum, max, argmax, a matrix's column and row sums, and row sums of
+                  short rows (128): GB/s and fraction of copy
+  scan            cumulative_sum of a vector, and along the rows of a matrix (many
+                  rows: issue 29's row-scan routing)
+  sort            sort and argsort of a float32 vector (the bytes of one read and
+                  one write: a fraction of copy that radix or merge passes divide)
+  gather          x[idx] with a random int64 index array on the device, and with a
+                  sequential one (the contiguous-index fast path)
+  boolean mask    x[mask], half the elements kept (one host wait: the result's size),
+                  and nonzero(mask)
+  random          uniform and normal float32 draws (bytes written)
+                  (every row above is timed for CuPy and PyTorch too, on the same
                   data, when they are importable and the GPU is real)
   matmul          float32 (and float16) GEMM through gpuarr (cuBLAS underneath) in
                   TFLOP/s, next to CuPy and PyTorch on the same GPU when importable
   launch          time per tiny operation (a 1-element add) in a loop of many,
-                  synchronised once: what every small kernel costs at least
+                  synchronised once: what every small kernel costs at least (CuPy's
+                  and PyTorch's too); and a DLPack hand-over to each of them
   transfer        host-to-device (gpuarr.asarray(host, device=gpu)) and
                   device-to-host (x.numpy()) GB/s of a large array; gpuarr stages
                   through pinned host memory
   exercise 1      the chapter's exercise: n x n matmul on the CPU against each GPU,
                   by size, in milliseconds
+
+--json and --markdown write the table (the markdown puts gpuarr, CuPy and PyTorch side
+by side) after every section, so a run stopped from outside keeps what it measured;
+--budget stops starting new rows after that many seconds (a note says what was left).
+The bytes behind each GB/s are the fewest the operation must read and write; PyTorch's
+sort also writes the indices (it has no values-only sort), which is not counted.
 
 Without a real CUDA GPU (gpuarr._core._gpu_mode()[0] != "cuda") it says so and exits 0.
 With --allow-simulated it runs the same table on simulated or emulated GPUs, labelled
@@ -30,6 +44,9 @@ as such: their numbers are CPU numbers and say nothing about GPUs (this is how t
 script itself is tested). Benchmarks are not tests: nothing here asserts.
 """
 import argparse
+import datetime
+import json
+import platform
 import sys
 import time
 
@@ -85,16 +102,43 @@ def timed_foreign(fn, sync, rounds, min_time):
 
 
 class Table:
-    def __init__(self, label):
+    """The rows as printed (`rows`: group, operation, size, time, rate, vs) and the same
+    rows as records for --json and --markdown (`records`: numbers, library, ratio)."""
+
+    def __init__(self, label, budget=None):
         self.label = label
         self.rows = []
+        self.records = []
         self.copy_bw = None  # device copy bytes/s, the ceiling other rows are set against
+        self.deadline = None if budget is None else time.perf_counter() + budget
+        self.budget = budget
+        self.out_of_time = False
+        self.failed = []  # operations or sections that raised
 
-    def add(self, group, what, size, seconds, rate, vs=""):
+    def add(self, group, what, size, seconds, rate, vs="", *, lib="gpuarr", value=None,
+            unit=None, of_copy=None, ratio=None):
+        """A measured row; `value` `unit` the rate as a number, `of_copy` its fraction of
+        the copy's bandwidth, `ratio` gpuarr's time over this (peer) library's."""
         self.rows.append((group, what, size, _fmt_time(seconds), rate, vs))
+        self.records.append({"group": group, "operation": what.split(": ", 1)[-1].strip()
+                             if lib != "gpuarr" else what, "lib": lib, "size": size,
+                             "seconds": seconds, "rate": value, "unit": unit,
+                             "of_copy": of_copy, "gpuarr_time_over_lib": ratio,
+                             "text": rate, "vs": vs})
 
     def note(self, group, what, text):
         self.rows.append((group, what, "", "", text, ""))
+        self.records.append({"group": group, "operation": what.strip(), "note": text})
+
+    def over(self):
+        """True (once noted) when --budget is spent: start no more rows."""
+        if self.deadline is None or time.perf_counter() < self.deadline:
+            return False
+        if not self.out_of_time:
+            self.out_of_time = True
+            self.note("budget", "rows left out",
+                      f"skipped: the --budget of {self.budget:g} s was spent")
+        return True
 
     def print(self):
         head = ("group", "operation", "size", "time", "rate", "vs reference")
@@ -105,9 +149,52 @@ class Table:
         for r in self.rows:
             print(line.format(*r).rstrip())
 
+    def to_json(self, meta):
+        return json.dumps({"meta": meta, "records": self.records}, indent=1)
+
+    def to_markdown(self, meta):
+        """gpuarr, CuPy and PyTorch side by side (one line per operation), then the notes."""
+        out = [f"# bench/gpu.py on {meta.get('device_name', '?')}", ""]
+        for k in ("date", "mode", "gpuarr", "numpy", "cupy", "torch", "python",
+                  "compute_capability", "total_memory_gib", "copy_GBps", "sizes"):
+            if meta.get(k) not in (None, ""):
+                out.append(f"- {k}: {meta[k]}")
+        if self.label:
+            out.append(f"- **{self.label.strip()}**")
+        out += ["", "| group | operation | size | gpuarr | rate | of copy | cupy | torch "
+                "| gpuarr / cupy | gpuarr / torch |",
+                "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        lines = {}
+        order = []
+        for r in self.records:
+            if "note" in r:
+                continue
+            key = (r["group"], r["operation"], r["size"])
+            if key not in lines:
+                lines[key] = {}
+                order.append(key)
+            lines[key][r["lib"]] = r
+        for key in order:
+            libs = lines[key]
+            g = libs.get("gpuarr", {})
+            cells = [key[0], key[1], key[2],
+                     _fmt_time(g.get("seconds")), g.get("text", ""),
+                     "" if g.get("of_copy") is None else f"{g['of_copy']:.2f}"]
+            for lib in ("cupy", "torch"):
+                cells.append(_fmt_time(libs[lib]["seconds"]) if lib in libs else "")
+            for lib in ("cupy", "torch"):
+                ratio = libs.get(lib, {}).get("gpuarr_time_over_lib")
+                cells.append("" if ratio is None else f"{ratio:.2f}")
+            out.append("| " + " | ".join(str(c) for c in cells) + " |")
+        notes = [r for r in self.records if "note" in r]
+        if notes:
+            out += ["", "Notes:", ""]
+            out += [f"- {r['group']} / {r['operation']}: {r['note']}" for r in notes]
+        return "\n".join(out) + "\n"
+
 
 def _fmt_time(s):
-    if s == "" or s is None:
+    if isinstance(s, str) or s is None:
         return ""
     if s < 1e-3:
         return f"{s * 1e6:.1f} us"
@@ -163,13 +250,21 @@ class Peers:
         return lambda: torch.cuda.synchronize(torch.device("cuda", self.dev.index))
 
 
+def _torch_sort(o):
+    return o["tc"].sort(o["x"], stable=True).values
+
+
 def bandwidth_rows():
     """(group, operation, bytes moved, gpuarr, cupy, torch): each op a function of the
-    operands dict (x, y, out, m, idx, mask) of its library; None: not measured there.
-    Bytes moved are the least a kernel must read and write, so GB/s over them, as a
-    fraction of the copy's, says how close to the memory's speed the operation runs."""
+    operands dict (x, y, out, m, s, idx, seq, mask) of its library; None: not measured
+    there. Bytes moved are the least a kernel must read and write, so GB/s over them, as
+    a fraction of the copy's, says how close to the memory's speed the operation runs.
+    The families are those of issue 29's estimates."""
     def nb(o):
         return o["x"].nbytes
+
+    def f32(o):  # the float32 dtype object of the operands' library
+        return o["x"].dtype
     return [
         ("elementwise", "add x + y", lambda o: 3 * nb(o),
          lambda o: gpuarr.add(o["x"], o["y"], out=o["out"]),
@@ -193,35 +288,69 @@ def bandwidth_rows():
          lambda o: o["m"].sum(axis=0), lambda o: o["m"].sum(dim=0)),
         ("reduction", "sum(m, axis=1)", nb, lambda o: gpuarr.sum(o["m"], axis=1),
          lambda o: o["m"].sum(axis=1), lambda o: o["m"].sum(dim=1)),
+        ("reduction", "sum(s, axis=1), rows of 128", nb,
+         lambda o: gpuarr.sum(o["s"], axis=1),
+         lambda o: o["s"].sum(axis=1), lambda o: o["s"].sum(dim=1)),
         ("scan", "cumulative_sum(x)", lambda o: 2 * nb(o),
          lambda o: gpuarr.cumulative_sum(o["x"]),
          lambda o: o["cp"].cumsum(o["x"]), lambda o: o["tc"].cumsum(o["x"], 0)),
+        ("scan", "cumulative_sum(m, axis=1)", lambda o: 2 * nb(o),
+         lambda o: gpuarr.cumulative_sum(o["m"], axis=1),
+         lambda o: o["cp"].cumsum(o["m"], axis=1), lambda o: o["tc"].cumsum(o["m"], 1)),
+        ("sort", "sort(x)", lambda o: 2 * nb(o),
+         lambda o: gpuarr.sort(o["x"]), lambda o: o["cp"].sort(o["x"]), _torch_sort),
+        # argsort reads the keys and writes int64 positions
+        ("sort", "argsort(x)", lambda o: 3 * nb(o),
+         lambda o: gpuarr.argsort(o["x"]), lambda o: o["cp"].argsort(o["x"]),
+         lambda o: o["tc"].argsort(o["x"], stable=True)),
         # gather: read the index (8 bytes) and the element, write the element
         ("gather", "x[idx], random int64 idx", lambda o: nb(o) * 2 + o["idx"].nbytes,
          lambda o: o["x"][o["idx"]], lambda o: o["x"][o["idx"]],
          lambda o: o["x"][o["idx"]]),
+        ("gather", "x[seq], sequential int64 idx", lambda o: nb(o) * 2 + o["seq"].nbytes,
+         lambda o: o["x"][o["seq"]], lambda o: o["x"][o["seq"]],
+         lambda o: o["x"][o["seq"]]),
         # boolean mask: read the mask and x, write the selected half
         ("boolean mask", "x[x > 0.5] (half kept)", lambda o: nb(o) * 3 // 2 + o["mask"].nbytes,
          lambda o: o["x"][o["mask"]], lambda o: o["x"][o["mask"]],
          lambda o: o["x"][o["mask"]]),
+        # nonzero: read the mask, write an int64 position per kept element (half)
+        ("boolean mask", "nonzero(mask) (half set)", lambda o: o["mask"].nbytes * 5,
+         lambda o: gpuarr.nonzero(o["mask"]), lambda o: o["cp"].nonzero(o["mask"]),
+         lambda o: o["tc"].nonzero(o["mask"], as_tuple=True)),
+        # random: write every element once
+        ("random", "uniform float32", nb,
+         lambda o: gpuarr.random.uniform(size=o["x"].shape, dtype="float32",
+                                         device=o["x"].device),
+         lambda o: o["cp"].random.random_sample(o["x"].shape, dtype=f32(o)),
+         lambda o: o["tc"].rand(o["x"].shape, device=o["x"].device)),
+        ("random", "normal float32", nb,
+         lambda o: gpuarr.random.normal(size=o["x"].shape, dtype="float32",
+                                        device=o["x"].device),
+         lambda o: o["cp"].random.standard_normal(o["x"].shape, dtype=f32(o)),
+         lambda o: o["tc"].randn(o["x"].shape, device=o["x"].device)),
     ]
 
 
 def bench_bandwidth(t, dev, n, rounds, min_time, real_cuda=False):
     rng = np.random.default_rng(0)
     host = {"x": rng.random(n, dtype=np.float32), "y": rng.random(n, dtype=np.float32),
-            "idx": rng.integers(0, n, n, dtype=np.int64)}
+            "idx": rng.integers(0, n, n, dtype=np.int64),
+            "seq": np.arange(n, dtype=np.int64)}
     host["mask"] = host["x"] > 0.5
     rows = max(1, n // 1024)
+    short = max(1, n // 128)
     size = f"{n} f32 ({_fmt_bytes(host['x'].nbytes)})"
 
     ops = {k: gpuarr.asarray(v, device=dev) for k, v in host.items()}
     ops["out"] = gpuarr.empty((n,), device=dev)
     ops["m"] = gpuarr.reshape(ops["x"][: rows * 1024], (rows, 1024))
+    ops["s"] = gpuarr.reshape(ops["x"][: short * 128], (short, 128))
     x = ops["x"]
     s = timed(lambda: x.copyto(dev), dev, rounds, min_time)
     copy_bw = 2 * x.nbytes / s  # read + write
-    t.add("copy", "device-to-device copy", size, s, f"{copy_bw / GB:.1f} GB/s", "1.00 (ceiling)")
+    t.add("copy", "device-to-device copy", size, s, f"{copy_bw / GB:.1f} GB/s",
+          "1.00 (ceiling)", value=copy_bw / GB, unit="GB/s", of_copy=1.0)
     t.copy_bw = copy_bw
 
     peers = Peers(dev, real_cuda)
@@ -231,6 +360,7 @@ def bench_bandwidth(t, dev, n, rounds, min_time, real_cuda=False):
             o = {k: peers.convert(name, v) for k, v in host.items()}
             o["out"] = o["x"].copy() if name == "cupy" else o["x"].clone()
             o["m"] = o["x"][: rows * 1024].reshape(rows, 1024)
+            o["s"] = o["x"][: short * 128].reshape(short, 128)
         except Exception as e:  # a peer that cannot take the data: a note, go on
             t.note("peers", name, f"setup failed: {type(e).__name__}: {e}")
             continue
@@ -240,10 +370,19 @@ def bench_bandwidth(t, dev, n, rounds, min_time, real_cuda=False):
         t.note("peers", note.split(":")[0], note)
 
     for group, what, traffic, fn, fn_cp, fn_tc in bandwidth_rows():
-        sz = f"{rows}x1024 f32" if "(m," in what else size
-        s = timed(lambda: fn(ops), dev, rounds, min_time)
+        if t.over():
+            return
+        sz = (f"{rows}x1024 f32" if "(m," in what else f"{short}x128 f32" if "(s," in what
+              else size)
+        try:
+            s = timed(lambda: fn(ops), dev, rounds, min_time)
+        except Exception as e:  # one operation failing on a GPU: a note, go on
+            t.note(group, what, f"FAILED: {type(e).__name__}: {e}")
+            t.failed.append(what)
+            continue
         bw = traffic(ops) / s
-        t.add(group, what, sz, s, f"{bw / GB:.1f} GB/s", f"{bw / copy_bw:.2f} of copy")
+        t.add(group, what, sz, s, f"{bw / GB:.1f} GB/s", f"{bw / copy_bw:.2f} of copy",
+              value=bw / GB, unit="GB/s", of_copy=bw / copy_bw)
         for name, pfn in (("cupy", fn_cp), ("torch", fn_tc)):
             if name not in peer_ops:
                 continue
@@ -253,14 +392,18 @@ def bench_bandwidth(t, dev, n, rounds, min_time, real_cuda=False):
             except Exception as e:  # a peer's API difference is a note, not a failure
                 t.note(group, f"  {name}: {what}", f"{type(e).__name__}: {e}")
                 continue
-            t.add(group, f"  {name}: {what}", sz, ps, f"{traffic(ops) / ps / GB:.1f} GB/s",
-                  f"gpuarr takes {s / ps:.2f}x {name}'s time")
+            pbw = traffic(ops) / ps
+            t.add(group, f"  {name}: {what}", sz, ps, f"{pbw / GB:.1f} GB/s",
+                  f"gpuarr takes {s / ps:.2f}x {name}'s time", lib=name, value=pbw / GB,
+                  unit="GB/s", of_copy=pbw / copy_bw, ratio=s / ps)
 
 
 def bench_matmul(t, dev, n, rounds, min_time, real_cuda):
     flops = 2.0 * n**3
     ref = None
     for dtype in ("float32", "float16"):
+        if t.over():
+            return
         a = gpuarr.random.uniform(size=(n, n), dtype=dtype, device=dev)
         b = gpuarr.random.uniform(size=(n, n), dtype=dtype, device=dev)
         s = timed(lambda: a @ b, dev, rounds, min_time)
@@ -269,10 +412,13 @@ def bench_matmul(t, dev, n, rounds, min_time, real_cuda):
             ref = rate
         t.add("matmul", f"gpuarr {dtype} (cuBLAS)", f"{n}x{n}", s,
               f"{rate / 1e12:.3f} TFLOP/s", "reference" if dtype == "float32"
-              else f"{rate / ref:.2f}x f32")
+              else f"{rate / ref:.2f}x f32", value=rate / 1e12, unit="TFLOP/s")
     if not real_cuda:
         t.note("matmul", "cupy / torch", "skipped: not a real CUDA GPU")
         return
+    # the peers' float32 products on the same kind of data (uniform in [0, 1)); the
+    # markdown lines them up with gpuarr's float32 row
+    peers = []
     try:
         import cupy as cp
     except ImportError:
@@ -281,10 +427,7 @@ def bench_matmul(t, dev, n, rounds, min_time, real_cuda):
         with cp.cuda.Device(dev.index):
             ca = cp.random.random((n, n), dtype=cp.float32)
             cb = cp.random.random((n, n), dtype=cp.float32)
-            s = timed_foreign(lambda: ca @ cb, cp.cuda.Device(dev.index).synchronize,
-                              rounds, min_time)
-        t.add("matmul", "cupy float32", f"{n}x{n}", s, f"{flops / s / 1e12:.3f} TFLOP/s",
-              f"gpuarr is {ref / (flops / s):.2f}x")
+        peers.append(("cupy", lambda: ca @ cb, cp.cuda.Device(dev.index).synchronize))
     try:
         import torch
     except ImportError:
@@ -296,13 +439,49 @@ def bench_matmul(t, dev, n, rounds, min_time, real_cuda):
             td = torch.device("cuda", dev.index)
             ta = torch.rand((n, n), device=td)
             tb = torch.rand((n, n), device=td)
-            s = timed_foreign(lambda: ta @ tb, lambda: torch.cuda.synchronize(td),
-                              rounds, min_time)
-            t.add("matmul", "torch float32", f"{n}x{n}", s,
-                  f"{flops / s / 1e12:.3f} TFLOP/s", f"gpuarr is {ref / (flops / s):.2f}x")
+            peers.append(("torch", lambda: ta @ tb, lambda: torch.cuda.synchronize(td)))
+    for name, fn, sync in peers:
+        if t.over():
+            return
+        s = timed_foreign(fn, sync, rounds, min_time)
+        t.add("matmul", f"  {name}: gpuarr float32 (cuBLAS)", f"{n}x{n}", s,
+              f"{flops / s / 1e12:.3f} TFLOP/s", f"gpuarr is {ref / (flops / s):.2f}x",
+              lib=name, value=flops / s / 1e12, unit="TFLOP/s", ratio=(flops / ref) / s)
 
 
-def bench_launch(t, dev, loop, rounds):
+def _peer_launch(real_cuda, dev):
+    """(name, fn(loop), sync) for CuPy's and PyTorch's 1-element add, when present."""
+    out = []
+    if not real_cuda:
+        return out
+    try:
+        import cupy as cp
+        with cp.cuda.Device(dev.index):
+            a, b, c = cp.ones(1, cp.float32), cp.ones(1, cp.float32), cp.empty(1, cp.float32)
+
+        def cp_adds(loop):
+            for _ in range(loop):
+                cp.add(a, b, out=c)
+        out.append(("cupy", cp_adds, cp.cuda.Device(dev.index).synchronize))
+    except ImportError:
+        pass
+    try:
+        import torch
+        if torch.cuda.is_available():
+            td = torch.device("cuda", dev.index)
+            ta, tb, tc = (torch.ones(1, device=td), torch.ones(1, device=td),
+                          torch.empty(1, device=td))
+
+            def tc_adds(loop):
+                for _ in range(loop):
+                    torch.add(ta, tb, out=tc)
+            out.append(("torch", tc_adds, lambda: torch.cuda.synchronize(td)))
+    except ImportError:
+        pass
+    return out
+
+
+def bench_launch(t, dev, loop, rounds, real_cuda=False):
     a = gpuarr.ones((1,), device=dev)
     b = gpuarr.ones((1,), device=dev)
     out = gpuarr.empty((1,), device=dev)
@@ -323,11 +502,42 @@ def bench_launch(t, dev, loop, rounds):
             gpuarr.add(cpu_ref, cpu_ref, out=cpu_out)
 
     s_cpu = timed(many_cpu_adds, gpuarr.cpu(), rounds, 0) / loop
+    s_add = None
     for what, fn in [("add(a, b, out=c), 1 element", many_adds),
                      ("a + 1.0 (new array), 1 element", many_ops)]:
         s = timed(fn, dev, rounds, 0) / loop
+        s_add = s if s_add is None else s_add
         t.add("launch", what, f"loop of {loop}", s, f"{1 / s / 1e3:.0f} k ops/s",
-              f"{s / s_cpu:.1f}x the CPU's")
+              f"{s / s_cpu:.1f}x the CPU's", value=1 / s / 1e3, unit="k ops/s")
+    for name, fn, sync in _peer_launch(real_cuda, dev):
+        ps = timed_foreign(lambda: fn(loop), sync, rounds, 0) / loop
+        t.add("launch", f"  {name}: add(a, b, out=c), 1 element", f"loop of {loop}", ps,
+              f"{1 / ps / 1e3:.0f} k ops/s", f"gpuarr takes {s_add / ps:.2f}x {name}'s time",
+              lib=name, value=1 / ps / 1e3, unit="k ops/s", ratio=s_add / ps)
+    if real_cuda:
+        _bench_dlpack(t, dev, a, loop // 10, rounds)
+
+
+def _bench_dlpack(t, dev, a, loop, rounds):
+    """The cost of handing a 1-element array to PyTorch and CuPy through DLPack (issue
+    29, item 6: each consumed export waits for the device)."""
+    for name in ("torch", "cupy"):
+        try:
+            lib = __import__(name)
+        except ImportError:
+            continue
+
+        def exports():
+            for _ in range(loop):
+                lib.from_dlpack(a)
+        try:
+            s = timed(exports, dev, rounds, 0) / loop
+        except Exception as e:  # an exporter/consumer mismatch is a note
+            t.note("launch", f"{name}.from_dlpack(x)", f"{type(e).__name__}: {e}")
+            continue
+        t.add("launch", f"{name}.from_dlpack(x), 1 element", f"loop of {loop}", s,
+              f"{1 / s / 1e3:.0f} k ops/s", "DLPack export, consumed", value=1 / s / 1e3,
+              unit="k ops/s")
 
 
 def bench_transfer(t, dev, n, rounds, min_time):
@@ -338,10 +548,13 @@ def bench_transfer(t, dev, n, rounds, min_time):
     for what, fn in [("h2d gpuarr.asarray(host, device=gpu)",
                       lambda: gpuarr.asarray(host, device=dev)),
                      ("d2h x.numpy()", lambda: x.numpy())]:
+        if t.over():
+            return
         s = timed(fn, dev, rounds, min_time)
         bw = host.nbytes / s
         t.add("transfer", what, size, s, f"{bw / GB:.2f} GB/s",
-              f"{bw / copy_bw:.2f} of copy" if copy_bw else "")
+              f"{bw / copy_bw:.2f} of copy" if copy_bw else "", value=bw / GB, unit="GB/s",
+              of_copy=bw / copy_bw if copy_bw else None)
 
 
 def bench_exercise1(t, sizes, rounds, min_time):
@@ -349,6 +562,8 @@ def bench_exercise1(t, sizes, rounds, min_time):
     for n in sizes:
         cpu_time = None
         for d in devs:
+            if t.over():
+                return
             a = gpuarr.random.uniform(size=(n, n), device=d)
             b = gpuarr.random.uniform(size=(n, n), device=d)
             s = timed(lambda: a @ b, d, rounds, min_time)
@@ -358,7 +573,23 @@ def bench_exercise1(t, sizes, rounds, min_time):
             else:
                 vs = f"{cpu_time / s:.2f}x the CPU's speed"
             t.add("exercise 1", f"matmul on {d!r}", f"{n}x{n}", s,
-                  f"{2.0 * n**3 / s / 1e9:.1f} GFLOP/s", vs)
+                  f"{2.0 * n**3 / s / 1e9:.1f} GFLOP/s", vs, value=2.0 * n**3 / s / 1e9,
+                  unit="GFLOP/s")
+
+
+def _versions():
+    """Versions of the peers, without importing what is absent."""
+    import importlib.metadata as md
+    out = {}
+    for dist, key in (("cupy-cuda13x", "cupy"), ("cupy-cuda12x", "cupy"), ("cupy", "cupy"),
+                      ("torch", "torch")):
+        if key in out:
+            continue
+        try:
+            out[key] = md.version(dist)
+        except md.PackageNotFoundError:
+            pass
+    return out
 
 
 def main(argv=None):
@@ -368,6 +599,11 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
     p.add_argument("--allow-simulated", action="store_true",
                    help="also run on simulated or emulated GPUs (labelled; CPU numbers)")
+    p.add_argument("--json", metavar="PATH", help="also write the table as JSON")
+    p.add_argument("--markdown", metavar="PATH",
+                   help="also write the table as markdown, the libraries side by side")
+    p.add_argument("--budget", type=float, metavar="SECONDS",
+                   help="start no new row after this many seconds")
     args = p.parse_args(argv)
 
     ngpu = gpuarr.num_gpus()
@@ -402,23 +638,47 @@ def main(argv=None):
         n_bw, n_mm, loop, n_tr = 1 << 22, 512, 2000, 1 << 22
         ex_sizes, min_time, rounds = (64, 256, 512), 0.05, args.rounds
 
-    t = Table(label)
-    failed = []
+    t = Table(label, args.budget)
+    cc = info.get("compute_capability")
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "device_name": info.get("name", "?"), "mode": mode,
+            "compute_capability": ".".join(map(str, cc)) if cc else None,
+            "total_memory_gib": round(info.get("total_memory", 0) / 2**30, 1),
+            "gpuarr": gpuarr.__version__, "numpy": np.__version__,
+            "python": platform.python_version(), **(_versions() if real else {}),
+            "rounds": rounds, "min_time_s": min_time,
+            "sizes": f"bandwidth rows {n_bw} float32, matmul {n_mm}, launch loop {loop}, "
+                     f"transfer {n_tr} float32, exercise 1 {list(ex_sizes)}"}
+
+    def save():
+        meta["copy_GBps"] = round(t.copy_bw / GB, 1) if t.copy_bw else None
+        if args.json:
+            with open(args.json, "w") as f:
+                f.write(t.to_json(meta))
+        if args.markdown:
+            with open(args.markdown, "w") as f:
+                f.write(t.to_markdown(meta))
+
     # A section that fails shows as a row (and the exit status is 1): the rest of the
-    # table is still worth having.
+    # table is still worth having. The files are rewritten after each section.
     for group, fn, fargs in [
-        ("copy/elementwise/reduction/scan/indexing", bench_bandwidth,
+        ("copy/elementwise/reduction/scan/sort/indexing/random", bench_bandwidth,
          (t, dev, n_bw, rounds, min_time, real)),
         ("matmul", bench_matmul, (t, dev, n_mm, rounds, min_time, real)),
-        ("launch", bench_launch, (t, dev, loop, rounds)),
+        ("launch", bench_launch, (t, dev, loop, rounds, real)),
         ("transfer", bench_transfer, (t, dev, n_tr, rounds, min_time)),
         ("exercise 1", bench_exercise1, (t, ex_sizes, rounds, min_time)),
     ]:
+        if t.over():
+            break
         try:
             fn(*fargs)
         except Exception as e:  # report and go on
-            failed.append(group)
+            t.failed.append(group)
             t.note(group, "FAILED", f"{type(e).__name__}: {e}")
+        save()
+    save()
+    failed = t.failed
     print()
     t.print()
     if not real:

@@ -33,6 +33,8 @@ def test_gpu_bench_prints_every_row_on_a_simulated_gpu():
     for row in ["device-to-device copy", "add x + y", "multiply x * 2.0", "exp(x)",
                 "sum(x)", "max(x)", "argmax(x)", "sum(m, axis=0)", "sum(m, axis=1)",
                 "cumulative_sum(x)", "x[idx]", "x[x > 0.5]", "gpuarr float32", "gpuarr float16",
+                "sum(s, axis=1)", "cumulative_sum(m, axis=1)", "sort(x)", "argsort(x)",
+                "x[seq]", "nonzero(mask)", "uniform float32", "normal float32",
                 "add(a, b, out=c), 1 element", "h2d gpuarr.asarray", "d2h x.numpy()",
                 "matmul on cpu(0)", "matmul on gpu(0)"]:
         assert row in out, f"row {row!r} missing from:\n{out}"
@@ -104,8 +106,14 @@ class _FakeCupy:
                 pass
 
         self.cuda = type("cuda", (), {"Device": _Dev})
-        for name in ("asarray", "add", "multiply", "exp", "cumsum"):
+        for name in ("asarray", "add", "multiply", "exp", "cumsum", "sort", "argsort",
+                     "nonzero"):
             setattr(self, name, getattr(np, name))
+        rng = np.random.default_rng(0)
+        self.random = type("random", (), {
+            "random_sample": staticmethod(lambda size, dtype: rng.random(size, dtype)),
+            "standard_normal": staticmethod(
+                lambda size, dtype: rng.standard_normal(size, dtype))})
 
 
 def test_gpu_bench_times_cupy_side_by_side_when_importable(monkeypatch):
@@ -122,4 +130,58 @@ def test_gpu_bench_times_cupy_side_by_side_when_importable(monkeypatch):
     for row in bench.bandwidth_rows():
         assert row[1] in ops and f"  cupy: {row[1]}" in ops, ops
     assert any("torch: not installed" in str(r) for r in t.rows)
-    assert all("cupy's time" in r[5] for r in t.rows if r[1].startswith("  cupy:"))
+    assert all("cupy's time" in r[5] for r in t.rows if r[1].startswith("  cupy:")), t.rows
+    # the markdown puts CuPy's time beside gpuarr's, with the ratio
+    md = t.to_markdown({"device_name": "fake"})
+    line = next(ln for ln in md.splitlines() if "| sort(x) |" in ln)
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[3] and cells[6] and float(cells[8]) > 0 and cells[7] == "", line
+
+
+def test_gpu_bench_writes_json_and_markdown_and_keeps_to_its_budget(tmp_path):
+    """--json/--markdown: every measured row as a record (bytes/s as a fraction of the
+    copy's) and a markdown table; --budget 0 leaves the rows out with a note."""
+    import json
+
+    if gpuarr._core._gpu_mode()[0] != "none":
+        pytest.skip("checked once, in the suite run without GPUs (it simulates its own)")
+
+    js, md = tmp_path / "b.json", tmp_path / "b.md"
+    r = _run("--allow-simulated", "--quick", "--json", str(js), "--markdown", str(md),
+             GPUARR_SIMULATE_GPUS="1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads(js.read_text())
+    ops = {(rec["group"], rec["operation"]) for rec in data["records"] if "note" not in rec}
+    for row in _load_bench().bandwidth_rows():
+        assert (row[0], row[1]) in ops, (row[1], ops)
+    assert data["meta"]["mode"] == "simulated" and data["meta"]["copy_GBps"] > 0
+    sums = [rec for rec in data["records"] if rec["operation"] == "sum(x)"]
+    assert sums[0]["unit"] == "GB/s" and 0 < sums[0]["of_copy"]
+    text = md.read_text()
+    assert "| gpuarr / cupy |" in text and "| reduction | sum(x) |" in text
+    assert text.count("| exercise 1 |") == 4
+    r = _run("--allow-simulated", "--quick", "--budget", "0", "--json", str(js),
+             GPUARR_SIMULATE_GPUS="1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "skipped: the --budget of 0 s was spent" in r.stdout
+    assert "add x + y" not in r.stdout
+
+
+def test_gpu_bench_times_dlpack_hand_overs_to_the_peers(monkeypatch):
+    """The DLPack rows run only with a real GPU and PyTorch/CuPy; stand-ins run their
+    code here: a consumer that takes the array, and one that refuses it (a note)."""
+    if gpuarr.num_gpus() == 0:
+        pytest.skip("needs a GPU (run with --gpuarr-simulate-gpus=N)")
+    bench = _load_bench()
+    taken = []
+    monkeypatch.setitem(sys.modules, "torch", type("torch", (), {
+        "from_dlpack": staticmethod(lambda x: taken.append(x))}))
+    monkeypatch.setitem(sys.modules, "cupy", type("cupy", (), {
+        "from_dlpack": staticmethod(lambda x: 1 / 0)}))
+    t = bench.Table("")
+    a = gpuarr.ones((1,), device=gpuarr.gpu(0))
+    bench._bench_dlpack(t, gpuarr.gpu(0), a, 3, 1)
+    assert taken and taken[0] is a
+    ops = {r[1]: r for r in t.rows}
+    assert "k ops/s" in ops["torch.from_dlpack(x), 1 element"][4]
+    assert "ZeroDivisionError" in ops["cupy.from_dlpack(x)"][4]

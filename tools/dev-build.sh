@@ -4,10 +4,11 @@
 #   PYTHONPATH=python python -m pytest
 # runs against the working tree. Extra arguments go to CMake's configure step, e.g.
 #   tools/dev-build.sh -DGPUARR_CUDA=ON -DGPUARR_CUDA_EMU=ON
+# GPUARR_DEV_PYTHON names the interpreter to build for (default: python3 on the PATH).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=build/dev${GPUARR_DEV_SUFFIX:+-$GPUARR_DEV_SUFFIX}
 cmake -S . -B "$dir" -G Ninja -DGPUARR_DEV_COPY=ON -DGPUARR_CUDA="${GPUARR_CUDA:-OFF}" \
   -DGPUARR_WERROR="${GPUARR_WERROR:-ON}" \
-  -DPython_EXECUTABLE="$(command -v python3)" "$@" >/dev/null
+  -DPython_EXECUTABLE="${GPUARR_DEV_PYTHON:-$(command -v python3)}" "$@" >/dev/null
 cmake --build "$dir"
