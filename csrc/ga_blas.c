@@ -1,12 +1,12 @@
-/* ga_blas.c: loading a CPU BLAS with dlopen. */
+/* ga_blas.c: loading a CPU BLAS at run time (dlopen, LoadLibrary: ga_platform.h). */
 #include "ga_blas.h"
 
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ga_error.h"
+#include "ga_platform.h"
 
 static ga_blas_table table;
 static int loaded;
@@ -16,7 +16,7 @@ find(void *h, const char *prefix, const char *name, const char *suffix)
 {
     char sym[64];
     snprintf(sym, sizeof(sym), "%scblas_%s%s", prefix, name, suffix);
-    return dlsym(h, sym);
+    return ga_dl_sym(h, sym);
 }
 
 /* ILP64 builds (64-bit integers; NumPy's own OpenBLAS, symbols `scipy_cblas_sgemm64_`)
@@ -73,9 +73,9 @@ find_threads(void *h, const char *prefix, const char *suffix, ga_blas_table *t)
 {
     char sym[64];
     snprintf(sym, sizeof(sym), "%sopenblas_set_num_threads%s", prefix, suffix);
-    t->set_threads = (ga_blas_set_threads_fn)dlsym(h, sym);
+    t->set_threads = (ga_blas_set_threads_fn)ga_dl_sym(h, sym);
     snprintf(sym, sizeof(sym), "%sopenblas_get_num_threads%s", prefix, suffix);
-    t->get_threads = (ga_blas_get_threads_fn)dlsym(h, sym);
+    t->get_threads = (ga_blas_get_threads_fn)ga_dl_sym(h, sym);
     if (t->set_threads == NULL || t->get_threads == NULL) {
         t->set_threads = NULL;
         t->get_threads = NULL;
@@ -91,11 +91,10 @@ ga_blas_load(const char *path)
     }
     /* The handle is never closed: OpenBLAS keeps worker threads that must not lose
      * their code, and reloading the same path returns the same handle anyway. */
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    char why[1024];
+    void *h = ga_dl_open(path, why, sizeof(why));
     if (h == NULL) {
-        const char *e = dlerror();
-        return ga_error(GA_ERR_RUNTIME, "cannot load the BLAS library %s: %s", path,
-                        e ? e : "unknown error");
+        return ga_error(GA_ERR_RUNTIME, "cannot load the BLAS library %s: %s", path, why);
     }
     static const char *const prefixes[] = {"scipy_", ""};
     for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
@@ -162,7 +161,7 @@ ga_blas_lapack_sym(const char *name)
     }
     char sym[64];
     snprintf(sym, sizeof(sym), "%s%s_%s", table.prefix, name, table.ilp64 ? "64_" : "");
-    return dlsym(table.handle, sym);
+    return ga_dl_sym(table.handle, sym);
 }
 
 void *

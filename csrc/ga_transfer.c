@@ -1,24 +1,24 @@
 /* ga_transfer.c: copies between devices and the transfer ledger. */
 #include "ga_transfer.h"
 
-#include <pthread.h>
 #include <string.h>
 
 #include "ga_backend.h"
 #include "ga_error.h"
 #include "ga_loop.h"
+#include "ga_platform.h"
 
 /* The counters have a lock of their own: the core does not rely on the GIL (CPU
  * kernels run without it, and a counter may be added to from any thread). */
 static ga_transfer_stats ledger;
-static pthread_mutex_t ledger_mu = PTHREAD_MUTEX_INITIALIZER;
+static ga_mutex ledger_mu = GA_MUTEX_INIT;
 
 typedef enum { LEDGER_H2D, LEDGER_D2H, LEDGER_D2D, LEDGER_SYNC } ledger_kind;
 
 static void
 ledger_add(ledger_kind kind, size_t nbytes)
 {
-    pthread_mutex_lock(&ledger_mu);
+    ga_mutex_lock(&ledger_mu);
     switch (kind) {
     case LEDGER_H2D:
         ledger.h2d_bytes += (int64_t)nbytes;
@@ -37,23 +37,23 @@ ledger_add(ledger_kind kind, size_t nbytes)
         ledger.syncs++;
         break;
     }
-    pthread_mutex_unlock(&ledger_mu);
+    ga_mutex_unlock(&ledger_mu);
 }
 
 void
 ga_ledger_get(ga_transfer_stats *out)
 {
-    pthread_mutex_lock(&ledger_mu);
+    ga_mutex_lock(&ledger_mu);
     *out = ledger;
-    pthread_mutex_unlock(&ledger_mu);
+    ga_mutex_unlock(&ledger_mu);
 }
 
 void
 ga_ledger_reset(void)
 {
-    pthread_mutex_lock(&ledger_mu);
+    ga_mutex_lock(&ledger_mu);
     memset(&ledger, 0, sizeof(ledger));
-    pthread_mutex_unlock(&ledger_mu);
+    ga_mutex_unlock(&ledger_mu);
 }
 
 int
