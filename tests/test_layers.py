@@ -112,6 +112,18 @@ def test_only_the_platform_layer_calls_system_functions():
         "GA_THREAD_LOCAL... so the file builds on Windows too")
 
 
+def test_binding_includes_python_before_system_headers():
+    """Python.h may define feature macros (_POSIX_C_SOURCE...) that a system header
+    included before it has already set differently: a warning with another libc's
+    headers (the aarch64 and Windows cross-builds), so py_common.h comes first."""
+    bad = []
+    for p in sorted(CSRC.glob("py_*.c")):
+        first = re.search(r'^\s*#\s*include\s+[<"]([^">]+)[">]', p.read_text(), re.M)
+        if first and first[1] not in ("py_common.h", "Python.h", "stddef.h"):
+            bad.append(f"{p.name} ({first[1]})")
+    assert bad == []
+
+
 def test_platform_layer_covers_posix_and_windows():
     found = set().union(*(_system_includes(CSRC / name) for name in PLATFORM_LAYER))
     assert {"pthread.h", "dlfcn.h", "windows.h"} <= found
