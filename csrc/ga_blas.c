@@ -82,6 +82,60 @@ find_threads(void *h, const char *prefix, const char *suffix, ga_blas_table *t)
     }
 }
 
+/* Load `h` as an LP64 (ILP64) BLAS whose names start with `prefix`: 1 if it is one. */
+static int
+try_lp64(void *h, const char *path, const char *prefix)
+{
+    ga_blas_table t;
+    memset(&t, 0, sizeof(t));
+    t.sgemm = (ga_sgemm_fn)find(h, prefix, "sgemm", "");
+    t.dgemm = (ga_dgemm_fn)find(h, prefix, "dgemm", "");
+    t.cgemm = (ga_cgemm_fn)find(h, prefix, "cgemm", "");
+    t.zgemm = (ga_cgemm_fn)find(h, prefix, "zgemm", "");
+    if (!(t.sgemm && t.dgemm && t.cgemm && t.zgemm)) {
+        return 0;
+    }
+    find_threads(h, prefix, "", &t);
+    t.handle = h;
+    snprintf(t.path, sizeof(t.path), "%s", path);
+    snprintf(t.prefix, sizeof(t.prefix), "%s", prefix);
+    table = t;
+    loaded = 1;
+    return 1;
+}
+
+static int
+try_ilp64(void *h, const char *path, const char *prefix)
+{
+    sgemm64_fn s64 = (sgemm64_fn)find(h, prefix, "sgemm", "64_");
+    dgemm64_fn d64 = (dgemm64_fn)find(h, prefix, "dgemm", "64_");
+    cgemm64_fn c64 = (cgemm64_fn)find(h, prefix, "cgemm", "64_");
+    cgemm64_fn z64 = (cgemm64_fn)find(h, prefix, "zgemm", "64_");
+    if (!(s64 && d64 && c64 && z64)) {
+        return 0;
+    }
+    ga_blas_table t;
+    memset(&t, 0, sizeof(t));
+    sgemm64 = s64;
+    dgemm64 = d64;
+    cgemm64 = c64;
+    zgemm64 = z64;
+    t.sgemm = sgemm_ilp64;
+    t.dgemm = dgemm_ilp64;
+    t.cgemm = cgemm_ilp64;
+    t.zgemm = zgemm_ilp64;
+    /* openblas_set/get_num_threads take and return a C int in ILP64 builds too (only
+     * their Fortran forms use the 64-bit integer) */
+    find_threads(h, prefix, "64_", &t);
+    t.handle = h;
+    t.ilp64 = 1;
+    snprintf(t.path, sizeof(t.path), "%s", path);
+    snprintf(t.prefix, sizeof(t.prefix), "%s", prefix);
+    table = t;
+    loaded = 1;
+    return 1;
+}
+
 int
 ga_blas_load(const char *path)
 {
@@ -96,49 +150,13 @@ ga_blas_load(const char *path)
     if (h == NULL) {
         return ga_error(GA_ERR_RUNTIME, "cannot load the BLAS library %s: %s", path, why);
     }
+    /* Each naming scheme, LP64 then ILP64: scipy-openblas's prefixed names first,
+     * because NumPy's ILP64 OpenBLAS for Windows also exports its 64-bit-integer
+     * functions under the plain names (cblas_sgemm, dgesv_) that an LP64 library
+     * uses; read as LP64 they compute garbage. */
     static const char *const prefixes[] = {"scipy_", ""};
     for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-        ga_blas_table t;
-        memset(&t, 0, sizeof(t));
-        t.sgemm = (ga_sgemm_fn)find(h, prefixes[i], "sgemm", "");
-        t.dgemm = (ga_dgemm_fn)find(h, prefixes[i], "dgemm", "");
-        t.cgemm = (ga_cgemm_fn)find(h, prefixes[i], "cgemm", "");
-        t.zgemm = (ga_cgemm_fn)find(h, prefixes[i], "zgemm", "");
-        if (t.sgemm && t.dgemm && t.cgemm && t.zgemm) {
-            find_threads(h, prefixes[i], "", &t);
-            t.handle = h;
-            snprintf(t.path, sizeof(t.path), "%s", path);
-            snprintf(t.prefix, sizeof(t.prefix), "%s", prefixes[i]);
-            table = t;
-            loaded = 1;
-            return GA_OK;
-        }
-    }
-    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-        sgemm64_fn s64 = (sgemm64_fn)find(h, prefixes[i], "sgemm", "64_");
-        dgemm64_fn d64 = (dgemm64_fn)find(h, prefixes[i], "dgemm", "64_");
-        cgemm64_fn c64 = (cgemm64_fn)find(h, prefixes[i], "cgemm", "64_");
-        cgemm64_fn z64 = (cgemm64_fn)find(h, prefixes[i], "zgemm", "64_");
-        if (s64 && d64 && c64 && z64) {
-            ga_blas_table t;
-            memset(&t, 0, sizeof(t));
-            sgemm64 = s64;
-            dgemm64 = d64;
-            cgemm64 = c64;
-            zgemm64 = z64;
-            t.sgemm = sgemm_ilp64;
-            t.dgemm = dgemm_ilp64;
-            t.cgemm = cgemm_ilp64;
-            t.zgemm = zgemm_ilp64;
-            /* openblas_set/get_num_threads take and return a C int in ILP64 builds
-             * too (only their Fortran forms use the 64-bit integer) */
-            find_threads(h, prefixes[i], "64_", &t);
-            t.handle = h;
-            t.ilp64 = 1;
-            snprintf(t.path, sizeof(t.path), "%s", path);
-            snprintf(t.prefix, sizeof(t.prefix), "%s", prefixes[i]);
-            table = t;
-            loaded = 1;
+        if (try_lp64(h, path, prefixes[i]) || try_ilp64(h, path, prefixes[i])) {
             return GA_OK;
         }
     }
