@@ -6,7 +6,6 @@
  * queue, and copies between host and a simulated GPU are real memcpy's that the core
  * counts as transfers, so a student sees the same ledger as on real hardware.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "ga_cpu.h"
 #include "ga_device.h"
 #include "ga_error.h"
+#include "ga_platform.h"
 
 /* Alignment of every host block: a cache line and enough for AVX-512 loads. */
 #define GA_HOST_ALIGN 64
@@ -64,7 +64,7 @@ typedef struct {
  * before the free is done, so the slots share a lock (held for microseconds). */
 static ga_memory_stats host_stats[1 + GA_MAX_DEVICES];
 static host_cache host_caches[1 + GA_MAX_DEVICES];
-static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
+static ga_mutex host_lock = GA_MUTEX_INIT;
 
 /* The size class of an n-byte request: its index and the block size it gets.
  * Classes up to 512 bytes are multiples of 64; above, 8 classes per power of two. */
@@ -91,7 +91,7 @@ cache_release(host_cache *c, ga_memory_stats *st)
         free_block *b = c->lists[i];
         while (b != NULL) {
             free_block *next = b->next;
-            free(b->block);
+            ga_aligned_free(b->block);
             b->next = spare_nodes;
             spare_nodes = b;
             b = next;
@@ -121,10 +121,10 @@ host_alloc_locked(int slot, size_t nbytes, void **ptr, int may_release)
         b->next = spare_nodes;
         spare_nodes = b;
     } else {
-        p = aligned_alloc(GA_HOST_ALIGN, block);
+        p = ga_aligned_alloc(GA_HOST_ALIGN, block);
         if (p == NULL && may_release && c->cached_bytes > 0) { /* give the cache back */
             cache_release(c, st);
-            p = aligned_alloc(GA_HOST_ALIGN, block);
+            p = ga_aligned_alloc(GA_HOST_ALIGN, block);
         }
         if (p == NULL) {
             return ga_error(GA_ERR_NOMEM,
@@ -173,7 +173,7 @@ host_free_locked(int slot, void *ptr, size_t nbytes, int to_system)
     if (!to_system) {
         return 0;
     }
-    free(ptr);
+    ga_aligned_free(ptr);
     st->allocated_bytes -= nbytes;
     st->reserved_bytes -= block;
     return 1;
@@ -182,43 +182,43 @@ host_free_locked(int slot, void *ptr, size_t nbytes, int to_system)
 int
 ga_host_alloc(int slot, size_t nbytes, void **ptr, int may_release_cache)
 {
-    pthread_mutex_lock(&host_lock);
+    ga_mutex_lock(&host_lock);
     int st = host_alloc_locked(slot, nbytes, ptr, may_release_cache);
-    pthread_mutex_unlock(&host_lock);
+    ga_mutex_unlock(&host_lock);
     return st;
 }
 
 void
 ga_host_free(int slot, void *ptr, size_t nbytes)
 {
-    pthread_mutex_lock(&host_lock);
+    ga_mutex_lock(&host_lock);
     host_free_locked(slot, ptr, nbytes, 1);
-    pthread_mutex_unlock(&host_lock);
+    ga_mutex_unlock(&host_lock);
 }
 
 int
 ga_host_free_to_cache(int slot, void *ptr, size_t nbytes)
 {
-    pthread_mutex_lock(&host_lock);
+    ga_mutex_lock(&host_lock);
     int cached = host_free_locked(slot, ptr, nbytes, 0);
-    pthread_mutex_unlock(&host_lock);
+    ga_mutex_unlock(&host_lock);
     return cached;
 }
 
 void
 ga_host_stats(int slot, ga_memory_stats *out)
 {
-    pthread_mutex_lock(&host_lock);
+    ga_mutex_lock(&host_lock);
     *out = host_stats[slot];
-    pthread_mutex_unlock(&host_lock);
+    ga_mutex_unlock(&host_lock);
 }
 
 int
 ga_host_empty_cache(int slot)
 {
-    pthread_mutex_lock(&host_lock);
+    ga_mutex_lock(&host_lock);
     cache_release(&host_caches[slot], &host_stats[slot]);
-    pthread_mutex_unlock(&host_lock);
+    ga_mutex_unlock(&host_lock);
     return GA_OK;
 }
 

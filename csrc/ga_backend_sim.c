@@ -33,7 +33,6 @@
  * Every descriptor is plain data (pointers into device blocks and inline arrays), so
  * a task copies it by value; the caller's descriptor may be gone when the task runs.
  */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +43,7 @@
 #include "ga_cpu_loop.h"
 #include "ga_device.h"
 #include "ga_error.h"
+#include "ga_platform.h"
 #include "ga_sim.h"
 
 typedef enum {
@@ -91,9 +91,9 @@ typedef struct task {
 } task;
 
 typedef struct {
-    pthread_mutex_t mu;
-    pthread_cond_t work;  /* a task was queued */
-    pthread_cond_t idle;  /* pending dropped to 0 */
+    ga_mutex mu;
+    ga_cond work; /* a task was queued */
+    ga_cond idle; /* pending dropped to 0 */
     task *head, *tail;
     int started;
     int64_t pending; /* queued or running */
@@ -103,7 +103,7 @@ typedef struct {
 } sim_queue;
 
 static sim_queue queues[GA_MAX_DEVICES];
-static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
+static ga_mutex start_mu = GA_MUTEX_INIT;
 
 static int
 run_task(int dev, task *t)
@@ -111,11 +111,11 @@ run_task(int dev, task *t)
     sim_queue *q = &queues[dev];
     switch (t->kind) {
     case TASK_GATE:
-        pthread_mutex_lock(&q->mu);
+        ga_mutex_lock(&q->mu);
         while (q->held) {
-            pthread_cond_wait(&q->work, &q->mu);
+            ga_cond_wait(&q->work, &q->mu);
         }
-        pthread_mutex_unlock(&q->mu);
+        ga_mutex_unlock(&q->mu);
         return GA_OK;
     case TASK_ELEMENTWISE:
         return ga_cpu_elementwise(dev, t->op, &t->u.loop);
@@ -160,16 +160,16 @@ worker_main(void *arg)
     sim_queue *q = &queues[a.dev];
     ga_cpu_set_thread_share(a.share);
     for (;;) {
-        pthread_mutex_lock(&q->mu);
+        ga_mutex_lock(&q->mu);
         while (q->head == NULL) {
-            pthread_cond_wait(&q->work, &q->mu);
+            ga_cond_wait(&q->work, &q->mu);
         }
         task *t = q->head;
         q->head = t->next;
         if (q->head == NULL) {
             q->tail = NULL;
         }
-        pthread_mutex_unlock(&q->mu);
+        ga_mutex_unlock(&q->mu);
 
         int st = run_task(a.dev, t);
         if (t->rec != NULL) {
@@ -187,15 +187,15 @@ worker_main(void *arg)
             st = GA_OK;
         }
 
-        pthread_mutex_lock(&q->mu);
+        ga_mutex_lock(&q->mu);
         if (st != GA_OK && q->err_status == GA_OK) {
             q->err_status = st;
             snprintf(q->err_msg, sizeof(q->err_msg), "%s", ga_error_message());
         }
         if (--q->pending == 0) {
-            pthread_cond_broadcast(&q->idle);
+            ga_cond_broadcast(&q->idle);
         }
-        pthread_mutex_unlock(&q->mu);
+        ga_mutex_unlock(&q->mu);
         free(t);
     }
     return NULL;
@@ -211,11 +211,11 @@ before_fork(void)
         if (!q->started) {
             continue;
         }
-        pthread_mutex_lock(&q->mu);
+        ga_mutex_lock(&q->mu);
         while (q->pending > 0) {
-            pthread_cond_wait(&q->idle, &q->mu);
+            ga_cond_wait(&q->idle, &q->mu);
         }
-        pthread_mutex_unlock(&q->mu);
+        ga_mutex_unlock(&q->mu);
     }
 }
 
@@ -227,11 +227,9 @@ after_fork_child(void)
         if (!q->started) {
             continue;
         }
-        pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-        pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-        q->mu = mu;
-        q->work = cv;
-        q->idle = cv;
+        ga_mutex_reset(&q->mu);
+        ga_cond_reset(&q->work);
+        ga_cond_reset(&q->idle);
         q->head = q->tail = NULL;
         q->pending = 0;
         q->started = 0;
@@ -247,47 +245,39 @@ queue_of(int dev, sim_queue **out)
     if (q->started) {
         return GA_OK;
     }
-    pthread_mutex_lock(&start_mu);
+    ga_mutex_lock(&start_mu);
     static int atfork_done;
     if (!atfork_done) {
-        pthread_atfork(before_fork, NULL, after_fork_child);
+        ga_atfork(before_fork, NULL, after_fork_child);
         atfork_done = 1;
     }
     if (!q->started) {
-        pthread_mutex_init(&q->mu, NULL);
-        pthread_cond_init(&q->work, NULL);
-        pthread_cond_init(&q->idle, NULL);
+        ga_mutex_init(&q->mu);
+        ga_cond_init(&q->work);
+        ga_cond_init(&q->idle);
         q->head = q->tail = NULL;
         q->pending = 0;
         q->err_status = GA_OK;
         int ngpus = ga_num_gpus();
         int share = ga_cpu_num_threads() / (ngpus > 0 ? ngpus : 1);
         worker_arg *a = malloc(sizeof(*a));
-        pthread_t th;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setstacksize(&attr, 8 << 20);
         int ok = a != NULL;
         if (ok) {
             a->dev = dev;
             a->share = share < 1 ? 1 : share;
-            ok = pthread_create(&th, &attr, worker_main, a) == 0;
-            if (ok) {
-                pthread_detach(th);
-            }
-            else {
+            ok = ga_thread_start_detached(worker_main, a, 8 << 20);
+            if (!ok) {
                 free(a);
             }
         }
-        pthread_attr_destroy(&attr);
         if (!ok) {
-            pthread_mutex_unlock(&start_mu);
+            ga_mutex_unlock(&start_mu);
             return ga_error(GA_ERR_RUNTIME,
                             "could not start the worker thread of simulated gpu(%d)", dev);
         }
         q->started = 1;
     }
-    pthread_mutex_unlock(&start_mu);
+    ga_mutex_unlock(&start_mu);
     return GA_OK;
 }
 
@@ -301,7 +291,7 @@ enqueue(int dev, task *t)
         return st;
     }
     t->next = NULL;
-    pthread_mutex_lock(&q->mu);
+    ga_mutex_lock(&q->mu);
     if (q->tail != NULL) {
         q->tail->next = t;
     }
@@ -310,8 +300,8 @@ enqueue(int dev, task *t)
     }
     q->tail = t;
     q->pending++;
-    pthread_cond_signal(&q->work);
-    pthread_mutex_unlock(&q->mu);
+    ga_cond_signal(&q->work);
+    ga_mutex_unlock(&q->mu);
     return GA_OK;
 }
 
@@ -342,9 +332,9 @@ wait_idle(int dev, int report)
     if (!q->started) {
         return GA_OK;
     }
-    pthread_mutex_lock(&q->mu);
+    ga_mutex_lock(&q->mu);
     while (q->pending > 0) {
-        pthread_cond_wait(&q->idle, &q->mu);
+        ga_cond_wait(&q->idle, &q->mu);
     }
     int st = GA_OK;
     char msg[sizeof(q->err_msg)];
@@ -353,7 +343,7 @@ wait_idle(int dev, int report)
         snprintf(msg, sizeof(msg), "%s", q->err_msg);
         q->err_status = GA_OK;
     }
-    pthread_mutex_unlock(&q->mu);
+    ga_mutex_unlock(&q->mu);
     if (st != GA_OK) {
         return ga_error(st, "%s (raised by work queued earlier on gpu(%d), reported at "
                             "the next synchronizing call)",
@@ -369,15 +359,15 @@ ga_sim_hold(int dev, int hold)
     GA_TRY(queue_of(dev, &q));
     if (hold) {
         NEW_TASK(t, TASK_GATE);
-        pthread_mutex_lock(&q->mu);
+        ga_mutex_lock(&q->mu);
         q->held = 1;
-        pthread_mutex_unlock(&q->mu);
+        ga_mutex_unlock(&q->mu);
         return enqueue(dev, t);
     }
-    pthread_mutex_lock(&q->mu);
+    ga_mutex_lock(&q->mu);
     q->held = 0;
-    pthread_cond_broadcast(&q->work);
-    pthread_mutex_unlock(&q->mu);
+    ga_cond_broadcast(&q->work);
+    ga_mutex_unlock(&q->mu);
     return GA_OK;
 }
 
@@ -388,9 +378,9 @@ ga_sim_pending(int dev)
         return 0;
     }
     sim_queue *q = &queues[dev];
-    pthread_mutex_lock(&q->mu);
+    ga_mutex_lock(&q->mu);
     int64_t n = q->pending;
-    pthread_mutex_unlock(&q->mu);
+    ga_mutex_unlock(&q->mu);
     return n;
 }
 

@@ -27,6 +27,18 @@
 #define GA_NO_UNROLL
 #endif
 
+/* GA_IVDEP before a CPU loop whose iterations do not depend on each other through
+ * memory (outputs never overlap inputs except in place), so GCC vectorises it without
+ * a runtime overlap check. Clang has no such hint (its vectorize(assume_safety) warns
+ * about every loop it cannot vectorise, e.g. complex or float16 ones) and checks
+ * overlap at run time itself; to it, GCC's pragma is an unknown one (a warning: -Werror
+ * fails the macOS and Windows builds), so clang gets nothing. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define GA_IVDEP _Pragma("GCC ivdep")
+#else
+#define GA_IVDEP
+#endif
+
 /* GA_OPAQUE(v): the int v, unknown to the optimiser from here on, in device code. For
  * code written to be shared by several paths, which nvcc would otherwise copy into
  * each of them again (jump threading): see ga_rm_put. Elsewhere nothing. */

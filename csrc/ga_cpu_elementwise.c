@@ -67,7 +67,7 @@ out_size(int op, int d)
         int64_t sb = nin > 1 ? s[2] : 0, sc = nin > 2 ? s[3] : 0;                      \
         if (E != GA_OP_WHERE && so == osz && sa == isz && (nin < 2 || sb == isz) &&    \
             (nin < 3 || sc == isz)) {                                                  \
-            _Pragma("GCC ivdep") for (int64_t i = 0; i < n; i++)                       \
+            GA_IVDEP for (int64_t i = 0; i < n; i++)                                   \
             {                                                                          \
                 ga_k_##o##_##d(out + i * osz, a + i * isz, nin > 1 ? b + i * isz : b,  \
                                nin > 2 ? c + i * isz : c);                             \
@@ -75,14 +75,14 @@ out_size(int op, int d)
             return;                                                                    \
         }                                                                              \
         if (E != GA_OP_WHERE && nin == 2 && so == osz && sa == isz && sb == 0) {       \
-            _Pragma("GCC ivdep") for (int64_t i = 0; i < n; i++)                       \
+            GA_IVDEP for (int64_t i = 0; i < n; i++)                                   \
             {                                                                          \
                 ga_k_##o##_##d(out + i * osz, a + i * isz, b, c);                      \
             }                                                                          \
             return;                                                                    \
         }                                                                              \
         if (E != GA_OP_WHERE && nin == 2 && so == osz && sa == 0 && sb == isz) {       \
-            _Pragma("GCC ivdep") for (int64_t i = 0; i < n; i++)                       \
+            GA_IVDEP for (int64_t i = 0; i < n; i++)                                   \
             {                                                                          \
                 ga_k_##o##_##d(out + i * osz, a, b + i * isz, c);                      \
             }                                                                          \
@@ -139,7 +139,7 @@ static const ga_cpu_inner_fn kernel_loops[GA_NOPS][GA_NTYPES] = {
 #define GA_X_VLOOP(name, fn)                                                           \
     GA_SIMD_CLONES static void name##_contig(char *out, const char *in, int64_t n)     \
     {                                                                                  \
-        _Pragma("GCC ivdep") for (int64_t i = 0; i < n; i++)                           \
+        GA_IVDEP for (int64_t i = 0; i < n; i++)                                       \
         {                                                                              \
             ga_st_float32(out + 4 * i, fn(ga_ld_float32(in + 4 * i)));                 \
         }                                                                              \
@@ -193,7 +193,7 @@ simd_loop(int op, int dt)
         char *out = p[0];                                                              \
         const char *in = p[1];                                                         \
         if (s[0] == osz && s[1] == isz) {                                              \
-            _Pragma("GCC ivdep") for (int64_t i = 0; i < n; i++)                       \
+            GA_IVDEP for (int64_t i = 0; i < n; i++)                                   \
             {                                                                          \
                 ga_k_cast_##f##_##t(out + i * osz, in + i * isz);                      \
             }                                                                          \

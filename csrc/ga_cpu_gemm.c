@@ -13,7 +13,6 @@
  * BLAS is never called from inside a pool job (it has threads of its own).
  */
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "ga_cpu_convert.h"
 #include "ga_cpu_loop.h"
 #include "ga_error.h"
+#include "ga_platform.h"
 
 #define MC 128
 #define KC 256
@@ -274,31 +274,31 @@ portable_gemm(const ga_gemm_desc *g)
  * is one, so two of them multiply side by side instead of queuing for OpenBLAS's
  * thread server) count themselves in; the first saves the setting, the last restores
  * it, so no interleaving of calls can leave OpenBLAS at one thread. */
-static pthread_mutex_t blas_threads_mu = PTHREAD_MUTEX_INITIALIZER;
+static ga_mutex blas_threads_mu = GA_MUTEX_INIT;
 static int blas_single_users;
 static int blas_saved_threads;
 
 static void
 blas_single_enter(const ga_blas_table *blas)
 {
-    pthread_mutex_lock(&blas_threads_mu);
+    ga_mutex_lock(&blas_threads_mu);
     if (blas_single_users++ == 0) {
         blas_saved_threads = blas->get_threads();
         if (blas_saved_threads > 1) {
             blas->set_threads(1);
         }
     }
-    pthread_mutex_unlock(&blas_threads_mu);
+    ga_mutex_unlock(&blas_threads_mu);
 }
 
 static void
 blas_single_leave(const ga_blas_table *blas)
 {
-    pthread_mutex_lock(&blas_threads_mu);
+    ga_mutex_lock(&blas_threads_mu);
     if (--blas_single_users == 0 && blas_saved_threads > 1) {
         blas->set_threads(blas_saved_threads);
     }
-    pthread_mutex_unlock(&blas_threads_mu);
+    ga_mutex_unlock(&blas_threads_mu);
 }
 
 static int

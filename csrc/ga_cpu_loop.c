@@ -1,5 +1,4 @@
 /* ga_cpu_loop.c: the odometer that drives CPU inner loops. */
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "ga_cpu_loop.h"
 
 void
@@ -82,18 +81,17 @@ ga_cpu_run_loop(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx)
  * awake), then sleep on a condition variable. */
 
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <unistd.h>
+
+#include "ga_platform.h"
 
 #define GA_POOL_MAX 64
 #define GA_POOL_SPIN 4000 /* polls of the generation before a worker sleeps */
 
 static struct {
-    pthread_mutex_t mu;
-    pthread_cond_t wake;
+    ga_mutex mu;
+    ga_cond wake;
     int nthreads; /* 0: not decided yet */
     int started;  /* workers running (in this process: reset after fork) */
     int sleepers;
@@ -107,16 +105,16 @@ static struct {
     ga_cpu_chunk_fn fn;
     void *ctx;
     int64_t nchunks;
-} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+} pool = {.mu = GA_MUTEX_INIT, .wake = GA_COND_INIT};
 
-static _Thread_local int in_job;
+static GA_THREAD_LOCAL int in_job;
 
 /* Threads this thread may use for one job (0: the whole pool). A simulated GPU's
  * worker sets its share of the cores. The pool runs one job at a time: a caller that
  * finds it busy (another simulated GPU's worker, or the CPU device's caller) runs its
  * chunks alone rather than wait, so two devices always progress side by side. */
-static _Thread_local int thread_share;
-static pthread_mutex_t pool_owner = PTHREAD_MUTEX_INITIALIZER;
+static GA_THREAD_LOCAL int thread_share;
+static ga_mutex pool_owner = GA_MUTEX_INIT;
 
 void
 ga_cpu_set_thread_share(int n)
@@ -146,15 +144,7 @@ int
 ga_cpu_num_threads(void)
 {
     if (pool.nthreads == 0) {
-        int n = 1;
-#ifdef CPU_COUNT
-        cpu_set_t set;
-        if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-            n = CPU_COUNT(&set);
-        }
-#else
-        n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-#endif
+        int n = ga_cpu_count();
         int cap = env_threads("GPUARR_NUM_THREADS");
         if (cap == 0) {
             cap = env_threads("OMP_NUM_THREADS");
@@ -203,20 +193,18 @@ worker_main(void *arg)
             if (g != seen) {
                 break;
             }
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
+            ga_cpu_relax();
         }
-        pthread_mutex_lock(&pool.mu);
+        ga_mutex_lock(&pool.mu);
         while ((g = atomic_load(&pool.gen)) == seen) {
             pool.sleepers++;
-            pthread_cond_wait(&pool.wake, &pool.mu);
+            ga_cond_wait(&pool.wake, &pool.mu);
             pool.sleepers--;
         }
         ga_cpu_chunk_fn fn = pool.fn;
         void *ctx = pool.ctx;
         int64_t nchunks = pool.nchunks;
-        pthread_mutex_unlock(&pool.mu);
+        ga_mutex_unlock(&pool.mu);
         seen = g;
         work_on(g, fn, ctx, nchunks);
     }
@@ -227,14 +215,12 @@ static void
 after_fork_child(void)
 {
     /* the workers do not exist in a forked child; start new ones on first use */
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-    pool.mu = mu;
-    pool.wake = cv;
+    ga_mutex_reset(&pool.mu);
+    ga_cond_reset(&pool.wake);
     pool.started = 0;
     pool.sleepers = 0;
     in_job = 0;
-    pool_owner = mu;
+    ga_mutex_reset(&pool_owner);
 }
 
 static void
@@ -242,22 +228,16 @@ start_workers(void)
 {
     static int atfork_done;
     if (!atfork_done) {
-        pthread_atfork(NULL, NULL, after_fork_child);
+        ga_atfork(NULL, NULL, after_fork_child);
         atfork_done = 1;
     }
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 1 << 20);
     int want = ga_cpu_num_threads() - 1;
     for (int i = pool.started; i < want; i++) {
-        pthread_t t;
-        if (pthread_create(&t, &attr, worker_main, NULL) != 0) {
+        if (!ga_thread_start_detached(worker_main, NULL, 1 << 20)) {
             break; /* fewer workers: still correct, the caller does the rest */
         }
-        pthread_detach(t);
         pool.started++;
     }
-    pthread_attr_destroy(&attr);
 }
 
 void
@@ -267,7 +247,7 @@ ga_cpu_parallel_for(int64_t nchunks, ga_cpu_chunk_fn fn, void *ctx)
         return;
     }
     if (nchunks == 1 || in_job || nchunks > 0xffffffffLL || ga_cpu_thread_share() < 2 ||
-        pthread_mutex_trylock(&pool_owner) != 0) {
+        !ga_mutex_trylock(&pool_owner)) {
         for (int64_t c = 0; c < nchunks; c++) {
             fn(ctx, c);
         }
@@ -277,7 +257,7 @@ ga_cpu_parallel_for(int64_t nchunks, ga_cpu_chunk_fn fn, void *ctx)
         start_workers();
     }
     in_job = 1;
-    pthread_mutex_lock(&pool.mu);
+    ga_mutex_lock(&pool.mu);
     uint32_t gen = atomic_load(&pool.gen) + 1;
     pool.fn = fn;
     pool.ctx = ctx;
@@ -286,24 +266,22 @@ ga_cpu_parallel_for(int64_t nchunks, ga_cpu_chunk_fn fn, void *ctx)
     atomic_store(&pool.claim, (uint64_t)gen << 32);
     atomic_store(&pool.gen, gen);
     if (pool.sleepers > 0) {
-        pthread_cond_broadcast(&pool.wake);
+        ga_cond_broadcast(&pool.wake);
     }
-    pthread_mutex_unlock(&pool.mu);
+    ga_mutex_unlock(&pool.mu);
     work_on(gen, fn, ctx, nchunks);
     /* only chunks already claimed by a running worker remain */
     for (int spins = 0; atomic_load_explicit(&pool.done, memory_order_acquire) < nchunks;
          spins++) {
         if (spins < 1000) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
+            ga_cpu_relax();
         }
         else {
-            sched_yield();
+            ga_thread_yield();
         }
     }
     in_job = 0;
-    pthread_mutex_unlock(&pool_owner);
+    ga_mutex_unlock(&pool_owner);
 }
 
 typedef struct {

@@ -7,8 +7,6 @@
  */
 #include "ga_device.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +15,7 @@
 #include "ga_blas.h"
 #include "ga_error.h"
 #include "ga_fault.h"
+#include "ga_platform.h"
 
 static struct {
     int resolved;
@@ -95,15 +94,14 @@ load_plugin(const char *file, int emulate)
     char path[4200];
     snprintf(path, sizeof(path), "%s%s%s", devs.plugin_dir,
              devs.plugin_dir[0] ? "/" : "", file);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    char why[1024];
+    void *h = ga_dl_open(path, why, sizeof(why));
     if (h == NULL) {
-        const char *e = dlerror();
         snprintf(devs.reason, sizeof(devs.reason),
-                 "the CUDA backend (%s) could not be loaded: %s", file,
-                 e ? e : "unknown error");
+                 "the CUDA backend (%s) could not be loaded: %.400s", file, why);
         return NULL;
     }
-    ga_backend_entry_fn entry = (ga_backend_entry_fn)dlsym(h, "gpuarr_cuda_backend");
+    ga_backend_entry_fn entry = (ga_backend_entry_fn)ga_dl_sym(h, "gpuarr_cuda_backend");
     if (entry == NULL) {
         snprintf(devs.reason, sizeof(devs.reason),
                  "%s has no entry point gpuarr_cuda_backend", file);
@@ -124,7 +122,7 @@ load_plugin(const char *file, int emulate)
      * says why the core hands it over) */
     typedef void (*set_lapack_fn)(void *(*)(const char *, int *));
     set_lapack_fn set_lapack =
-        emulate ? (set_lapack_fn)dlsym(h, "gpuarr_cuda_emu_set_lapack") : NULL;
+        emulate ? (set_lapack_fn)ga_dl_sym(h, "gpuarr_cuda_emu_set_lapack") : NULL;
     if (set_lapack != NULL) {
         set_lapack(ga_blas_lapack_lookup);
     }
@@ -149,7 +147,7 @@ resolve(void)
             devs.gpu_backend = be;
             devs.count = cnt;
             /* the harness follows CUDA's rule for forked children too */
-            pthread_atfork(NULL, NULL, mark_forked_child);
+            ga_atfork(NULL, NULL, mark_forked_child);
             snprintf(
                 devs.reason, sizeof(devs.reason),
                 "GPUARR_CUDA_EMULATE=%d: the CUDA backend's sources run on the CPU "
@@ -191,7 +189,7 @@ resolve(void)
     devs.gpu_backend = be;
     devs.count = cnt;
     devs.reason[0] = '\0';
-    pthread_atfork(NULL, NULL, mark_forked_child);
+    ga_atfork(NULL, NULL, mark_forked_child);
 }
 
 ga_gpu_mode

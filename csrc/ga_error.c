@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ga_platform.h"
+
 #define GA_ERRMSG_SIZE 1024
 
-static _Thread_local char ga_errmsg[GA_ERRMSG_SIZE];
+static GA_THREAD_LOCAL char ga_errmsg[GA_ERRMSG_SIZE];
 
 int
 ga_error(int code, const char *fmt, ...)

@@ -1,27 +1,27 @@
 /* ga_transfer.c: copies between devices and the transfer ledger. */
 #include "ga_transfer.h"
 
-#include <pthread.h>
 #include <string.h>
 
 #include "ga_backend.h"
 #include "ga_error.h"
 #include "ga_fault.h"
 #include "ga_loop.h"
+#include "ga_platform.h"
 
 /* The counters have a lock of their own: the core does not rely on the GIL (CPU
  * kernels run without it, and a counter may be added to from any thread). They only
  * grow: a reset moves `ledger_base`, so a count over a block (ga_ledger_total before
  * and after) stays right whatever the code inside the block resets. */
 static ga_transfer_stats ledger, ledger_base;
-static pthread_mutex_t ledger_mu = PTHREAD_MUTEX_INITIALIZER;
+static ga_mutex ledger_mu = GA_MUTEX_INIT;
 
 typedef enum { LEDGER_H2D, LEDGER_D2H, LEDGER_D2D, LEDGER_SYNC } ledger_kind;
 
 static void
 ledger_add(ledger_kind kind, size_t nbytes)
 {
-    pthread_mutex_lock(&ledger_mu);
+    ga_mutex_lock(&ledger_mu);
     switch (kind) {
     case LEDGER_H2D:
         ledger.h2d_bytes += (int64_t)nbytes;
@@ -40,13 +40,13 @@ ledger_add(ledger_kind kind, size_t nbytes)
         ledger.syncs++;
         break;
     }
-    pthread_mutex_unlock(&ledger_mu);
+    ga_mutex_unlock(&ledger_mu);
 }
 
 void
 ga_ledger_get(ga_transfer_stats *out)
 {
-    pthread_mutex_lock(&ledger_mu);
+    ga_mutex_lock(&ledger_mu);
     out->h2d_bytes = ledger.h2d_bytes - ledger_base.h2d_bytes;
     out->h2d_count = ledger.h2d_count - ledger_base.h2d_count;
     out->d2h_bytes = ledger.d2h_bytes - ledger_base.d2h_bytes;
@@ -54,23 +54,23 @@ ga_ledger_get(ga_transfer_stats *out)
     out->d2d_bytes = ledger.d2d_bytes - ledger_base.d2d_bytes;
     out->d2d_count = ledger.d2d_count - ledger_base.d2d_count;
     out->syncs = ledger.syncs - ledger_base.syncs;
-    pthread_mutex_unlock(&ledger_mu);
+    ga_mutex_unlock(&ledger_mu);
 }
 
 void
 ga_ledger_total(ga_transfer_stats *out)
 {
-    pthread_mutex_lock(&ledger_mu);
+    ga_mutex_lock(&ledger_mu);
     *out = ledger;
-    pthread_mutex_unlock(&ledger_mu);
+    ga_mutex_unlock(&ledger_mu);
 }
 
 void
 ga_ledger_reset(void)
 {
-    pthread_mutex_lock(&ledger_mu);
+    ga_mutex_lock(&ledger_mu);
     ledger_base = ledger;
-    pthread_mutex_unlock(&ledger_mu);
+    ga_mutex_unlock(&ledger_mu);
 }
 
 int

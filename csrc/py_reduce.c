@@ -1,7 +1,7 @@
 /* py_reduce.c: reductions, scans, mean/var/std (the Python API is in _reduce.py). */
-#include <string.h>
+#include "py_common.h" /* Python.h before any system header (CPython's rule) */
 
-#include "py_common.h"
+#include <string.h>
 
 #include "ga_reduce.h"
 #include "py_autograd.h"

@@ -7,7 +7,11 @@
   never a backend's table or a backend's private header (py_abi.c, which reports the
   ABI's layout to the tests, is the one exception);
 - the CUDA plugins link the core's plain-C helpers (gpuarr_common) instead of
-  compiling their own copies."""
+  compiling their own copies;
+- only the platform layer (csrc/ga_platform.[ch]) includes a header that is not C11's
+  own: no <pthread.h>, <dlfcn.h>, <unistd.h> or <windows.h> elsewhere, so the core and
+  the binding build on Linux, macOS and Windows alike (csrc/cuda/, the CUDA plugins,
+  is Linux's for now; README's platforms table)."""
 import pathlib
 import re
 
@@ -64,8 +68,73 @@ def test_plugins_link_the_common_helpers_instead_of_recompiling_them():
     assert "gpuarr_common" in text
 
 
+# The C11 standard library, and the few others every supported compiler has.
+C11_HEADERS = {f"{h}.h" for h in (
+    "assert complex ctype errno fenv float inttypes iso646 limits locale math setjmp "
+    "signal stdalign stdarg stdatomic stdbool stddef stdint stdio stdlib stdnoreturn "
+    "string tgmath threads time uchar wchar wctype").split()}
+PORTABLE_HEADERS = C11_HEADERS | {
+    "Python.h", "structmember.h",  # CPython's, in the binding
+    "immintrin.h",  # x86 intrinsics (GCC, Clang, MSVC), used under an x86 guard
+    "cuda_fp16.h",  # only when nvcc compiles the header (__CUDACC__)
+}
+PLATFORM_LAYER = {"ga_platform.h", "ga_platform.c"}
+
+
+def _system_includes(path):
+    return set(re.findall(r'^\s*#\s*include\s+<([^>]+)>', path.read_text(), re.M))
+
+
+def test_only_the_platform_layer_includes_system_headers():
+    bad = {p.name: sorted(_system_includes(p) - PORTABLE_HEADERS)
+           for p in sorted(CSRC.glob("*.[ch]")) if p.name not in PLATFORM_LAYER}
+    assert {k: v for k, v in bad.items() if v} == {}, (
+        "include ga_platform.h (and add what is missing there) instead of a POSIX or "
+        "Windows header")
+
+
+# Calls that exist on one system only (a file may reach them through another header).
+SYSTEM_CALLS = re.compile(r"\b(pthread_\w+|dlopen|dlsym|dlerror|sched_\w+|sysconf|"
+                          r"aligned_alloc|_Thread_local|LoadLibrary\w*|GetProcAddress|"
+                          r"_beginthread\w*|__builtin_ia32_\w+)\b")
+
+
+def _code(path):
+    """The file without its comments."""
+    return re.sub(r"/\*.*?\*/|//[^\n]*", "", path.read_text(), flags=re.S)
+
+
+def test_only_the_platform_layer_calls_system_functions():
+    bad = {p.name: sorted(set(SYSTEM_CALLS.findall(_code(p))))
+           for p in sorted(CSRC.glob("*.[ch]")) if p.name not in PLATFORM_LAYER}
+    assert {k: v for k, v in bad.items() if v} == {}, (
+        "use ga_platform.h's ga_mutex_lock, ga_thread_start_detached, ga_dl_open, "
+        "GA_THREAD_LOCAL... so the file builds on Windows too")
+
+
+def test_binding_includes_python_before_system_headers():
+    """Python.h may define feature macros (_POSIX_C_SOURCE...) that a system header
+    included before it has already set differently: a warning with another libc's
+    headers (the aarch64 and Windows cross-builds), so py_common.h comes first."""
+    bad = []
+    for p in sorted(CSRC.glob("py_*.c")):
+        first = re.search(r'^\s*#\s*include\s+[<"]([^">]+)[">]', p.read_text(), re.M)
+        if first and first[1] not in ("py_common.h", "Python.h", "stddef.h"):
+            bad.append(f"{p.name} ({first[1]})")
+    assert bad == []
+
+
+def test_platform_layer_covers_posix_and_windows():
+    found = set().union(*(_system_includes(CSRC / name) for name in PLATFORM_LAYER))
+    assert {"pthread.h", "dlfcn.h", "windows.h"} <= found
+    assert "#ifdef GA_OS_WINDOWS" in (CSRC / "ga_platform.c").read_text()
+
+
 def test_the_checks_above_can_fail(tmp_path):
     """The include scanner finds what it looks for."""
     f = tmp_path / "py_bad.c"
-    f.write_text('#include "py_common.h"\n#include "ga_cpu.h"\n')
+    f.write_text('#include "py_common.h"\n#include "ga_cpu.h"\n#include <pthread.h>\n')
     assert _includes(f) & BACKEND_PRIVATE == {"ga_cpu.h"}
+    assert _system_includes(f) - PORTABLE_HEADERS == {"pthread.h"}
+    f.write_text("/* pthread_create */ static _Thread_local int x; // dlopen\n")
+    assert SYSTEM_CALLS.findall(_code(f)) == ["_Thread_local"]

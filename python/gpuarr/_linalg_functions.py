@@ -13,7 +13,10 @@ __all__ = ["matmul", "tensordot", "vecdot", "blas_info"]
 
 
 def _numpy_openblas():
-    """The OpenBLAS that NumPy's wheel bundles (numpy.libs/), or None.
+    """The OpenBLAS that NumPy's wheel bundles, or None: numpy.libs/ beside the
+    package on Linux (auditwheel) and Windows (delvewheel: a .dll), numpy/.dylibs/ on
+    macOS (delocate; NumPy's wheels for macOS 14 and newer use Accelerate instead and
+    bundle none).
 
     Using the library NumPy already loaded gives the process one BLAS thread pool:
     two OpenBLAS pools (NumPy's and ours) each keep a worker spinning after a call,
@@ -21,13 +24,20 @@ def _numpy_openblas():
     import glob
     import os
     import numpy
-    libs = os.path.dirname(os.path.dirname(numpy.__file__))
-    found = sorted(glob.glob(os.path.join(libs, "numpy.libs", "libscipy_openblas*.so*")))
-    return found[0] if found else None
+    pkg = os.path.dirname(numpy.__file__)
+    libs = os.path.join(os.path.dirname(pkg), "numpy.libs")
+    for pattern in (os.path.join(libs, "libscipy_openblas*.so*"),
+                    os.path.join(libs, "libscipy_openblas*.dll"),
+                    os.path.join(pkg, ".dylibs", "libscipy_openblas*.dylib")):
+        found = sorted(glob.glob(pattern))
+        if found:
+            return found[0]
+    return None
 
 
 def _load_default_blas():
     import os
+    import sys
     if os.environ.get("GPUARR_BLAS"):
         candidates = [os.environ["GPUARR_BLAS"]]
     else:
@@ -42,17 +52,23 @@ def _load_default_blas():
     try:
         import scipy_openblas32 as _ob
     except ImportError:
-        return
-    d = _ob.get_lib_dir()
-    name = _ob.get_library()
-    for cand in (f"lib{name}.so", f"lib{name}.dylib", f"{name}.dll"):
-        path = os.path.join(d, cand)
-        if os.path.exists(path):
-            try:
-                _core._set_blas(path)
-            except RuntimeError:
-                pass
-            return
+        _ob = None
+    if _ob is not None:
+        d = _ob.get_lib_dir()
+        name = _ob.get_library()
+        for cand in (f"lib{name}.so", f"lib{name}.dylib", f"lib{name}.dll", f"{name}.dll"):
+            path = os.path.join(d, cand)
+            if os.path.exists(path):
+                try:
+                    _core._set_blas(path)
+                    return
+                except RuntimeError:
+                    break
+    if sys.platform == "darwin":  # Apple's BLAS, in every macOS (its CBLAS is LP64)
+        try:
+            _core._set_blas("/System/Library/Frameworks/Accelerate.framework/Accelerate")
+        except RuntimeError:
+            pass
 
 
 _load_default_blas()
