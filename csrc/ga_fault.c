@@ -1,7 +1,6 @@
 /* ga_fault.c: failures of queued work belong to their results (ga_fault.h). */
 #include "ga_fault.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 
 #include "ga_backend.h"
 #include "ga_error.h"
+#include "ga_platform.h"
 
 /* One operation that may fail on its device after it was queued. */
 struct ga_fault {
@@ -49,8 +49,8 @@ typedef struct {
     ga_fault *head, *tail;
 } fault_list;
 static fault_list pending, failed;
-static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static ga_mutex reg_mu = GA_MUTEX_INIT;
+static int atfork_installed; /* atomic */
 /* GPUs that had storage (the exit report waits only for those), and GPUs whose wait
  * returned a device fault to the user */
 static uint64_t devices_used, device_errors_raised; /* atomic bit sets */
@@ -244,9 +244,9 @@ sweep_all(void)
 {
     for (;;) {
         ga_fault *drop[64];
-        pthread_mutex_lock(&reg_mu);
+        ga_mutex_lock(&reg_mu);
         int ndrop = sweep_locked(1, drop, 64);
-        pthread_mutex_unlock(&reg_mu);
+        ga_mutex_unlock(&reg_mu);
         drop_all(drop, ndrop);
         if (ndrop < 64) {
             return;
@@ -259,22 +259,21 @@ sweep_all(void)
 static void
 after_fork_child(void)
 {
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    reg_mu = mu;
+    ga_mutex_reset(&reg_mu);
     pending.head = pending.tail = NULL;
     failed.head = failed.tail = NULL;
 }
 
-static void
-install_atfork(void)
-{
-    pthread_atfork(NULL, NULL, after_fork_child);
-}
 
 int
 ga_fault_begin(ga_device dev, const char *what, ga_fault **out)
 {
-    pthread_once(&atfork_once, install_atfork);
+    /* the first failure record installs the fork handler (two threads racing here
+     * leave a moment in which a fork would keep the parent's entries: harmless, the
+     * child only reports them) */
+    if (__atomic_exchange_n(&atfork_installed, 1, __ATOMIC_ACQ_REL) == 0) {
+        ga_atfork(NULL, NULL, after_fork_child);
+    }
     ga_fault *f = (ga_fault *)calloc(1, sizeof(*f));
     if (f == NULL) {
         return ga_error(GA_ERR_NOMEM, "out of host memory queuing %s", what);
@@ -291,11 +290,11 @@ ga_fault_begin(ga_device dev, const char *what, ga_fault **out)
         snprintf(f->where, sizeof(f->where), "<unknown>");
     }
     ga_fault *drop[8];
-    pthread_mutex_lock(&reg_mu);
+    ga_mutex_lock(&reg_mu);
     int ndrop = sweep_locked(0, drop, 8);
     list_append(&pending, f);
     f->list = 1;
-    pthread_mutex_unlock(&reg_mu);
+    ga_mutex_unlock(&reg_mu);
     drop_all(drop, ndrop);
     *out = f;
     return GA_OK;
@@ -310,9 +309,9 @@ ga_fault_record_of(ga_fault *f)
 void
 ga_fault_cancel(ga_fault *f)
 {
-    pthread_mutex_lock(&reg_mu);
+    ga_mutex_lock(&reg_mu);
     int was = reg_remove_locked(f);
-    pthread_mutex_unlock(&reg_mu);
+    ga_mutex_unlock(&reg_mu);
     /* never handed to a backend that kept it: settle the record so it can be freed */
     __atomic_store_n(&f->rec.state, (int32_t)GA_FAULT_OK, __ATOMIC_RELEASE);
     if (was) {
@@ -328,9 +327,9 @@ raise_fault(ga_fault *f)
     char dev[32];
     ga_device_str(f->device, dev, sizeof(dev));
     f->reported = 1;
-    pthread_mutex_lock(&reg_mu);
+    ga_mutex_lock(&reg_mu);
     int was = f->list == 2 ? reg_remove_locked(f) : 0;
-    pthread_mutex_unlock(&reg_mu);
+    ga_mutex_unlock(&reg_mu);
     int st = ga_error(f->status, "%s (failed in %s queued at %s on %s)", f->message,
                       f->what, f->where, dev);
     if (was) {
@@ -349,9 +348,9 @@ ga_fault_settled_now(ga_fault *f)
         mark_lost(f, GA_ERR_RUNTIME, "its device did not report it after a wait");
         st = raise_fault(f);
     }
-    pthread_mutex_lock(&reg_mu);
+    ga_mutex_lock(&reg_mu);
     int was = reg_remove_locked(f);
-    pthread_mutex_unlock(&reg_mu);
+    ga_mutex_unlock(&reg_mu);
     if (was) {
         fault_decref(f);
     }
@@ -628,7 +627,7 @@ take_failures(int (*want)(const ga_fault *, const void *), const void *arg,
     int n = 0;
     *more = 0;
     sweep_all();
-    pthread_mutex_lock(&reg_mu);
+    ga_mutex_lock(&reg_mu);
     for (ga_fault *f = failed.head, *next; f != NULL; f = next) {
         next = f->next;
         if (!want(f, arg)) {
@@ -647,7 +646,7 @@ take_failures(int (*want)(const ga_fault *, const void *), const void *arg,
         }
         out[k] = f;
     }
-    pthread_mutex_unlock(&reg_mu);
+    ga_mutex_unlock(&reg_mu);
     return n;
 }
 
@@ -727,13 +726,13 @@ ga_fault_report_exit(char *buf, size_t n)
     /* wait for every device with outcomes still unknown, and every used GPU (a fault
      * of the device itself that no wait returned yet) */
     uint64_t devs = __atomic_load_n(&devices_used, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&reg_mu);
+    ga_mutex_lock(&reg_mu);
     for (ga_fault *f = pending.head; f != NULL; f = f->next) {
         if (f->device.index >= 0 && f->device.index < 64) {
             devs |= (uint64_t)1 << f->device.index;
         }
     }
-    pthread_mutex_unlock(&reg_mu);
+    ga_mutex_unlock(&reg_mu);
     size_t len = 0;
     int count = 0;
     buf[0] = '\0';
@@ -755,14 +754,14 @@ ga_fault_report_exit(char *buf, size_t n)
         char why[300];
         snprintf(why, sizeof(why), "waiting for its device failed: %.250s",
                  ga_error_message());
-        pthread_mutex_lock(&reg_mu);
+        ga_mutex_lock(&reg_mu);
         for (ga_fault *f = pending.head; f != NULL; f = f->next) {
             if (ga_device_eq(f->device, d)) {
                 poll(f);
                 mark_lost(f, st, why);
             }
         }
-        pthread_mutex_unlock(&reg_mu);
+        ga_mutex_unlock(&reg_mu);
         int seen = (__atomic_load_n(&device_errors_raised, __ATOMIC_RELAXED) >> i) & 1;
         /* a CUDA fault is sticky: any call that returned one raised it already */
         seen |= st == GA_ERR_CUDA && cuda_before;
@@ -823,10 +822,10 @@ ga_fault_unreported(void)
 {
     int n = 0;
     sweep_all();
-    pthread_mutex_lock(&reg_mu);
+    ga_mutex_lock(&reg_mu);
     for (ga_fault *f = failed.head; f != NULL; f = f->next) {
         n += !f->reported;
     }
-    pthread_mutex_unlock(&reg_mu);
+    ga_mutex_unlock(&reg_mu);
     return n;
 }

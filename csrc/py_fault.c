@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ga_fault.h"
 
@@ -107,7 +106,7 @@ on_process_exit(int status, void *arg)
     (void)arg;
     if (exit_failed && status == 0) {
         fflush(NULL);
-        _exit(1);
+        _Exit(1); /* C11: no atexit handlers again, as _exit */
     }
 }
 #else
@@ -116,7 +115,7 @@ on_process_exit(void)
 {
     if (exit_failed) {
         fflush(NULL);
-        _exit(1);
+        _Exit(1); /* C11: no atexit handlers again, as _exit */
     }
 }
 #endif
