@@ -41,7 +41,7 @@ typedef struct ga_faultset ga_faultset;
 static void (*where_hook)(char *buf, size_t n);
 static uint64_t next_seq = 1;    /* atomic */
 static uint64_t next_thread = 1; /* atomic */
-static _Thread_local uint64_t my_thread;
+static GA_THREAD_LOCAL uint64_t my_thread;
 
 /* The registry: origins whose outcome is unknown (`pending`, by seq) and failures
  * not yet raised (`failed`). Each entry holds a reference. */

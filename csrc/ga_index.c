@@ -813,10 +813,39 @@ plan_run(const ga_array *x, const index_plan *p, const adv_layout *L, int scatte
     ga_array offsets;
     int64_t lo = 0, span = 1, one = 1;
     GA_TRY(fold_indices(x, p, L, &offsets, &lo, &span, call));
-    /* the offsets are in range by construction: their own check happened in the fold
-     * (and its failures are among the offsets' dependencies) */
-    int st = run_index_kernel(x, scatter, L, &p->view, ga_array_data(&p->view) + lo, 1,
+    /* The offsets are in range by construction: their own check happened in the fold
+     * (and its failures are among the offsets' dependencies). But where a fold gather
+     * failed on the device, its part of the offsets is whatever that gather left, so
+     * device-made indices are clamped into [0, span): the kernel below then never
+     * reports an error of its own (a second, meaningless one) nor reaches outside the
+     * view, and its result or destination depends on the fold's failure and reads as
+     * failed. One elementwise launch, only for 3+ index arrays from the device. */
+    int st = GA_OK;
+    if (p->unchecked) {
+        ga_ew_arg clip[3];
+        memset(clip, 0, sizeof(clip));
+        clip[0].array = &offsets;
+        for (int k = 1; k < 3; k++) {
+            clip[k].dtype = GA_INT64;
+            clip[k].kind = GA_PYSCALAR_INT;
+            clip[k].i = k == 1 ? 0 : span - 1;
+            clip[k].re = (double)clip[k].i;
+        }
+        ga_array clipped;
+        st = ga_elementwise(GA_OP_CLIP, 3, clip, &offsets, &clipped);
+        if (st == GA_OK) {
+            ga_array_release(&clipped);
+        }
+    }
+    if (st == GA_OK && ga_array_size(&p->view) == 0) {
+        /* an empty x: every index was out of range, and the fold's gathers failed; no
+         * element to reach (the result, unwritten, depends on their failure) */
+        ga_fault_flow_into(call->target, &offsets);
+    }
+    else if (st == GA_OK) {
+        st = run_index_kernel(x, scatter, L, &p->view, ga_array_data(&p->view) + lo, 1,
                               &offsets, &span, &one, args0, 0, call);
+    }
     ga_array_release(&offsets);
     return st;
 }

@@ -14,12 +14,13 @@
  * cannot make a cycle either. Nodes are GC types all the same (ctx may hold any
  * object) and free long chains through the trashcan.
  */
+#include "py_common.h"
 #include "py_autograd.h"
 
 #include <structmember.h>
 
-_Thread_local int pyga_grad_off;
-_Thread_local int pyga_record_depth;
+GA_THREAD_LOCAL int pyga_grad_off;
+GA_THREAD_LOCAL int pyga_record_depth;
 
 /* --- the Node type ------------------------------------------------------------------
  */

@@ -24,6 +24,7 @@
 #include "py_common.h"
 
 #include "ga_ops.h"
+#include "ga_platform.h"
 
 /* The recorded primitives that are not elementwise operations; elementwise ones keep
  * their GA_OP_* code, these follow them. X(ENUM, name): `name` is the key of the
@@ -60,11 +61,11 @@ enum { PYGA_AG_FIRST_PRIM = GA_NOPS - 1, PYGA_AG_PRIMS(PYGA_X_ENUM) PYGA_AG_NOPS
 
 /* The thread's grad mode, 0 when on (a new thread starts with grad mode on). Read
  * it through pyga_grad_enabled(). */
-extern _Thread_local int pyga_grad_off;
+extern GA_THREAD_LOCAL int pyga_grad_off;
 
 /* How many autograd.record() blocks this thread is in (MXNet's "recording"): an
  * array made a parameter by attach_grad() may be updated in place outside them. */
-extern _Thread_local int pyga_record_depth;
+extern GA_THREAD_LOCAL int pyga_record_depth;
 
 static inline int
 pyga_grad_enabled(void)

@@ -452,3 +452,33 @@ def test_more_fallible_operations_than_slots_between_two_waits(gpu):
     assert acc.numpy().tolist() == [4400.0]
     with pytest.raises(IndexError, match="index 10 is out of bounds"):
         last.numpy()
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_three_index_arrays_report_only_the_original_failure(gpu, write):
+    # more index arrays than one kernel takes are folded into offsets by one gather
+    # each (ga_index.c, fold_indices); where one of those fails, the final kernel must
+    # neither report a second error made of the failed gather's leftovers nor reach
+    # outside the array: only the original failure shows, once
+    x = gpuarr.zeros((2, 3, 4), device=gpu)
+    i0 = gpuarr.asarray(np.array([0, 1]), device=gpu)
+    i1 = gpuarr.asarray(np.array([2, 77]), device=gpu)
+    i2 = gpuarr.asarray(np.array([3, 0]), device=gpu)
+    if write:
+        x[i0, i1, i2] = 1.0
+        y = x
+    else:
+        y = x[i0, i1, i2]
+    for _ in range(2):
+        with pytest.raises(IndexError) as e:
+            y.numpy()
+        assert str(e.value).startswith("index 77 is out of bounds for axis with size 3"), \
+            str(e.value)
+    gpuarr.synchronize()  # the read raised it: nothing is left
+    # an empty axis: every index is out of range (take_along_axis of a 3-d array)
+    z = gpuarr.zeros((2, 0, 3), device=gpu)
+    r = gpuarr.take_along_axis(z, gpuarr.zeros((2, 1, 3), dtype="int64", device=gpu),
+                               axis=1)
+    with pytest.raises(IndexError, match="index 0 is out of bounds for axis with size 0"):
+        r.numpy()
+    gpuarr.synchronize()

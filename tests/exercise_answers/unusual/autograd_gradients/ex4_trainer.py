@@ -8,7 +8,7 @@ def prepare_model(params, device):
 
 
 def prepare_batch(batch, device):
-    return batch.to(device)
+    return ga.asarray(batch, device=device)  # a gpuarr array already there: itself
 
 
 def fit(params, batches, device, lr=0.1):
@@ -16,7 +16,7 @@ def fit(params, batches, device, lr=0.1):
     w, b = params["w"].requires_grad_(), params["b"].requires_grad_()
     losses = ga.zeros(len(batches), device=device)
     for i, batch in enumerate(batches):
-        B = prepare_batch(ga.asarray(batch), device)
+        B = prepare_batch(batch, device)
         X, y = B[:, :2], B[:, 2]
         r = X @ w + b - y
         loss = (r * r).mean()
