@@ -819,7 +819,7 @@ plan_run(const ga_array *x, const index_plan *p, const adv_layout *L, int scatte
      * device-made indices are clamped into [0, span): the kernel below then never
      * reports an error of its own (a second, meaningless one) nor reaches outside the
      * view, and its result or destination depends on the fold's failure and reads as
-     * failed. One elementwise launch, only for 3+ index arrays from the device. */
+     * failed. Two elementwise launches, only for 3+ index arrays from the device. */
     int st = GA_OK;
     if (p->unchecked) {
         ga_ew_arg clip[3];
@@ -835,6 +835,19 @@ plan_run(const ga_array *x, const index_plan *p, const adv_layout *L, int scatte
         st = ga_elementwise(GA_OP_CLIP, 3, clip, &offsets, &clipped);
         if (st == GA_OK) {
             ga_array_release(&clipped);
+            /* and aligned for the element (every true offset is a multiple of the
+             * itemsize, a power of two: views of gpuarr's memory are aligned) */
+            ga_ew_arg mask[2];
+            memset(mask, 0, sizeof(mask));
+            mask[0].array = &offsets;
+            mask[1].dtype = GA_INT64;
+            mask[1].kind = GA_PYSCALAR_INT;
+            mask[1].i = -(int64_t)ga_dtype_itemsize(x->dtype);
+            mask[1].re = (double)mask[1].i;
+            st = ga_elementwise(GA_OP_BITWISE_AND, 2, mask, &offsets, &clipped);
+            if (st == GA_OK) {
+                ga_array_release(&clipped);
+            }
         }
     }
     if (st == GA_OK && ga_array_size(&p->view) == 0) {
