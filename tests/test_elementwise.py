@@ -89,6 +89,10 @@ def test_unary_matches_numpy(device, name, dtype):
         with pytest.raises(TypeError):
             getattr(gpuarr, name)(x)
         return
+    if name == "reciprocal" and want.dtype.kind in "iu":
+        # NumPy's integer 1/0 is C's cast of inf to an integer, undefined: 0 on x86-64,
+        # -1 on aarch64; gpuarr's is 0 on every platform
+        want = np.where(a == 0, 0, want).astype(want.dtype)
     got = getattr(gpuarr, name)(x)
     assert got.device == device
     check(name, got, want, dtype.startswith("complex"))
