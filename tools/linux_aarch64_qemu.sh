@@ -76,12 +76,10 @@ unset PYTHONHOME
 GPUARR_SIMULATE_GPUS=2 PYTHONPATH= "$PYA" -m gpuarr info | sed -n '/^build/,$p'
 say "the test suite, 2 simulated GPUs, every ${subset}th test of each file"
 # Left out: the notebooks and Dask (a Jupyter kernel, Dask: not installed here), and
-# the tests that time a machine or run a second suite: tests/test_gil.py (a Python
-# thread's rate beside big matmuls) and the graded exercises' reference run, which
-# alone take over 5 minutes each under qemu.
-GPUARR_SIMULATE_GPUS=2 PYTHONPATH="$ROOT/tools" timeout 1800 "$PYA" -m pytest tests -q \
-  -p no:cacheprovider -p pytest_subset --subset="$subset" -rs --durations=5 \
-  --ignore=tests/test_notebooks.py --ignore=tests/test_dask.py --ignore=tests/test_gil.py \
-  --deselect tests/test_graded_exercises.py::test_reference_solutions_pass "$@" |
+# the tests marked serial (timing tests: a machine's rates mean nothing under qemu).
+GPUARR_SIMULATE_GPUS=2 GPUARR_EMULATED_PLATFORM="qemu-user (Linux aarch64)" \
+  PYTHONPATH="$ROOT/tools" timeout 1800 "$PYA" -m pytest tests -q \
+  -p no:cacheprovider -p pytest_subset --subset="$subset" -m "not serial" -rs --durations=5 \
+  --ignore=tests/test_notebooks.py --ignore=tests/test_dask.py "$@" |
   grep -v '^\.*s*\.* *\[ *[0-9]*%\]$' | tail -n 60
 say "done: Linux aarch64 (qemu) checks passed"

@@ -64,8 +64,11 @@ unzip_wheels() {
 install_gpuarr() { # install_gpuarr SITE BUILD_DIR
   local site=$1 build=$2
   rm -rf "$site/gpuarr" "$site"/gpuarr-*.dist-info
-  mkdir -p "$site/gpuarr"
-  (cd "$ROOT/python/gpuarr" && cp ./*.py ./*.pyi py.typed "$site/gpuarr/")
+  # the package's sources (subpackages too), not what a native build left beside them
+  (cd "$ROOT/python" && find gpuarr -type f \( -name '*.py' -o -name '*.pyi' -o -name py.typed \) \
+    ! -name _build_config.py ! -path '*/__pycache__/*' | while read -r f; do
+      mkdir -p "$site/$(dirname "$f")" && cp "$f" "$site/$f"
+    done)
   cp "$build"/_core* "$build/_build_config.py" "$site/gpuarr/"
   local version
   version=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' "$ROOT/python/gpuarr/__init__.py")
