@@ -26,7 +26,13 @@ find_package_dir(void)
     PyObject *file = mod != NULL ? PyModule_GetFilenameObject(mod) : NULL;
     Py_XDECREF(mod);
     const char *f = file != NULL ? PyUnicode_AsUTF8(file) : NULL;
+    /* the last separator: '/', or '\\' as Windows writes paths (a Linux folder's name
+     * may hold a backslash, but not the file name after the last '/': it is _core's) */
     const char *slash = f != NULL ? strrchr(f, '/') : NULL;
+    const char *back = f != NULL ? strrchr(f, '\\') : NULL;
+    if (back != NULL && (slash == NULL || back > slash)) {
+        slash = back;
+    }
     if (slash != NULL && (size_t)(slash - f) + 1 < sizeof(package_dir)) {
         memcpy(package_dir, f, (size_t)(slash - f) + 1); /* with the slash */
         package_dir[slash - f + 1] = '\0';

@@ -79,6 +79,15 @@ install_gpuarr() { # install_gpuarr SITE BUILD_DIR
     >"$site/gpuarr-$version.dist-info/entry_points.txt"
 }
 
+# show_pytest_log LOG RC: a test run's output without its progress lines: the end when
+# it passed, all of it (the failures' tracebacks) when it failed, and then fail too
+show_pytest_log() {
+  local lines=60
+  [ "$2" -ne 0 ] && lines=100000
+  grep -v '^[.sFEx]* *\[ *[0-9]*%\]$' "$1" | tail -n "$lines"
+  [ "$2" -eq 0 ] || { echo "pytest failed ($2); its whole output: $1"; return "$2"; }
+}
+
 # seconds since the script started, for the stage timings CI prints
 t0=$SECONDS
 say() { echo "[$((SECONDS - t0)) s] $*"; }

@@ -168,10 +168,12 @@ GPUARR_SIMULATE_GPUS=2 winpy "$WIN/notebooks.log" tools/run_notebook_cells.py no
 say "the test suite, 2 simulated GPUs, every ${subset}th test of each file"
 # test_notebooks.py runs notebooks through a Jupyter kernel (above: the cells without
 # one); the Dask test with a LocalCluster of worker processes needs dask.distributed.
+rc=0
 GPUARR_SIMULATE_GPUS=2 GPUARR_EMULATED_PLATFORM="Wine (Windows)" PYTHONPATH="$ROOT/tools" \
   winpy "$WIN/pytest.log" -m pytest tests -q -p no:cacheprovider -p pytest_subset \
-  --subset="$subset" -m "not serial" -rs --durations=5 \
+  --subset="$subset" -m "not serial" -rfEs --durations=5 \
   --ignore=tests/test_notebooks.py \
-  --deselect tests/test_dask.py::test_local_cluster_with_two_worker_processes "$@" |
-  grep -v '^\.*s*\.* *\[ *[0-9]*%\]$' | tail -n 60
+  --deselect tests/test_dask.py::test_local_cluster_with_two_worker_processes "$@" \
+  >/dev/null || rc=$?
+show_pytest_log "$WIN/pytest.log" $rc
 say "done: Windows (Wine) checks passed"

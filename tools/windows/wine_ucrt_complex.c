@@ -43,5 +43,40 @@
 #include "csin.def.h"
 #include "csinh.def.h"
 #include "csqrt.def.h"
-#include "ctan.def.h"
+
+/* mingw-w64's ctanh is sinh(2x) / (cosh(2x) + cos(2y)), inf / inf = NaN once cosh
+ * overflows (|x| over 44 in float, 355 in double), where tanh's value is +-1 to the
+ * last digit: NumPy's oracle then said tan(800j) = nan j, not 1j. Past the point where
+ * e^(-2|x|) is below the type's epsilon, the limit form is exact: real part
+ * copysign(1, x), imaginary part sin(2y) / cosh(2x) ~ 4 sin(y) cos(y) e^(-2|x|).
+ * And at a zero real part and an infinite or NaN imaginary one, it gives NaN + i NaN
+ * where C11's Annex G (and glibc) give a zero real part: tan(inf + 0j) is NaN + 0j. */
+#define ctanh ga_mingw_ctanh
+#define ctanhf ga_mingw_ctanhf
 #include "ctanh.def.h"
+#undef ctanh
+#undef ctanhf
+#ifdef GA_SHIM_FLOAT
+#define GA_TANH_LIMIT 9.0F
+#else
+#define GA_TANH_LIMIT 22.0
+#endif
+__FLT_TYPE __complex__ __cdecl __FLT_ABI(ctanh)(__FLT_TYPE __complex__ z)
+{
+    __FLT_TYPE x = __real__ z, y = __imag__ z;
+    if (x == 0 && !isfinite(y)) { /* Annex G (C11): ctanh(+-0 + i inf or NaN) = +-0 + i NaN */
+        __complex__ __FLT_TYPE r;
+        __real__ r = x;
+        __imag__ r = y - y;
+        return r;
+    }
+    if (isfinite(x) && isfinite(y) && __FLT_ABI(fabs)(x) >= GA_TANH_LIMIT) {
+        __complex__ __FLT_TYPE r;
+        __FLT_TYPE e = __FLT_ABI(exp)(-__FLT_ABI(fabs)(x));
+        __real__ r = __FLT_ABI(copysign)(__FLT_CST(1.0), x);
+        __imag__ r = __FLT_CST(4.0) * __FLT_ABI(sin)(y) * __FLT_ABI(cos)(y) * e * e;
+        return r;
+    }
+    return __FLT_ABI(ga_mingw_ctanh)(z);
+}
+#include "ctan.def.h" /* -i ctanh(iz): the one above */
