@@ -10,13 +10,14 @@ Seeded and bounded in time:
 import os
 import random
 import re
+import sys
 import time
 
 import numpy as np
 import pytest
 
 import gpuarr
-from conftest import DEVICES
+from conftest import DEVICES, NUMPY_WINDOWS_REASON
 
 SEED = int(os.environ.get("GPUARR_FUZZ_SEED", "0"))
 SECONDS = float(os.environ.get("GPUARR_FUZZ_SECONDS", "10"))
@@ -679,6 +680,8 @@ def _resync_check(pool, log):
 
 
 @pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
+# its complex steps draw NaN beside infinities, where NumPy on Windows is no oracle
+@pytest.mark.skipif(sys.platform == "win32", reason=NUMPY_WINDOWS_REASON)
 def test_random_operation_sequences_match_numpy():
     rng = random.Random(SEED)
     deadline = time.monotonic() + SECONDS

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import gpuarr
+from conftest import numpy_windows_open_choices
 
 
 def _on(device, a):
@@ -256,6 +257,7 @@ def test_complex_functions_at_special_values_match_numpy(device, name, dtype):
     z = _GRID.astype(dtype)
     if name == "arccos" and dtype == "complex64":
         z = z[np.abs(z.real) != 800]  # pi/2 - asin(z) loses float32 digits there
+    z = z[~numpy_windows_open_choices(name, z)]  # (none but on Windows: conftest.py)
     with np.errstate(all="ignore"):
         want = getattr(np, name)(z)
         if name == "expm1":

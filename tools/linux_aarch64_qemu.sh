@@ -2,7 +2,7 @@
 # Linux on Arm (aarch64), executed on this x86-64 machine under qemu-user: cross-build
 # gpuarr's extension for aarch64 with zig cc, install it beside NumPy's manylinux
 # aarch64 wheel and pytest for Debian 12's aarch64 CPython 3.11, and run the test suite
-# with 2 simulated GPUs (every Nth test of each file: --subset N, default 50; 1 runs it
+# with 2 simulated GPUs (every Nth test of each file: --subset N, default 16; 1 runs it
 # all, some 20 times slower than natively).
 #
 #   tools/linux_aarch64_qemu.sh [--subset N] [pytest args...]
@@ -15,7 +15,7 @@
 set -euo pipefail
 source "$(dirname "$0")/platform_env.sh"
 
-subset=50
+subset=16
 if [ "${1:-}" = "--subset" ]; then subset=$2; shift 2; fi
 
 ARM="$CACHE/aarch64"
@@ -85,7 +85,7 @@ say "the test suite, 2 simulated GPUs, every ${subset}th test of each file"
 # and its worker processes), and the tests marked serial (timing tests: a machine's
 # rates mean nothing under qemu).
 rc=0
-GPUARR_SIMULATE_GPUS=2 GPUARR_EMULATED_PLATFORM="qemu-user (Linux aarch64)" \
+GPUARR_SIMULATE_GPUS=2 \
   PYTHONPATH="$ROOT/tools" timeout 1800 "$PYA" -m pytest tests -q \
   -p no:cacheprovider -p pytest_subset --subset="$subset" -m "not serial" -rfEs --durations=5 \
   --ignore=tests/test_notebooks.py \

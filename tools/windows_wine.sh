@@ -5,7 +5,7 @@
 #   1. `python -m gpuarr` (the tour),
 #   2. both notebooks' code cells (tools/run_notebook_cells.py),
 #   3. the test suite with 2 simulated GPUs, every Nth test of each file
-#      (--subset N, default 12; 1 runs it all: hours under Wine).
+#      (--subset N, default 6; 1 runs it all: hours under Wine).
 #
 #   tools/windows_wine.sh [--subset N] [pytest args...]
 #
@@ -29,7 +29,7 @@
 set -euo pipefail
 source "$(dirname "$0")/platform_env.sh"
 
-subset=12
+subset=6
 if [ "${1:-}" = "--subset" ]; then subset=$2; shift 2; fi
 
 WIN="$CACHE/windows"
@@ -169,7 +169,7 @@ say "the test suite, 2 simulated GPUs, every ${subset}th test of each file"
 # test_notebooks.py runs notebooks through a Jupyter kernel (above: the cells without
 # one); the Dask test with a LocalCluster of worker processes needs dask.distributed.
 rc=0
-GPUARR_SIMULATE_GPUS=2 GPUARR_EMULATED_PLATFORM="Wine (Windows)" PYTHONPATH="$ROOT/tools" \
+GPUARR_SIMULATE_GPUS=2 PYTHONPATH="$ROOT/tools" \
   winpy "$WIN/pytest.log" -m pytest tests -q -p no:cacheprovider -p pytest_subset \
   --subset="$subset" -m "not serial" -rfEs --durations=5 \
   --ignore=tests/test_notebooks.py \
