@@ -2,6 +2,7 @@
 this process has (real, simulated with GPUARR_SIMULATE_GPUS, or emulated CUDA with
 GPUARR_CUDA_EMULATE). CI runs the suite with 0 GPUs, 2 simulated and 2 emulated."""
 import os
+import platform
 import re
 import sys
 
@@ -87,6 +88,32 @@ def numpy_windows_open_choices(name, z):
     if name == "arccosh":
         return (z.real == 0) & np.isnan(z.imag)
     return (np.isnan(z.real) & np.isinf(z.imag)) | (np.isinf(z.real) & np.isnan(z.imag))
+
+
+X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+
+
+def x86_float_to_int(vals, to):
+    """gpuarr's float -> integer conversion of float64 values, NumPy's on x86, written
+    out from docs/DESIGN.md ("One float -> integer rule"): the oracle where NumPy's own
+    conversion is not x86's (aarch64 saturates: NaN is 0 there, inf the largest
+    integer, -2.5 as uint8 0, not 254)."""
+    def trunc_or_min(v, bits):  # cvttsd2si: out of range or NaN is "integer indefinite"
+        lim = 2.0 ** (bits - 1)
+        return int(v) if -lim - 1 < v < lim else -(2 ** (bits - 1))
+
+    bits = np.dtype(to).itemsize * 8
+    out = []
+    for v in vals:
+        if to == "uint64":
+            r = (trunc_or_min(v - 2.0**63, 64) + 2**63 if v >= 2.0**63
+                 else trunc_or_min(v, 64))
+        elif bits == 64 or to == "uint32":
+            r = trunc_or_min(v, 64)
+        else:
+            r = trunc_or_min(v, 32)
+        out.append(r % 2**bits)  # the low bits, as the unsigned type of that width
+    return np.array(out, dtype=f"uint{bits}").view(to)
 
 
 def to_numpy(x):

@@ -15,7 +15,6 @@ Plus the one float -> integer rule (ga_kernels.h, ga_f64_to_<dt>): NumPy's resul
 x86 on every device (INT64_MIN for NaN and out-of-range int64, the int32 result
 wrapped for narrower types), compared element by element with NumPy's scalar
 conversion (its SIMD loops differ for uint32 on a few inputs)."""
-import platform
 import warnings
 
 import numpy as np
@@ -23,7 +22,7 @@ import pytest
 
 import gpuarr
 
-from conftest import ALL_DTYPES, INT_DTYPES
+from conftest import ALL_DTYPES, INT_DTYPES, X86, x86_float_to_int
 
 pytestmark = pytest.mark.skipif(gpuarr.num_gpus() == 0,
                                 reason="needs a GPU (set GPUARR_SIMULATE_GPUS=2 to "
@@ -160,31 +159,6 @@ def _numpy_x86(vals, to):
         return np.array([np.array([v], np.float64).astype(to)[0] for v in vals], dtype=to)
 
 
-def _x86_written_out(vals, to):
-    """The same rule written out from docs/DESIGN.md ("One float -> integer rule"), the
-    oracle on a machine whose own conversion is not x86's (aarch64 saturates: NaN is
-    0 there, inf the largest integer)."""
-    def trunc_or_min(v, bits):  # cvttsd2si: out of range or NaN is "integer indefinite"
-        lim = 2.0 ** (bits - 1)
-        return int(v) if -lim - 1 < v < lim else -(2 ** (bits - 1))
-
-    bits = np.dtype(to).itemsize * 8
-    out = []
-    for v in vals:
-        if to == "uint64":
-            r = (trunc_or_min(v - 2.0**63, 64) + 2**63 if v >= 2.0**63
-                 else trunc_or_min(v, 64))
-        elif bits == 64 or to == "uint32":
-            r = trunc_or_min(v, 64)
-        else:
-            r = trunc_or_min(v, 32)
-        out.append(r % 2**bits)  # the low bits, as the unsigned type of that width
-    return np.array(out, dtype=f"uint{bits}").view(to)
-
-
-X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
-
-
 @pytest.mark.parametrize("to", INT_DTYPES)
 @pytest.mark.parametrize("frm", ["float16", "float32", "float64", "complex64"])
 def test_float_to_int_is_numpys_x86_rule_on_every_device(frm, to):
@@ -193,7 +167,7 @@ def test_float_to_int_is_numpys_x86_rule_on_every_device(frm, to):
             -(2.0**63), 2.0**64, 1e19, 42.7]
     with np.errstate(over="ignore"):
         host = np.array(vals).astype(frm)
-    want = _x86_written_out(host.real.astype(np.float64), to)
+    want = x86_float_to_int(host.real.astype(np.float64), to)
     if X86:  # where NumPy's own conversion is x86's, it is the oracle of the oracle
         np.testing.assert_array_equal(want, _numpy_x86(host.real.astype(np.float64), to))
     for dev in [gpuarr.cpu(), gpuarr.gpu(0)]:
