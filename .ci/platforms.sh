@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
-stage() { local t=$SECONDS; "$@"; echo "--- $1: $((SECONDS - t)) s"; }
+stage() { local t=$SECONDS; "$@"; echo "--- $2: $((SECONDS - t)) s"; }
 stage bash tools/macos_build.sh
 stage bash tools/linux_aarch64_qemu.sh --subset "${GPUARR_AARCH64_SUBSET:-16}"
 stage bash tools/windows_wine.sh --subset "${GPUARR_WINDOWS_SUBSET:-6}"
