@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import gpuarr
-from conftest import DEVICES, NUMPY_WINDOWS_REASON
+from conftest import DEVICES, NUMPY_WINDOWS_REASON, annex_g_oracle
 
 SEED = int(os.environ.get("GPUARR_FUZZ_SEED", "0"))
 SECONDS = float(os.environ.get("GPUARR_FUZZ_SECONDS", "10"))
@@ -363,15 +363,19 @@ def _same_special(got, want, what):
     """Equal values with the same signs of zero and infinity; any NaN matches NaN; finite
     nonzero values within the dtype's tolerance."""
     tol = 1e-5 if want.dtype in (np.float32, np.complex64) else 1e-12
+    # a finite part is compared relative to the value's magnitude: the small imaginary
+    # part of a large result carries the rounding of the whole (pow on emulated CUDA)
+    mag = np.abs(want.astype(np.complex128)).ravel().tolist()
     for part in ("real", "imag"):
         a, b = getattr(got, part), getattr(want, part)
-        for x, y in zip(a.ravel().tolist(), b.ravel().tolist()):
+        for x, y, m in zip(a.ravel().tolist(), b.ravel().tolist(), mag):
             if x != x and y != y:
                 continue
             if y == 0 or np.isinf(y) or x == 0:
                 assert x == y and np.signbit(x) == np.signbit(y), f"{what}: {got} != {want}"
             else:
-                assert abs(x - y) <= tol * abs(y), f"{what}: {got} != {want}"
+                scale = abs(y) if np.isinf(m) or m != m else max(abs(y), m)
+                assert abs(x - y) <= tol * scale, f"{what}: {got} != {want}"
 
 
 def _complex_special_step(rng, pool, dev, log, i, g, n):
@@ -395,6 +399,7 @@ def _complex_special_step(rng, pool, dev, log, i, g, n):
                 # Annex G has no cexpm1: at a non-finite part or a zero, exp(z) - 1 from
                 # Annex G's exp (the array API's values; tests/test_numpy_corners.py)
                 want = np.where(~np.isfinite(z) | (z == 0), np.exp(z) - 1, want)
+            want = annex_g_oracle(name, z, want)
     _same_special(got.numpy(), want, log[-1])
 
 
