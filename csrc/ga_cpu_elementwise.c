@@ -226,6 +226,64 @@ copy_bytes(char **p, const int64_t *s, int64_t n, void *ctx)
     }
 }
 
+/* WHERE moves bytes: one loop per element size, without a branch on the condition
+ * (both values are loaded and a mask picks one). The shared kernel's branch is
+ * mispredicted half the time on a random condition: 115 us for 32k float32 elements
+ * (ReLU's gradient), 20 times a comparison's cost; a loop over a mask runs at the
+ * speed of a multiply and vectorises where the operands are contiguous or scalars. */
+static inline void
+where_select(char *out, const char *cond, const char *x, const char *y, int64_t so,
+             int64_t sc, int64_t sx, int64_t sy, int64_t n, size_t size)
+{
+#define GA_X_SELECT(T)                                                                 \
+    for (int64_t i = 0; i < n; i++) {                                                  \
+        T u, v;                                                                        \
+        memcpy(&u, x + i * sx, sizeof u);                                              \
+        memcpy(&v, y + i * sy, sizeof v);                                              \
+        T m = (T)0 - (T)(cond[i * sc] != 0);                                           \
+        u = (T)((u & m) | (v & (T)~m));                                                \
+        memcpy(out + i * so, &u, sizeof u);                                            \
+    }
+    switch (size) {
+    case 1:
+        GA_X_SELECT(uint8_t)
+        break;
+    case 2:
+        GA_X_SELECT(uint16_t)
+        break;
+    case 4:
+        GA_X_SELECT(uint32_t)
+        break;
+    default: /* 8, and each half of 16 (complex128) */
+        GA_X_SELECT(uint64_t)
+        break;
+    }
+#undef GA_X_SELECT
+}
+
+static void
+where_bytes(char **p, const int64_t *s, int64_t n, void *ctx)
+{
+    size_t size = (size_t)(intptr_t)ctx, half = size == 16 ? 8 : size;
+    /* the common layouts get constant strides, which the compiler vectorises */
+    int64_t w = (int64_t)half;
+    if (size != 16 && s[0] == w && s[1] == 1 && s[2] == w && s[3] == w) {
+        where_select(p[0], p[1], p[2], p[3], w, 1, w, w, n, half);
+    }
+    else if (size != 16 && s[0] == w && s[1] == 1 && s[2] == w && s[3] == 0) {
+        where_select(p[0], p[1], p[2], p[3], w, 1, w, 0, n, half);
+    }
+    else if (size != 16 && s[0] == w && s[1] == 1 && s[2] == 0 && s[3] == w) {
+        where_select(p[0], p[1], p[2], p[3], w, 1, 0, w, n, half);
+    }
+    else {
+        for (size_t off = 0; off < size; off += half) {
+            where_select(p[0] + off, p[1], p[2] + off, p[3] + off, s[0], s[1], s[2], s[3],
+                         n, half);
+        }
+    }
+}
+
 /* Relative time per element (see ga_cpu_run_loop_parallel): math-library functions
  * and complex arithmetic cost several times a simple operation. */
 static int
@@ -270,6 +328,10 @@ ga_cpu_elementwise(int dev, int op, const ga_loop *loop)
             return GA_OK;
         }
         run(loop, cast_loops[in_dt][out_dt], NULL, 1);
+        return GA_OK;
+    }
+    if (op == GA_OP_WHERE) {
+        run(loop, where_bytes, (void *)(intptr_t)ga_dtype_itemsize((ga_dtype)in_dt), 1);
         return GA_OK;
     }
     ga_cpu_inner_fn fn = simd_loop(op, in_dt);

@@ -53,7 +53,10 @@
     X(PYGA_AG_TAKE, take)                                                              \
     X(PYGA_AG_ASTYPE, astype)                                                          \
     X(PYGA_AG_TO, to)                                                                  \
-    X(PYGA_AG_LOGSUMEXP, logsumexp)
+    X(PYGA_AG_LOGSUMEXP, logsumexp)                                                    \
+    X(PYGA_AG_RELU, relu)                                                              \
+    X(PYGA_AG_LOG_SOFTMAX, log_softmax)                                                \
+    X(PYGA_AG_NLL_LOSS, nll_loss)
 
 #define PYGA_X_ENUM(e, name) e,
 enum { PYGA_AG_FIRST_PRIM = GA_NOPS - 1, PYGA_AG_PRIMS(PYGA_X_ENUM) PYGA_AG_NOPS };

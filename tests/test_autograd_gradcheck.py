@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import gpuarr
+import gpuarr.nn.functional as F
 from gpuarr import autograd
 
 EPS = 1e-6
@@ -220,6 +221,23 @@ def _cases():
         Case("np.exp", lambda c, x: np.exp(x), ((2, 3), STD)),
         Case("np.sum", lambda c, x: np.sum(x * x, axis=0), ((2, 3), STD)),
         Case("np.matmul", lambda c, x, y: np.matmul(x, y), ((2, 3), STD), ((3, 2), STD)),
+        # nn.functional's composites that record one node each; matmul of a transposed
+        # operand, which computes its gradient in the operand's layout
+        Case("relu", lambda c, x: F.relu(x), _distinct_spec((2, 3))),
+        Case("log_softmax", lambda c, x: F.log_softmax(x, dim=1), ((2, 3), STD)),
+        Case("log_softmax-dim0", lambda c, x: F.log_softmax(x, dim=0), ((2, 3), STD)),
+        Case("nll_loss", lambda c, x: F.cross_entropy(x, c["t"]), ((3, 4), STD),
+             consts={"t": np.array([0, 3, 3])}),
+        Case("nll_loss-weighted-sum", lambda c, x: F.cross_entropy(
+            x, c["t"], c["w"], ignore_index=1, reduction="sum"), ((3, 4), STD),
+             consts={"t": np.array([2, 1, 0]), "w": np.array([0.5, 2.0, 1.0, 3.0])}),
+        Case("nll_loss-none", lambda c, x: F.cross_entropy(x, c["t"], reduction="none"),
+             ((3, 4), STD), consts={"t": np.array([1, 0, 3])}),
+        Case("nll_loss-one", lambda c, x: F.cross_entropy(x, c["t"], reduction="none"),
+             ((4,), STD), consts={"t": np.array(2)}),
+        Case("matmul-transposed", lambda c, x, w: x @ w.T, ((2, 3), STD), ((4, 3), STD)),
+        Case("matmul-transposed-left", lambda c, w, y: w.T @ y, ((3, 2), STD),
+             ((3, 4), STD)),
         # a small network: the ops a training step uses, together
         Case("mlp", lambda c, x, w1, w2: gpuarr.mean(gpuarr.logsumexp(
             gpuarr.maximum(x @ w1, 0.0) @ w2, axis=1)), ((4, 3), STD),

@@ -137,6 +137,31 @@ def test_clip_and_where_match_numpy(device, dtype):
     np.testing.assert_array_equal(got.numpy(), np.where(cond, a, lo))
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_where_matches_numpy_on_random_conditions_scalars_and_strided_views(device, dtype):
+    # a random condition (the CPU's select has no branch to get right by luck), each
+    # operand a scalar or a view with steps, complex128's 16 bytes in two halves
+    rng = np.random.default_rng(3)
+    cond = rng.random((5, 37)) < 0.5
+    a = (rng.standard_normal((5, 74)) * 50).astype(dtype)[:, ::2]
+    b = (rng.standard_normal((5, 37)) * 50).astype(dtype)
+    if dtype.startswith("complex"):
+        a = a + 1j * a[::-1]
+        b = b - 2j * b
+    c = gpuarr.asarray(cond, device=device)
+    x, y = gpuarr.asarray(a, device=device), gpuarr.asarray(b, device=device)
+    s = a.dtype.type(7)
+    np.testing.assert_array_equal(gpuarr.where(c, x, y).numpy(), np.where(cond, a, b))
+    np.testing.assert_array_equal(gpuarr.where(c, x, gpuarr.asarray(s, device=device))
+                                  .numpy(), np.where(cond, a, s))
+    np.testing.assert_array_equal(gpuarr.where(c, gpuarr.asarray(s, device=device), y)
+                                  .numpy(), np.where(cond, s, b))
+    np.testing.assert_array_equal(gpuarr.where(c[:, ::3], x[:, ::3], y.T[::3].T).numpy(),
+                                  np.where(cond[:, ::3], a[:, ::3], b.T[::3].T))
+    np.testing.assert_array_equal(gpuarr.where(c.T, x.T, y.T).numpy(),
+                                  np.where(cond.T, a.T, b.T))
+
+
 def test_clip_with_one_bound_and_nan(device):
     a = np.array([-2.0, np.nan, 0.5, 7.0], np.float32)
     x = gpuarr.asarray(a, device=device)

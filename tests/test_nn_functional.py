@@ -260,6 +260,44 @@ def test_a_class_index_out_of_range_is_an_index_error(device):
         gpuarr.synchronize()  # a GPU reports it at the next wait
 
 
+def test_a_negative_class_index_is_an_index_error_not_a_class_from_the_end(device):
+    x = gpuarr.zeros((2, 3), device=device)
+    with pytest.raises(IndexError):
+        F.cross_entropy(x, gpuarr.asarray([0, -1], device=device))
+        gpuarr.synchronize()
+    # ignore_index may be negative: those rows count for nothing
+    loss = F.cross_entropy(x, gpuarr.asarray([1, -7], device=device), ignore_index=-7)
+    np.testing.assert_allclose(loss.numpy(), np.log(3), rtol=1e-6)
+
+
+def test_relu_gradient_is_zero_at_zero_and_passes_nan_on(device):
+    # PyTorch's and MXNet's rule (maximum's tie rule would give half at 0)
+    x = put(np.array([-1.0, 0.0, 2.0, np.nan], np.float32), device)
+    x.requires_grad_()
+    y = F.relu(x)
+    assert type(y.grad_fn).__name__ == "ReluBackward"
+    y.backward(put(np.array([3.0, 5.0, 7.0, 11.0], np.float32), device))
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 7.0, 11.0])
+    np.testing.assert_array_equal(y.detach().numpy(), [0.0, 0.0, 2.0, np.nan])
+
+
+def test_a_classifier_loss_is_two_nodes_and_its_gradient_is_softmax_minus_onehot(device,
+                                                                                  rng):
+    x_n = rng.standard_normal((4, 3))
+    t_n = np.array([2, 0, 1, 2])
+    x = put(x_n, device)
+    x.requires_grad_()
+    loss = F.cross_entropy(x, put(t_n, device))
+    assert type(loss.grad_fn).__name__ == "NllLossBackward"
+    ((inner, _),) = loss.grad_fn.next_functions
+    assert type(inner).__name__ == "LogSoftmaxBackward"
+    loss.backward()
+    p = np.exp(x_n - x_n.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    p[np.arange(4), t_n] -= 1
+    np.testing.assert_allclose(x.grad.numpy(), p / 4, rtol=1e-12, atol=1e-15)
+
+
 def test_a_loss_on_a_gpu_reads_nothing_back(gpu_device, rng):
     x = put(rng.standard_normal((8, 5)).astype(np.float32), gpu_device)
     t = put(rng.integers(0, 5, 8), gpu_device)

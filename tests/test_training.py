@@ -35,6 +35,17 @@ def test_linear_gradients_match_the_formulas(device):
     assert lin.weight.grad.device == device and lin.bias.grad.device == device
 
 
+def test_a_weight_gradient_has_the_weight_layout(device):
+    # x @ weight.T: the gradient of weight.T is made as (g.T @ x).T, so weight.grad is
+    # C-ordered like weight (an F-ordered one makes every update walk it across the
+    # grain) and it is the product itself, not a copy
+    lin = nn.Linear(4, 3, device=device, dtype="float64")
+    lin(put(np.ones((5, 4)), device)).sum().backward()
+    grad = lin.weight.grad
+    assert grad.shape == (3, 4) and grad.strides == (32, 8)
+    np.testing.assert_allclose(grad.numpy(), np.full((3, 4), 5.0))
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_cross_entropy_gradient_is_softmax_minus_onehot(device, weighted):
     rng = np.random.default_rng(1)

@@ -130,17 +130,9 @@ class Optimizer:
         Clear the gradients of every parameter: ``p.grad = None`` (the default, as in
         PyTorch), or with ``set_to_none=False`` fill existing gradients with zeros in
         place, on their devices."""
-        from . import no_grad
+        from .autograd import _clear_grads
 
-        for g in self.param_groups:
-            for p in g["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    with no_grad():
-                        p.grad[...] = 0
+        _clear_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def _with_grad(self):
         """(group, parameter, gradient) for each parameter that has a gradient."""

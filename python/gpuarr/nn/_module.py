@@ -338,16 +338,9 @@ class Module:
         Clear the gradients of every parameter: ``p.grad = None`` (the default, as in
         PyTorch), or with ``set_to_none=False`` fill existing gradients with zeros in
         place, on their devices."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                from .. import no_grad
+        from ..autograd import _clear_grads
 
-                with no_grad():
-                    p.grad[...] = 0
+        _clear_grads(self.parameters(), set_to_none)
 
     # --- devices ----------------------------------------------------------------------
 

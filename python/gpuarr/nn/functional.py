@@ -8,6 +8,11 @@ on a GPU like every index error (docs/DESIGN.md, "Deferred index errors").
 """
 from .. import _core
 from .._core import Array, DeviceMismatchError
+from .. import exp, log, where
+from .. import max as _max
+from .. import tanh as _tanh
+from .._inspection import isdtype
+from .._reduce import _core_no_grad
 
 __all__ = [
     "linear", "relu", "sigmoid", "tanh", "flatten", "dropout", "softmax", "log_softmax",
@@ -15,6 +20,9 @@ __all__ = [
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
+_RELU = _core.autograd_ops["relu"]
+_LOG_SOFTMAX = _core.autograd_ops["log_softmax"]
+_NLL_LOSS = _core.autograd_ops["nll_loss"]
 
 
 def _array(x, what, fn):
@@ -59,10 +67,14 @@ def linear(input, weight, bias=None):
 def relu(input):
     """relu(input)
 
-    ``max(input, 0)`` elementwise."""
-    from .. import maximum
-
-    return maximum(_array(input, "input", "relu"), 0)
+    ``max(input, 0)`` elementwise. Its gradient is the incoming one where the result
+    is above 0 and 0 elsewhere, 0 included (PyTorch's and MXNet's rule), in two
+    operations: one node of its own rather than ``maximum``'s, whose rule for ties
+    halves the gradient and costs five."""
+    x = _array(input, "input", "relu")
+    with _core_no_grad():
+        r = _core.maximum(x, 0)
+    return _core._ag_record(_RELU, r, (x,), ())
 
 
 def sigmoid(input):
@@ -72,7 +84,6 @@ def sigmoid(input):
     above 1) as ``1 / (1 + z)`` or ``z / (1 + z)``: no overflow for large ``|input|``
     and full relative precision for very negative inputs, in the value and in its
     gradient."""
-    from .. import exp, where
 
     x = _array(input, "input", "sigmoid")
     positive = x >= 0
@@ -87,7 +98,6 @@ def tanh(input):
     """tanh(input)
 
     The hyperbolic tangent, elementwise."""
-    from .. import tanh as _tanh
 
     return _tanh(_array(input, "input", "tanh"))
 
@@ -136,7 +146,6 @@ def dropout(input, p=0.5, training=True):
 
 
 def _float_dtype(x):
-    from .._inspection import isdtype
 
     if isdtype(x.dtype, "real floating"):
         return x.dtype
@@ -155,14 +164,15 @@ def log_softmax(input, dim):
 
     ``input - logsumexp(input, dim)``, computed stably: the maximum along ``dim`` is
     subtracted before ``exp`` (so nothing overflows) and added back after ``log``."""
-    from .. import exp, log
-    from .. import max as _max
 
     x = _array(input, "input", "log_softmax")
     dim = _check_dim(x, dim, "log_softmax")
-    # The shift cancels in the result, so it needs no gradient of its own.
-    shifted = x - _max(x.detach(), axis=dim, keepdims=True)
-    return shifted - log(exp(shifted).sum(axis=dim, keepdims=True))
+    # One node (LogSoftmaxBackward: g - softmax * sum(g)), not the five of its
+    # operations: the backward pass of a classifier's loss is then two nodes.
+    with _core_no_grad():
+        shifted = x - _max(x, axis=dim, keepdims=True)
+        r = shifted - log(exp(shifted).sum(axis=dim, keepdims=True))
+    return _core._ag_record(_LOG_SOFTMAX, r, (x,), (dim,))
 
 
 def softmax(input, dim):
@@ -170,8 +180,6 @@ def softmax(input, dim):
 
     ``exp(input) / sum(exp(input), dim)``, with the maximum along ``dim`` subtracted
     first so nothing overflows."""
-    from .. import exp
-    from .. import max as _max
 
     x = _array(input, "input", "softmax")
     dim = _check_dim(x, dim, "softmax")
@@ -216,8 +224,6 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
 def _cross_entropy(input, target, weight, ignore_index, reduction, weight_fix):
     """cross_entropy, with the fix a misplaced ``weight`` error suggests (a loss module
     names its buffer and ``criterion.to(...)``)."""
-    from .. import arange, where
-    from .._inspection import isdtype
 
     _check_reduction(reduction, "cross_entropy")
     x = _array(input, "input", "cross_entropy")
@@ -261,16 +267,23 @@ def _cross_entropy(input, target, weight, ignore_index, reduction, weight_fix):
         raise ValueError(f"cross_entropy: input of shape {tuple(x.shape)} needs class "
                          f"indices of shape {expected}, got {tuple(t.shape)}")
     t = t if batched else t.reshape((1,))
-    N = t.shape[0]
     counted = t != ignore_index
-    # Ignored rows pick class 0 and are weighted 0; any other index out of 0..C-1 is
-    # an IndexError of the gather itself.
-    safe = where(counted, t, 0)
-    picked = logp[arange(N, device=x.device), safe]
-    w = counted.astype(x.dtype) if weight is None else where(counted, weight[safe], 0)
-    losses = -picked * w
-    if reduction == "mean":
-        return losses.sum() / w.sum()
-    if reduction == "sum":
-        return losses.sum()
-    return losses if batched else losses.reshape(())
+    # Ignored rows pick class 0 and are weighted 0. Every other index is checked by a
+    # gather from arange(C): one out of 0..C-1 is its IndexError (deferred on a GPU);
+    # a negative one is moved below -C first (the error names it minus C), as it
+    # would otherwise count from the end. The class's log-probability is then picked
+    # with a one-hot mask rather than a gather: the mask's gradient is one multiply,
+    # a gather's a scatter-add (a sort and a dozen operations per step).
+    # The class weights are constants (PyTorch has no gradient for them either), and
+    # the loss is one node (NllLossBackward: the negated weighted one-hot times g).
+    with _core_no_grad():
+        classes = _core._arange(True, t.dtype, x.device, 0.0, float(C), 1.0, 0, C, 1)
+        safe = classes[where(counted, where(t < 0, t - C, t), 0)]
+        w = counted.astype(x.dtype) if weight is None else where(counted, weight[safe], 0)
+        neg_weights = (safe[:, None] == classes).astype(x.dtype) * -w[:, None]
+        losses = (logp * neg_weights).sum(axis=1)
+        total = w.sum()
+        r = losses.sum() / total if reduction == "mean" else \
+            losses.sum() if reduction == "sum" else losses
+    r = _core._ag_record(_NLL_LOSS, r, (logp,), (neg_weights, reduction, total))
+    return r if batched or reduction != "none" else r.reshape(())
