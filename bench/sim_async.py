@@ -4,7 +4,7 @@
 
 Simulated GPUs queue every operation on a worker thread per device (docs/DESIGN.md,
 "Ordering: one model for simulated and CUDA devices"), so the lessons about time can
-be seen without a GPU. Three rows, each the median of --rounds:
+be seen without a GPU. Four rows, each the median of --rounds:
 
   queue vs compute   ((x * 2 + 1).exp() * x).sqrt() on 2^23 float32 elements: the time
                      until the calls return (what a clock stopped without synchronize()
