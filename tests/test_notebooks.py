@@ -173,3 +173,33 @@ def test_notebook_04_trains_the_same_on_one_and_two_devices(tmp_path, monkeypatc
     for line, expected in LESSONS_04:
         cell = next(i for i, s in enumerate(sources) if line in s)
         assert re.search(expected, texts[cell]), (line, expected, texts[cell])
+
+
+LESSONS_03 = [
+    ("queued = time.perf_counter()", r"gpu\(0\): calls returned after [0-9.]+ ms, the work "
+                                     r"was done after [0-9.]+ ms"),
+    ("read once at the end", r"read once at the end: ([0-9.]+)\nwaits: 1\n"
+                             r"read every step: +\1\nwaits: 20\n"),
+    ("def run(x, steps=8)", r"gpu\(0\) alone [0-9]+ ms, gpu\(1\) alone [0-9]+ ms, both at "
+                            r"once [0-9]+ ms \(speed-up [0-9.]+ over one after the other\)"),
+    ("def compute_then_copy", r"pinned: True \| an array on gpu\(0\) False\n8 products and 8 "
+                              r"copies to the host: [0-9]+ ms;.* device->host: 8 copies"),
+]
+
+
+@pytest.mark.skipif(gpuarr._core._gpu_mode()[0] != "none",
+                    reason="the lessons are checked once, in the suite run without "
+                           "GPUs (each test sets up the GPUs it needs)")
+def test_notebook_03_shows_queues_waits_and_two_devices(tmp_path, monkeypatch):
+    monkeypatch.delenv("GPUARR_CUDA_EMULATE", raising=False)
+    monkeypatch.delenv("GPUARR_SIMULATE_GPUS", raising=False)
+    path = next(p for p in NOTEBOOKS if p.name == "03_async_parallel.ipynb")
+    texts = execute(path, tmp_path, monkeypatch)
+    sources = [c.source for c in nbformat.read(path, as_version=4).cells
+               if c.cell_type == "code"]
+    for line, expected in LESSONS_03:
+        cell = next(i for i, s in enumerate(sources) if line in s)
+        assert re.search(expected, texts[cell]), (line, expected, texts[cell])
+    cell = next(i for i, s in enumerate(sources) if "queued = time.perf_counter()" in s)
+    queued, done = map(float, re.findall(r"([0-9.]+) ms", texts[cell]))
+    assert queued < done / 2, texts[cell]
