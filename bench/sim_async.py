@@ -4,7 +4,7 @@
 
 Simulated GPUs queue every operation on a worker thread per device (docs/DESIGN.md,
 "Ordering: one model for simulated and CUDA devices"), so the lessons about time can
-be seen without a GPU. Three rows, each the median of --rounds:
+be seen without a GPU. Four rows, each the median of --rounds:
 
   queue vs compute   ((x * 2 + 1).exp() * x).sqrt() on 2^23 float32 elements: the time
                      until the calls return (what a clock stopped without synchronize()
@@ -14,6 +14,10 @@ be seen without a GPU. Three rows, each the median of --rounds:
   item() per step    exercise 3: 1000 steps of a 100 x 100 product and its norm, read
                      with .item() at every step, against a log kept on the device and
                      copied once at the end
+  DataParallel       training steps (forward, cross-entropy, backward, SGD) of a
+                     compute-bound MLP 512-2048-2048-10 on batches of 1024 rows:
+                     nn.DataParallel over gpu(0) and gpu(1) against the model on gpu(0)
+                     (issue 24's target: 1.4x or more on 2 simulated GPUs)
 
 What the numbers mean on simulated GPUs: the ratios (queued/computed, the two-device
 speed-up, what synchronising every step costs) show the behaviour of a GPU program;
@@ -109,6 +113,41 @@ def item_per_step(device, steps, rounds):
     return statistics.median(items), statistics.median(ends)
 
 
+def data_parallel(d0, d1, batch, width, steps, rounds):
+    from gpuarr import nn, optim
+
+    def make(devices):
+        ga.random.seed(0)
+        net = nn.Sequential(nn.Linear(512, width), nn.ReLU(), nn.Linear(width, width),
+                            nn.ReLU(), nn.Linear(width, 10)).to(d0)
+        model = net if len(devices) == 1 else nn.DataParallel(net, devices=devices)
+        return model, optim.SGD(net.parameters(), lr=0.01)
+
+    X = ga.randn(batch, 512, device=d0)
+    y = ga.asarray((ga.rand(batch, device=d0) * 10).astype("int64"))
+    loss_fn = nn.CrossEntropyLoss()
+    runs = {}
+    for name, devices in (("one", [d0]), ("two", [d0, d1])):
+        model, opt = make(devices)
+
+        def train(model=model, opt=opt):
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                opt.zero_grad()
+                loss_fn(model(X), y).backward()
+                opt.step()
+            ga.synchronize()
+            return time.perf_counter() - t0
+
+        train()  # warm up
+        runs[name] = train
+    one, two = [], []
+    for _ in range(rounds):  # interleaved, so both see the same load
+        one.append(median_time(runs["one"], 1))
+        two.append(median_time(runs["two"], 1))
+    return statistics.median(one) / steps, statistics.median(two) / steps
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=5)
@@ -137,6 +176,11 @@ def main():
     t_item, t_end = item_per_step(d0, steps, rounds)
     print(f"{steps} steps: .item() every step {t_item * 1e3:.1f} ms, log on the device "
           f"{t_end * 1e3:.1f} ms; ratio {t_item / t_end:.2f}")
+    batch, width = (256, 512) if args.quick else (1024, 2048)
+    t_one, t_two = data_parallel(d0, d1, batch, width, 2 if args.quick else 5, rounds)
+    print(f"DataParallel training step (MLP 512-{width}-{width}-10, batch {batch}): "
+          f"{d0} alone {t_one * 1e3:.1f} ms, DataParallel over {d0} and {d1} "
+          f"{t_two * 1e3:.1f} ms; speed-up {t_one / t_two:.2f}")
     print(f"load average after: {os.getloadavg()[0]:.2f} (a shared machine: every "
           "number depends on whether the other core is free)")
     return 0

@@ -38,6 +38,10 @@ typedef struct ga_storage {
     /* Queued operations that may have failed and whose results flowed into this
      * block, or NULL (ga_fault.h: a read of a failed result raises the failure). */
     struct ga_faultset *faults;
+    /* Page-locked host memory (x.pin_memory(), empty(..., pin_memory=True)): for now
+     * a flag that x.is_pinned() reports and views share; copies do not depend on it
+     * (docs/DESIGN.md, "Non-blocking copies and pinned memory"). */
+    int pinned;
 } ga_storage;
 
 typedef struct {

@@ -172,6 +172,28 @@ set_writeable(PyObject *self, PyObject *value, void *c)
     return 0;
 }
 
+static PyObject *
+get_pinned(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(pyga_arr(self)->storage->pinned);
+}
+
+/* Only True, and only on host memory: pin_memory() sets it on a fresh copy. */
+static int
+set_pinned(PyObject *self, PyObject *value, void *c)
+{
+    (void)c;
+    ga_array *a = pyga_arr(self);
+    if (value != Py_True || ga_array_device(a).kind != GA_DEV_CPU) {
+        PyErr_SetString(PyExc_ValueError,
+                        "_pinned can only be set to True, on an array on the CPU");
+        return -1;
+    }
+    a->storage->pinned = 1;
+    return 0;
+}
+
 static PyGetSetDef array_getset[] = {
     {"shape", get_shape, NULL, "The array's dimensions, a tuple of ints.", NULL},
     {"strides", get_strides, NULL, "Bytes to step in each dimension.", NULL},
@@ -192,6 +214,8 @@ static PyGetSetDef array_getset[] = {
      NULL},
     {"_writeable", get_writeable, set_writeable,
      "May the elements be written through this array (see x.flags.writeable)?", NULL},
+    {"_pinned", get_pinned, set_pinned,
+     "Is the memory page-locked host memory (see x.is_pinned())?", NULL},
     {NULL},
 };
 
@@ -217,10 +241,13 @@ copy_to_device(PyObject *self, ga_device d)
 static PyObject *
 array_to(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"device", NULL};
+    /* non_blocking: every copy but one to the host is queued without a wait already;
+     * one to the host still waits (docs/DESIGN.md, "Non-blocking copies"). */
+    static char *kwlist[] = {"device", "non_blocking", NULL};
     ga_device d;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&:to", kwlist, pyga_device_converter,
-                                     &d)) {
+    int non_blocking = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|$p:to", kwlist,
+                                     pyga_device_converter, &d, &non_blocking)) {
         return NULL;
     }
     ga_array *a = pyga_arr(self);
@@ -231,8 +258,15 @@ array_to(PyObject *self, PyObject *args, PyObject *kwds)
 }
 
 static PyObject *
-array_copyto(PyObject *self, PyObject *target)
+array_copyto(PyObject *self, PyObject *args, PyObject *kwds)
 {
+    static char *kwlist[] = {"", "non_blocking", NULL};
+    PyObject *target;
+    int non_blocking = 0; /* as to(): accepted, the ordering is the same */
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$p:copyto", kwlist, &target,
+                                     &non_blocking)) {
+        return NULL;
+    }
     ga_array *a = pyga_arr(self);
     if (pyga_check(target)) {
         ga_array *dst = pyga_arr(target);
@@ -641,17 +675,20 @@ array_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 
 static PyMethodDef array_methods[] = {
     {"to", (PyCFunction)(void (*)(void))array_to, METH_VARARGS | METH_KEYWORDS,
-     "to($self, /, device)\n--\n\nThis array on `device`: the array itself (no copy) "
-     "when it is already there, else a new copy there. `device` is a Device or a "
-     "string: 'cpu', 'gpu', 'gpu:1', 'cuda:0' (PyTorch's spelling).\n\n"
+     "to($self, /, device, *, non_blocking=False)\n--\n\nThis array on `device`: the "
+     "array itself (no copy) when it is already there, else a new copy there. `device` "
+     "is a Device or a string: 'cpu', 'gpu', 'gpu:1', 'cuda:0' (PyTorch's spelling). "
+     "A copy to a GPU is queued without waiting either way; `non_blocking=True` is "
+     "accepted for PyTorch's code, and a copy to the host still waits for its data.\n\n"
      "Example::\n\n"
      "    >>> X = gpuarr.ones(3).to(gpuarr.try_gpu())   # one host-to-device copy\n"
      "    >>> X.to(X.device) is X                        # already there: no copy\n"
      "    True\n"},
     {"to_device", (PyCFunction)(void (*)(void))array_to, METH_VARARGS | METH_KEYWORDS,
-     "to_device($self, /, device)\n--\n\nThe array API name of to(device)."},
-    {"copyto", array_copyto, METH_O,
-     "copyto($self, target, /)\n--\n\nAlways a copy: to a device (a new array, also "
+     "to_device($self, /, device, *, non_blocking=False)\n--\n\nThe array API name "
+     "of to(device)."},
+    {"copyto", (PyCFunction)(void (*)(void))array_copyto, METH_VARARGS | METH_KEYWORDS,
+     "copyto($self, target, /, *, non_blocking=False)\n--\n\nAlways a copy: to a device (a new array, also "
      "on the same device), or into an existing array of the same shape on any device. "
      "To move an array where it will be used, you usually want to(device), which "
      "copies nothing when it is already there.\n\n"

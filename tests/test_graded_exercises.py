@@ -83,6 +83,16 @@ WRONG = {
     "loss_item_each_step": ["12 device->host copies (at most 1 allowed)",
                             "ex6_train.py:19: 12 device->host copies",
                             "losses.append(loss.item())"],
+    # exercise 7 (allreduce)
+    "allreduce_on_host": ["4 device->host copies (at most 0 allowed)",
+                          "ex7_allreduce.py:6: 4 device->host copies, 4 waits for a device",
+                          "total = sum(g.numpy() for g in grads)"],
+    "allreduce_new_arrays": ["should hold the sum of all, in place: change the arrays "
+                             "themselves (g[...] = ..., g += ..., copyto), not the list"],
+    # exercise 8 (a training step split over two devices)
+    "step_on_one_device": ["too little work on gpu(1): 0 matrix products (at least 1 expected)"],
+    "gradients_through_host": ["4 device->host copies (at most 0 allowed)",
+                               "ex8_split_step.py:11: 2 device->host copies"],
     "trained_on_host": ["each batch (X and y) should be moved to gpu(0) and trained on there: "
                         "24 host->device copies of batches were expected, but only 8 copies "
                         "crossed in all"],
@@ -337,7 +347,7 @@ def make_submissions(tmp, students):
 
 
 STEMS = ["ex1_placement", "ex2_roundtrip", "ex3_norm_log", "ex4_trainer", "ex5_two_gpus",
-         "ex6_train"]
+         "ex6_train", "ex7_allreduce", "ex8_split_step"]
 
 
 @plain_run

@@ -139,3 +139,67 @@ def test_committed_notebook_has_no_outputs(path):
         if cell.cell_type == "code":
             assert cell.get("outputs") == [] and cell.get("execution_count") is None, \
                 f"{path.name} carries stale outputs: clear them before committing"
+
+
+# Cell text -> a regular expression its output must match, on two simulated GPUs.
+LESSONS_04 = [
+    ("def split_batch", r"chunk \(3, 64\) on gpu\(0\) labels \[0 1 2\]\n"
+                        r"chunk \(3, 64\) on gpu\(1\) labels \[3 4 5\]\n"
+                        r".*device->device: 2 copies, 792 bytes; waits: 0"),
+    ("def allreduce", r"after:  \[\[\[3\.0, 3\.0\]\], \[\[3\.0, 3\.0\]\]\]\n"
+                      r".*device->host: 0 copies, 0 bytes; device->device: 2 copies, "
+                      r"16 bytes; waits: 0"),
+    ("def train_batch", r"from scratch on 1 device\(s\): [0-9]+ ms per epoch, test accuracy "
+                        r"(0\.9[0-9]+)\nfrom scratch on 2 device\(s\): [0-9]+ ms per epoch, "
+                        r"test accuracy \1\n"),
+    ("def train_concise", r"DataParallel on 1 device\(s\): [0-9]+ ms per epoch, test accuracy "
+                          r"(0\.9[0-9]+)\n  waits for a device during training: 0\n"
+                          r"DataParallel on 2 device\(s\): [0-9]+ ms per epoch, test "
+                          r"accuracy \1\n  waits for a device during training: 0\n"),
+]
+
+
+@pytest.mark.skipif(gpuarr._core._gpu_mode()[0] != "none",
+                    reason="the lessons are checked once, in the suite run without "
+                           "GPUs (each test sets up the GPUs it needs)")
+def test_notebook_04_trains_the_same_on_one_and_two_devices(tmp_path, monkeypatch):
+    monkeypatch.delenv("GPUARR_CUDA_EMULATE", raising=False)
+    monkeypatch.delenv("GPUARR_SIMULATE_GPUS", raising=False)
+    path = next(p for p in NOTEBOOKS if p.name == "04_multi_gpu_training.ipynb")
+    texts = execute(path, tmp_path, monkeypatch)
+    sources = [c.source for c in nbformat.read(path, as_version=4).cells
+               if c.cell_type == "code"]
+    assert "No GPU found: gpuarr simulates 2 GPUs" in texts[0], texts[0]
+    for line, expected in LESSONS_04:
+        cell = next(i for i, s in enumerate(sources) if line in s)
+        assert re.search(expected, texts[cell]), (line, expected, texts[cell])
+
+
+LESSONS_03 = [
+    ("queued = time.perf_counter()", r"gpu\(0\): calls returned after [0-9.]+ ms, the work "
+                                     r"was done after [0-9.]+ ms"),
+    ("read once at the end", r"read once at the end: ([0-9.]+)\nwaits: 1\n"
+                             r"read every step: +\1\nwaits: 20\n"),
+    ("def run(x, steps=8)", r"gpu\(0\) alone [0-9]+ ms, gpu\(1\) alone [0-9]+ ms, both at "
+                            r"once [0-9]+ ms \(speed-up [0-9.]+ over one after the other\)"),
+    ("def compute_then_copy", r"pinned: True \| an array on gpu\(0\) False\n8 products and 8 "
+                              r"copies to the host: [0-9]+ ms;.* device->host: 8 copies"),
+]
+
+
+@pytest.mark.skipif(gpuarr._core._gpu_mode()[0] != "none",
+                    reason="the lessons are checked once, in the suite run without "
+                           "GPUs (each test sets up the GPUs it needs)")
+def test_notebook_03_shows_queues_waits_and_two_devices(tmp_path, monkeypatch):
+    monkeypatch.delenv("GPUARR_CUDA_EMULATE", raising=False)
+    monkeypatch.delenv("GPUARR_SIMULATE_GPUS", raising=False)
+    path = next(p for p in NOTEBOOKS if p.name == "03_async_parallel.ipynb")
+    texts = execute(path, tmp_path, monkeypatch)
+    sources = [c.source for c in nbformat.read(path, as_version=4).cells
+               if c.cell_type == "code"]
+    for line, expected in LESSONS_03:
+        cell = next(i for i, s in enumerate(sources) if line in s)
+        assert re.search(expected, texts[cell]), (line, expected, texts[cell])
+    cell = next(i for i, s in enumerate(sources) if "queued = time.perf_counter()" in s)
+    queued, done = map(float, re.findall(r"([0-9.]+) ms", texts[cell]))
+    assert queued < done / 2, texts[cell]

@@ -71,7 +71,7 @@ from ._info import info  # noqa: E402,F401
 from ._io import save, load  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401  (after the operations: it registers their formulas)
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
-from . import nn, optim, testing  # noqa: E402,F401
+from . import nn, optim, parallel, testing  # noqa: E402,F401
 from . import _numpy_protocol  # noqa: E402,F401  (np.exp(x), np.sum(x) on gpuarr arrays)
 from . import _dask  # noqa: E402  (Dask arrays with gpuarr chunks)
 _dask.install()

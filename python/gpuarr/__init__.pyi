@@ -14,6 +14,7 @@ from . import fft as fft
 from . import linalg as linalg
 from . import nn as nn
 from . import optim as optim
+from . import parallel as parallel
 from . import random as random
 from . import testing as testing
 from ._core import Array as Array
@@ -32,7 +33,6 @@ from ._core import bool as bool
 from ._core import complex64 as complex64
 from ._core import complex128 as complex128
 from ._core import cpu as cpu
-from ._core import empty as empty
 from ._core import float16 as float16
 from ._core import float32 as float32
 from ._core import float64 as float64
@@ -197,6 +197,14 @@ def eye(
     dtype: _DTypeLike | None = None,
     device: _DeviceLike | None = None,
     requires_grad: builtins.bool = False,
+) -> Array: ...
+def empty(
+    shape: _ShapeLike,
+    *,
+    dtype: _DTypeLike | None = None,
+    device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
+    pin_memory: builtins.bool = False,
 ) -> Array: ...
 def zeros_like(
     x: Array,

@@ -6,7 +6,9 @@ import numbers
 import numpy as _np
 
 from . import _core
-from ._core import Array, empty, full, ones, zeros
+from ._core import Array, full, ones, zeros
+from ._core import empty as _empty
+from ._methods import method as _method
 
 __all__ = [
     "array", "asarray", "asnumpy", "from_dlpack", "zeros", "ones", "empty", "full", "arange", "linspace",
@@ -239,11 +241,54 @@ def ones_like(x, /, *, dtype=None, device=None, requires_grad=False):
     return _like(x, ones, dtype, device, requires_grad)
 
 
+def empty(shape, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """empty(shape, *, dtype=None, device=None, requires_grad=False, pin_memory=False)
+
+    An uninitialised array. ``pin_memory=True`` (only on the CPU) asks for page-locked
+    host memory, from which a copy to a GPU can overlap compute (PyTorch's
+    ``torch.empty(..., pin_memory=True)``): the array's ``is_pinned()`` is True.
+    For now this is a flag and copies from it are ordered as any other (docs/DESIGN.md,
+    "Non-blocking copies and pinned memory")."""
+    x = _empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    if pin_memory:
+        if x.device.type != "cpu":
+            raise ValueError(f"pin_memory=True is for host memory, not {x.device!r}: "
+                             "make the array with device=gpuarr.cpu()")
+        x._pinned = True
+    return x
+
+
+@_method("pin_memory")
+def pin_memory(self):
+    """pin_memory()
+
+    This array in page-locked host memory: itself when it is pinned already, else a
+    pinned copy (PyTorch's ``Tensor.pin_memory()``). Only for arrays on the CPU: move a
+    GPU array with ``x.to(gpuarr.cpu())`` first."""
+    if self.device.type != "cpu":
+        raise ValueError(f"pin_memory() is for arrays on the CPU, this one is on "
+                         f"{self.device!r} (only host memory can be page-locked)")
+    if self._pinned:
+        return self
+    out = empty(self.shape, dtype=self.dtype, pin_memory=True)
+    out[...] = self.detach()
+    return out
+
+
+@_method("is_pinned")
+def is_pinned(self):
+    """is_pinned()
+
+    True when the array's memory is page-locked host memory (``x.pin_memory()``,
+    ``gpuarr.empty(..., pin_memory=True)``, or a view of such an array)."""
+    return bool(self._pinned)
+
+
 def empty_like(x, /, *, dtype=None, device=None, requires_grad=False):
     """empty_like(x, /, *, dtype=None, device=None, requires_grad=False)
 
     An uninitialised array with ``x``'s shape, and its dtype and device unless given."""
-    return _like(x, empty, dtype, device, requires_grad)
+    return _like(x, _empty, dtype, device, requires_grad)
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None, requires_grad=False):

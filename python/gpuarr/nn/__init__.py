@@ -18,8 +18,9 @@ from . import functional  # noqa: F401
 from ._layers import Dropout, Flatten, Linear, ReLU, Sequential, Sigmoid, Tanh
 from ._loss import CrossEntropyLoss, MSELoss
 from ._module import IncompatibleKeys, Module, Parameter  # noqa: F401
+from ._parallel import DataParallel
 
 __all__ = [
     "Parameter", "Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Flatten", "Dropout",
-    "Sequential", "MSELoss", "CrossEntropyLoss",
+    "Sequential", "MSELoss", "CrossEntropyLoss", "DataParallel",
 ]

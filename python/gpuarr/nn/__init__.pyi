@@ -5,12 +5,12 @@ from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy.typing as npt
 
-from .._core import Array, _DeviceLike, _DTypeLike
+from .._core import Array, Device, _DeviceLike, _DTypeLike
 from . import functional as functional
 
 __all__ = [
     "Parameter", "Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Flatten", "Dropout",
-    "Sequential", "MSELoss", "CrossEntropyLoss",
+    "Sequential", "MSELoss", "CrossEntropyLoss", "DataParallel",
 ]
 
 _M = TypeVar("_M", bound=Module)
@@ -133,4 +133,19 @@ class CrossEntropyLoss(Module):
     ) -> None: ...
     def forward(self, input: Array, target: Array) -> Array: ...
     def __call__(self, input: Array, target: Array) -> Array: ...
+    def extra_repr(self) -> str: ...
+
+class DataParallel(Module):
+    module: Module
+    devices: list[Device]
+    output_device: Device
+    dim: int
+    def __init__(
+        self,
+        module: Module,
+        devices: Iterable[_DeviceLike] | None = None,
+        output_device: _DeviceLike | None = None,
+        dim: int = 0,
+    ) -> None: ...
+    def forward(self, *inputs: Any) -> Array: ...
     def extra_repr(self) -> str: ...
