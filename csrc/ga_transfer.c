@@ -306,6 +306,12 @@ ga_synchronize(ga_device device)
     return st;
 }
 
+void
+ga_count_sync(void)
+{
+    ledger_add(LEDGER_SYNC, 0);
+}
+
 int
 ga_synchronize_all(void)
 {
