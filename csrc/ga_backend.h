@@ -404,7 +404,10 @@ typedef struct ga_backend {
     int (*event_query)(int dev, void *ev, int *done);
     /* Wait on the host until it completed (a host wait: counted in syncs). */
     int (*event_synchronize)(int dev, void *ev);
-    /* Milliseconds from `start` to `end`, both completed (the core checks first). */
+    /* Milliseconds from `start` to `end`, both completed (the core checks first).
+     * With start NULL: `end`'s time on the host's monotonic clock (ga_monotonic_ns /
+     * 1e6), where the backend stamps with that clock (simulated GPUs, the emulator),
+     * else GA_ERR_UNSUPPORTED (a GPU's own clock: the profiler aligns it itself). */
     int (*event_elapsed)(int dev, void *start, void *end, double *ms);
     /* Release it, also while still pending (never fails). */
     void (*event_destroy)(int dev, void *ev);

@@ -3,11 +3,13 @@
  * record is the event's time. */
 #include "ga_event.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "ga_backend.h"
 #include "ga_error.h"
 #include "ga_platform.h"
+#include "ga_prof.h"
 #include "ga_transfer.h"
 
 struct ga_event {
@@ -75,6 +77,18 @@ ga_event_synchronize(ga_event *ev)
         return GA_OK;
     }
     ga_count_sync();
+    ga_prof_wait_begin(ev->device, "Event.synchronize()", 0);
+    int st = ga_event_wait_uncounted(ev);
+    ga_prof_close();
+    return st;
+}
+
+int
+ga_event_wait_uncounted(ga_event *ev)
+{
+    if (ev->be == NULL) {
+        return GA_OK;
+    }
     return ga_backend_status(
         ev->be, ev->be->event_synchronize(ga_device_local(ev->device), ev->handle));
 }
@@ -113,6 +127,20 @@ ga_event_elapsed_ms(ga_event *start, ga_event *end, double *ms)
     }
     return ga_backend_status(
         start->be, start->be->event_elapsed(dev, start->handle, end->handle, ms));
+}
+
+int
+ga_event_host_time_ns(ga_event *ev, int64_t *ns)
+{
+    if (ev->be == NULL) {
+        *ns = ev->host_ns;
+        return GA_OK;
+    }
+    double ms;
+    GA_TRY(ga_backend_status(ev->be, ev->be->event_elapsed(ga_device_local(ev->device),
+                                                           NULL, ev->handle, &ms)));
+    *ns = (int64_t)llround(ms * 1e6);
+    return GA_OK;
 }
 
 void

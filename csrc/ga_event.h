@@ -29,9 +29,15 @@ int ga_event_query(ga_event *ev, int *done);
 /* Wait on the host until the event has completed (a sync in the transfer ledger for
  * a GPU). */
 int ga_event_synchronize(ga_event *ev);
+/* The same wait, not counted in the ledger (the profiler's own waits). */
+int ga_event_wait_uncounted(ga_event *ev);
 /* Milliseconds from `start` to `end`, measured by the device's own clock. Both must
  * be of one device and completed (GA_ERR_VALUE saying which and how to fix it). */
 int ga_event_elapsed_ms(ga_event *start, ga_event *end, double *ms);
+/* A completed event's time on the host's monotonic clock (ga_monotonic_ns), where
+ * the device stamps with that clock (CPU, simulated, emulated); GA_ERR_UNSUPPORTED
+ * for a GPU's own clock. */
+int ga_event_host_time_ns(ga_event *ev, int64_t *ns);
 void ga_event_free(ga_event *ev);
 
 #ifdef __cplusplus

@@ -1251,6 +1251,28 @@ cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 }
 
 cudaError_t
+ga_emu_event_time_ns(cudaEvent_t event, int64_t *ns)
+{
+    if (event == NULL || ns == NULL) {
+        return fail(cudaErrorInvalidValue);
+    }
+    std::shared_ptr<std::atomic<int64_t>> a;
+    {
+        std::lock_guard<std::mutex> g(state_lock);
+        a = event->stamp;
+    }
+    if (!a) {
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    cudaError_t q = cudaEventQuery(event);
+    if (q != cudaSuccess) {
+        return q;
+    }
+    *ns = a->load();
+    return cudaSuccess;
+}
+
+cudaError_t
 ga_emu_occupancy(int *blocks, int block_size, size_t dynamic_shared)
 {
     if (blocks == NULL || block_size <= 0 || block_size > 1024 ||
