@@ -148,6 +148,15 @@ def test_profiling_changes_no_result_and_no_count(device):
     assert prof.events
 
 
+def test_reductions_are_named(device):
+    x = gpuarr.ones((8, 16), dtype="float32", device=device)
+    with gpuarr.profile() as prof:
+        x.sum(axis=1)
+    (op,) = [e for e in prof.events if e.kind == "op"]
+    assert (op.name, op.dtype, op.shape, op.bytes) == ("sum", "float32", (8, 16),
+                                                        8 * 16 * 4 + 8 * 4)
+
+
 def test_table_and_plot(device):
     x = gpuarr.ones(1000, device=device)
     with gpuarr.profile() as prof:
