@@ -80,6 +80,18 @@ def copy_bandwidth(rounds, nthreads=1):
     return 2 * src.nbytes / t
 
 
+def compare_profiled(f, rounds):
+    """Median seconds per call of f inside a ``ga.profile()`` block and outside one,
+    interleaved."""
+    ta, tn = [], []
+    f()
+    for _ in range(rounds):
+        with ga.profile():
+            ta.append(_time_per_call(f))
+        tn.append(_time_per_call(f))
+    return statistics.median(ta), statistics.median(tn)
+
+
 def machine():
     model = platform.processor() or "?"
     try:
@@ -128,6 +140,12 @@ def rows(quick):
          lambda: tiny_g * tiny_g2, None),
         ("tiny w.sum() recorded (vs a.sum())", "record", lambda: tiny_w.sum(),
          lambda: tiny_g2.sum(), None),
+        # profiler (issue 25): the same operation inside and outside `with
+        # ga.profile()`, interleaved (compare_profiled); the difference is the cost of
+        # recording it, target <= 1 us. Off, the cost is one relaxed load per
+        # dispatch (bench/tiny_ops.py against the build before, docs/DESIGN.md)
+        ("tiny a + b profiled (vs not)", "profiled", lambda: tiny_g + tiny_g2, None,
+         None),
         (f"a + b ({n:.0e} f32)", "memory", lambda: big_g + big_g2, lambda: big_n + big_n2,
          3 * n * f4),
         ("(z + 2).exp() * y", "memory", lambda: (big_g + 2).exp() * big_g2,
@@ -306,14 +324,17 @@ def main():
         if args.only and args.only not in name:
             continue
         try:
-            with ga.no_grad() if kind == "no_grad" else contextlib.nullcontext():
-                ta, tn = compare(fa, fn, args.rounds)
+            if kind == "profiled":
+                ta, tn = compare_profiled(fa, args.rounds)
+            else:
+                with ga.no_grad() if kind == "no_grad" else contextlib.nullcontext():
+                    ta, tn = compare(fa, fn, args.rounds)
         except Exception as e:  # a missing operation should not hide the other rows
             print(f"{name:34} failed: {type(e).__name__}: {e}")
             continue
         ratio = ta / tn
         frac = f"{nbytes / ta / bw:.0%}" if nbytes else ""
-        if kind == "record":  # an absolute target: microseconds over the second column
+        if kind in ("record", "profiled"):  # an absolute target: microseconds over the second column
             target, ratio, frac = RECORD_TARGET_US, (ta - tn) * 1e6, "us over"
         else:
             target = TARGETS[kind]

@@ -29,9 +29,9 @@
 
 /* 3: sort and searchsorted entries; 4: kernel_counters; 5: the DLPack stream
  * hand-off; 6: linalg (LAPACK / cuSOLVER factorisations); 7: fft; 8: failure
- * records (index_checked, fault_poll). Entries only ever added at the end of
- * ga_backend. */
-#define GA_BACKEND_ABI_VERSION 8
+ * records (index_checked, fault_poll); 9: timing events (event_*). Entries only ever
+ * added at the end of ga_backend. */
+#define GA_BACKEND_ABI_VERSION 9
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -393,6 +393,24 @@ typedef struct ga_backend {
      * before a copy to another device whose destination the host has since waited
      * for). NULL where records are filled as the work runs (simulated GPUs). */
     int (*fault_poll)(int dev);
+
+    /* ABI 9: timing events (ga_event.h). All five or none (NULL: the core takes the
+     * host's clock at the record, right for a backend whose work is done when its
+     * calls return). An event is the backend's, made by event_record at the end of
+     * the work queued on `dev` so far; it completes when that work is done, and its
+     * timestamp is taken then, on the device's side. */
+    int (*event_record)(int dev, void **ev);
+    /* *done = 1 once completed, else 0; never waits. */
+    int (*event_query)(int dev, void *ev, int *done);
+    /* Wait on the host until it completed (a host wait: counted in syncs). */
+    int (*event_synchronize)(int dev, void *ev);
+    /* Milliseconds from `start` to `end`, both completed (the core checks first).
+     * With start NULL: `end`'s time on the host's monotonic clock (ga_monotonic_ns /
+     * 1e6), where the backend stamps with that clock (simulated GPUs, the emulator),
+     * else GA_ERR_UNSUPPORTED (a GPU's own clock: the profiler aligns it itself). */
+    int (*event_elapsed)(int dev, void *start, void *end, double *ms);
+    /* Release it, also while still pending (never fails). */
+    void (*event_destroy)(int dev, void *ev);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

@@ -9,7 +9,8 @@
  * simulated and CUDA devices"):
  *
  *   queued, returning at once: elementwise, reduce, scan, gemm, random, gather,
- *     scatter, nonzero, arange, fft, copies within the device;
+ *     scatter, nonzero, arange, fft, copies within the device, and timing events
+ *     (the worker takes an event's timestamp when it reaches it);
  *   free: as in the CUDA backend, a freed block goes straight back to the device's
  *     cache, because only later work of the same in-order queue can be handed it (host
  *     and peer copies into a block wait for the queue first, and empty_cache too). A
@@ -59,8 +60,17 @@ typedef enum {
     TASK_FFT,
     TASK_COPY,
     TASK_FREE,
+    TASK_EVENT,
     TASK_GATE /* tests: the worker waits here until ga_sim_hold(dev, 0) */
 } task_kind;
+
+/* A timing event (ABI 9): owned by the caller and by its task until the worker has
+ * stamped it, whichever lets go last frees it. */
+typedef struct {
+    int refs;    /* __atomic */
+    int done;    /* __atomic; 1 once `ns` is written */
+    int64_t ns;  /* ga_monotonic_ns() when the worker reached it */
+} sim_event;
 
 typedef struct task {
     struct task *next;
@@ -84,6 +94,7 @@ typedef struct task {
             void *ptr;
             size_t nbytes;
         } block;
+        sim_event *event;
     } u;
     int64_t count;       /* nonzero */
     int64_t *nonzero_out; /* nonzero */
@@ -104,6 +115,14 @@ typedef struct {
 
 static sim_queue queues[GA_MAX_DEVICES];
 static ga_mutex start_mu = GA_MUTEX_INIT;
+
+static void
+event_release(sim_event *ev)
+{
+    if (__atomic_sub_fetch(&ev->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        free(ev);
+    }
+}
 
 static int
 run_task(int dev, task *t)
@@ -142,6 +161,10 @@ run_task(int dev, task *t)
         return GA_OK;
     case TASK_FREE:
         ga_host_free(1 + dev, t->u.block.ptr, t->u.block.nbytes);
+        return GA_OK;
+    case TASK_EVENT:
+        t->u.event->ns = ga_monotonic_ns();
+        __atomic_store_n(&t->u.event->done, 1, __ATOMIC_RELEASE);
         return GA_OK;
     }
     return GA_OK;
@@ -192,10 +215,13 @@ worker_main(void *arg)
             q->err_status = st;
             snprintf(q->err_msg, sizeof(q->err_msg), "%s", ga_error_message());
         }
-        if (--q->pending == 0) {
-            ga_cond_broadcast(&q->idle);
+        if (--q->pending == 0 || t->kind == TASK_EVENT) {
+            ga_cond_broadcast(&q->idle); /* sim_event_synchronize waits on it too */
         }
         ga_mutex_unlock(&q->mu);
+        if (t->kind == TASK_EVENT) {
+            event_release(t->u.event);
+        }
         free(t);
     }
     return NULL;
@@ -609,6 +635,69 @@ sim_linalg(int dev, const ga_linalg_desc *d)
     return ga_cpu_linalg(dev, d);
 }
 
+/* Timing events (ABI 9): a task whose timestamp the worker takes when it gets there. */
+static int
+sim_event_record(int dev, void **out)
+{
+    sim_event *ev = malloc(sizeof(*ev));
+    if (ev == NULL) {
+        return ga_error(GA_ERR_NOMEM, "out of host memory for an event on gpu(%d)", dev);
+    }
+    ev->refs = 2; /* the caller's and the task's */
+    ev->done = 0;
+    ev->ns = 0;
+    task *t = new_task(TASK_EVENT);
+    if (t == NULL) {
+        free(ev);
+        return ga_error(GA_ERR_NOMEM, "out of host memory queuing work on gpu(%d)", dev);
+    }
+    t->u.event = ev;
+    int st = enqueue(dev, t); /* frees t on failure */
+    if (st != GA_OK) {
+        free(ev);
+        return st;
+    }
+    *out = ev;
+    return GA_OK;
+}
+
+static int
+sim_event_query(int dev, void *ev, int *done)
+{
+    (void)dev;
+    *done = __atomic_load_n(&((sim_event *)ev)->done, __ATOMIC_ACQUIRE);
+    return GA_OK;
+}
+
+static int
+sim_event_synchronize(int dev, void *ev)
+{
+    sim_event *e = ev;
+    sim_queue *q = &queues[dev];
+    ga_mutex_lock(&q->mu);
+    while (!__atomic_load_n(&e->done, __ATOMIC_ACQUIRE)) {
+        ga_cond_wait(&q->idle, &q->mu);
+    }
+    ga_mutex_unlock(&q->mu);
+    return GA_OK;
+}
+
+static int
+sim_event_elapsed(int dev, void *start, void *end, double *ms)
+{
+    (void)dev;
+    int64_t from = start != NULL ? ((sim_event *)start)->ns : 0; /* NULL: the host's */
+    *ms = (double)(((sim_event *)end)->ns - from) / 1e6;
+    return GA_OK;
+}
+
+static void
+sim_event_destroy(int dev, void *ev)
+{
+    (void)dev;
+    event_release(ev);
+}
+
 const ga_backend ga_backend_simulated = {
     .abi_version = GA_BACKEND_ABI_VERSION,
     .name = "simulated",
@@ -637,4 +726,9 @@ const ga_backend ga_backend_simulated = {
     .linalg = sim_linalg,
     .fft = sim_fft,
     .index_checked = sim_index_checked,
+    .event_record = sim_event_record,
+    .event_query = sim_event_query,
+    .event_synchronize = sim_event_synchronize,
+    .event_elapsed = sim_event_elapsed,
+    .event_destroy = sim_event_destroy,
 };

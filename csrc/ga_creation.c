@@ -6,6 +6,7 @@
 
 #include "ga_error.h"
 #include "ga_loop.h"
+#include "ga_prof.h"
 #include "ga_scalar.h"
 #include "ga_transfer.h"
 
@@ -115,6 +116,9 @@ ga_fill(ga_array *a, const ga_scalar_bytes *value)
     ga_loop_add_scalar(&loop, (ga_dtype)a->dtype, value);
     ga_loop_coalesce(&loop);
     ga_device_count_work(ga_array_device(a), GA_WORK_ELEMENTWISE, 1);
+    if (ga_prof_on()) {
+        ga_prof_describe_loop("fill", &loop);
+    }
     return ga_backend_status(
         be, be->elementwise(ga_device_local(ga_array_device(a)), GA_OP_COPY, &loop));
 }

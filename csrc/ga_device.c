@@ -16,6 +16,7 @@
 #include "ga_error.h"
 #include "ga_fault.h"
 #include "ga_platform.h"
+#include "ga_prof.h"
 
 static struct {
     int resolved;
@@ -298,6 +299,9 @@ ga_device_check(ga_device d)
 int
 ga_backend_status(const ga_backend *be, int st)
 {
+    if (ga_prof_on()) { /* the backend call that a profiled record waited for returned */
+        ga_prof_close();
+    }
     if (st == GA_ERR_CUDA) {
         ga_fault_cuda_error_seen(); /* sticky: the exit report need not repeat it */
     }

@@ -9,6 +9,7 @@
 #include "ga_cpu_loop.h"
 #include "ga_device.h"
 #include "ga_error.h"
+#include "ga_prof.h"
 #include "ga_sim.h"
 
 int
@@ -70,6 +71,9 @@ ga_device_count_work(ga_device d, ga_work_kind k, int64_t n)
     int slot = work_slot(d);
     if (slot >= 0 && (unsigned)k < GA_WORK_NKINDS) {
         atomic_fetch_add_explicit(&work_counts[slot][k], n, memory_order_relaxed);
+    }
+    if (ga_prof_on()) { /* every dispatch point is here: the profiler's too */
+        ga_prof_op_begin(d, (int)k);
     }
 }
 

@@ -18,6 +18,7 @@
 #include "ga_fault.h"
 #include "ga_kernels.h"
 #include "ga_loop.h"
+#include "ga_prof.h"
 #include "ga_reduce.h"
 #include "ga_scalar.h"
 #include "ga_transfer.h"
@@ -298,6 +299,9 @@ launch(const ga_backend *be, ga_device dev, int op, ga_loop *loop)
     }
     ga_loop_coalesce(loop);
     ga_device_count_work(dev, GA_WORK_ELEMENTWISE, 1);
+    if (ga_prof_on()) {
+        ga_prof_describe_loop(ga_op_names[op], loop);
+    }
     return ga_backend_status(be, be->elementwise(ga_device_local(dev), op, loop));
 }
 

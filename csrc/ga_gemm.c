@@ -7,6 +7,7 @@
 #include "ga_elementwise.h"
 #include "ga_error.h"
 #include "ga_fault.h"
+#include "ga_prof.h"
 #include "ga_reduce.h"
 #include "ga_transfer.h"
 
@@ -265,6 +266,11 @@ batched_gemm_aligned(const ga_array *a, const ga_array *b, ga_array *c)
         g.b = b0 + (swapped ? offa : offb);
         g.c = c0 + offc;
         ga_device_count_work(ga_array_device(c), GA_WORK_GEMM, g.batch);
+        if (ga_prof_on()) {
+            int64_t mnk[4] = {g.batch, g.m, g.n, g.k}, it = ga_dtype_itemsize(g.dtype);
+            ga_prof_describe("matmul", g.dtype, 4, mnk,
+                             g.batch * it * (g.m * g.k + g.k * g.n + g.m * g.n));
+        }
         GA_TRY(ga_backend_status(be, be->gemm(ga_device_local(ga_array_device(c)), &g)));
     }
     ga_fault_flow(c, a);

@@ -17,6 +17,7 @@
 #include <windows.h>
 #else
 #include <dlfcn.h>
+#include <time.h> /* clock_gettime */
 #include <sched.h>
 #include <unistd.h>
 #endif
@@ -194,6 +195,20 @@ ga_dl_sym(void *handle, const char *name)
     return (void *)(uintptr_t)GetProcAddress((HMODULE)handle, name);
 }
 
+int64_t
+ga_monotonic_ns(void)
+{
+    static LARGE_INTEGER freq;
+    LARGE_INTEGER now;
+    if (freq.QuadPart == 0) {
+        QueryPerformanceFrequency(&freq);
+    }
+    QueryPerformanceCounter(&now);
+    /* split so that the product cannot overflow for days of uptime */
+    int64_t q = now.QuadPart / freq.QuadPart, r = now.QuadPart % freq.QuadPart;
+    return q * 1000000000LL + r * 1000000000LL / freq.QuadPart;
+}
+
 void *
 ga_aligned_alloc(size_t align, size_t size)
 {
@@ -265,6 +280,14 @@ void *
 ga_dl_sym(void *handle, const char *name)
 {
     return dlsym(handle, name);
+}
+
+int64_t
+ga_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 void *

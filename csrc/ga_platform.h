@@ -162,6 +162,9 @@ ga_cpu_relax(void)
 #endif
 }
 
+/* A monotonic clock in nanoseconds (any origin): the timestamps of events. */
+int64_t ga_monotonic_ns(void);
+
 /* Give the rest of this thread's time slice to another thread. */
 void ga_thread_yield(void);
 

@@ -8,6 +8,7 @@
 #include "ga_error.h"
 #include "ga_fault.h"
 #include "ga_loop.h"
+#include "ga_prof.h"
 #include "ga_scalar.h"
 #include "ga_transfer.h"
 
@@ -291,6 +292,11 @@ reduce_aligned(ga_reduce_op op, const ga_array *in, uint32_t mask, int keepdims,
         goto done;
     }
     ga_device_count_work(ga_array_device(in), GA_WORK_REDUCE, 1);
+    if (ga_prof_on()) { /* the input's shape (the result's is smaller) */
+        ga_prof_describe(ga_reduce_names[op], r.out_dtype, in->ndim, in->shape,
+                         ga_array_size(in) * ga_dtype_itemsize((ga_dtype)r.in_dtype) +
+                             r.out_size * ga_dtype_itemsize((ga_dtype)r.out_dtype));
+    }
     st = ga_backend_status(be, be->reduce(ga_device_local(ga_array_device(in)), &r));
 done:
     if (st != GA_OK) {

@@ -8,6 +8,7 @@
 #include "ga_fault.h"
 #include "ga_loop.h"
 #include "ga_platform.h"
+#include "ga_prof.h"
 
 /* The counters have a lock of their own: the core does not rely on the GIL (CPU
  * kernels run without it, and a counter may be added to from any thread). They only
@@ -113,6 +114,10 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
          * the elementwise copy, which the thread pool splits. */
         size_t nbytes = (size_t)ga_array_size(dst) * (size_t)ga_dtype_itemsize(dst->dtype);
         ga_device_count_work(ga_array_device(dst), GA_WORK_ELEMENTWISE, 1);
+        if (ga_prof_on()) {
+            int64_t n = ga_array_size(dst);
+            ga_prof_describe("copy", dst->dtype, 1, &n, 2 * (int64_t)nbytes);
+        }
         GA_TRY(ga_backend_status(be, be->copy_d2d(ga_device_local(ga_array_device(dst)),
                                                   ga_array_data(dst), ga_array_data(src),
                                                   nbytes)));
@@ -125,6 +130,9 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
                         be->name);
     }
     ga_device_count_work(ga_array_device(dst), GA_WORK_ELEMENTWISE, 1);
+    if (ga_prof_on()) {
+        ga_prof_describe_loop("copy", &loop);
+    }
     GA_TRY(ga_backend_status(
         be, be->elementwise(ga_device_local(ga_array_device(dst)), GA_OP_COPY, &loop)));
     ga_fault_flow(dst, src);
@@ -188,6 +196,7 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
         return GA_OK;
     }
     if (dd.kind == GA_DEV_CPU) {
+        ga_prof_wait_begin(sd, "read to host", (int64_t)nbytes);
         int st = ga_backend_status(sbe, sbe->copy_d2h(ga_device_local(sd), dst, src, nbytes));
         if (st != GA_OK) {
             ga_fault_device_error_raised(sd);
@@ -299,11 +308,18 @@ ga_synchronize(ga_device device)
         return GA_OK;
     }
     ledger_add(LEDGER_SYNC, 0);
+    ga_prof_wait_begin(device, "synchronize()", 0);
     int st = ga_backend_status(be, be->synchronize(ga_device_local(device)));
     if (st != GA_OK) {
         ga_fault_device_error_raised(device);
     }
     return st;
+}
+
+void
+ga_count_sync(void)
+{
+    ledger_add(LEDGER_SYNC, 0);
 }
 
 int

@@ -61,6 +61,8 @@ int ga_read_to_host(const ga_array *src, void *dst, size_t nbytes);
 
 /* Wait for all work queued on `device` (counted as a sync for GPUs). */
 int ga_synchronize(ga_device device);
+/* Count one host wait for a GPU that happens elsewhere (an event's synchronize). */
+void ga_count_sync(void);
 /* Wait for every GPU. */
 int ga_synchronize_all(void);
 

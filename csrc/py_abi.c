@@ -110,7 +110,12 @@
     X(ga_backend, linalg)                                                              \
     X(ga_backend, fft)                                                                 \
     X(ga_backend, index_checked)                                                       \
-    X(ga_backend, fault_poll)
+    X(ga_backend, fault_poll)                                                          \
+    X(ga_backend, event_record)                                                        \
+    X(ga_backend, event_query)                                                         \
+    X(ga_backend, event_synchronize)                                                   \
+    X(ga_backend, event_elapsed)                                                       \
+    X(ga_backend, event_destroy)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \

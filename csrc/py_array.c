@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ga_ops.h"
+#include "ga_prof.h"
 #include "ga_scalar.h"
 #include "ga_transfer.h"
 #include "py_autograd.h"
@@ -471,6 +472,9 @@ array_numpy(PyObject *self, PyObject *unused)
     PyObject *np = numpy_module();
     if (np == NULL) {
         return NULL;
+    }
+    if (ga_array_device(a).kind != GA_DEV_CPU) {
+        ga_prof_set_cause("numpy()", 1); /* unless printing or item() named it */
     }
     PyObject *shape = get_shape(self, NULL);
     if (shape == NULL) {

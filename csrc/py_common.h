@@ -123,6 +123,7 @@ int pyga_init_array(PyObject *m);    /* py_array.c */
 int pyga_init_autograd(PyObject *m); /* py_autograd.c: after pyga_init_array */
 int pyga_init_fault(PyObject *m);    /* py_fault.c */
 extern PyMethodDef pyga_fault_functions[]; /* py_fault.c */
+extern PyMethodDef pyga_event_functions[]; /* py_event.c */
 
 /* Transfer warnings (printing/item()/bool() of a device array): emits
  * gpuarr.TransferWarning when enabled. Returns -1 if the warning became an error. */

@@ -1,6 +1,8 @@
 /* py_error.c: core status -> Python exception, in one place. */
 #include "py_common.h"
 
+#include "ga_prof.h"
+
 PyObject *
 pyga_raise(int status)
 {
@@ -77,7 +79,11 @@ pyga_raise_int(int status)
 int
 pyga_warn_transfer(const char *what, const ga_array *a)
 {
-    if (!pyga_state.warn_transfers || ga_array_device(a).kind == GA_DEV_CPU) {
+    if (ga_array_device(a).kind == GA_DEV_CPU) {
+        return 0;
+    }
+    ga_prof_set_cause(what, 0); /* the profiler names the host wait that follows */
+    if (!pyga_state.warn_transfers) {
         return 0;
     }
     char dev[32];

@@ -859,6 +859,78 @@ cuda_device_wait(int dev)
     return GA_OK;
 }
 
+/* Timing events (ABI 9): cudaEvent_t with timing, recorded on the device's stream. */
+int
+cuda_event_record(int dev, void **out)
+{
+    device_state *d;
+    GA_TRY(state(dev, &d));
+    GA_CUDA_TRY(use_device(dev));
+    cudaEvent_t ev;
+    GA_CUDA_TRY(cudaEventCreate(&ev));
+    cudaError_t err = cudaEventRecord(ev, d->stream);
+    if (err != cudaSuccess) {
+        cudaEventDestroy(ev);
+        return ga_cuda_error(err, "cudaEventRecord(timing event)", __FILE__, __LINE__);
+    }
+    *out = (void *)ev;
+    return GA_OK;
+}
+
+int
+cuda_event_query(int dev, void *ev, int *done)
+{
+    (void)dev;
+    cudaError_t q = cudaEventQuery((cudaEvent_t)ev);
+    if (q == cudaErrorNotReady) {
+        cudaGetLastError(); /* not an error: not yet */
+        *done = 0;
+        return GA_OK;
+    }
+    *done = 1;
+    GA_CUDA_TRY(q);
+    return GA_OK;
+}
+
+int
+cuda_event_synchronize(int dev, void *ev)
+{
+    device_state *d;
+    GA_TRY(state(dev, &d));
+    waiting_host w;
+    d->syncs++;
+    GA_CUDA_TRY(cudaEventSynchronize((cudaEvent_t)ev));
+    return GA_OK;
+}
+
+int
+cuda_event_elapsed(int dev, void *start, void *end, double *ms)
+{
+    (void)dev;
+    if (start == NULL) {
+#ifdef GA_CUDA_EMULATION
+        /* the emulator stamps with steady_clock, the host's monotonic clock */
+        int64_t ns = 0;
+        GA_CUDA_TRY(ga_emu_event_time_ns((cudaEvent_t)end, &ns));
+        *ms = (double)ns / 1e6;
+        return GA_OK;
+#else
+        return ga_error(GA_ERR_UNSUPPORTED, "a GPU's events keep the GPU's own clock");
+#endif
+    }
+    float f = 0.0f;
+    GA_CUDA_TRY(cudaEventElapsedTime(&f, (cudaEvent_t)start, (cudaEvent_t)end));
+    *ms = (double)f;
+    return GA_OK;
+}
+
+void
+cuda_event_destroy(int dev, void *ev)
+{
+    (void)dev;
+    cudaEventDestroy((cudaEvent_t)ev);
+}
+
 const char *
 cuda_last_error(void)
 {
@@ -913,6 +985,11 @@ const ga_backend table = {
     ga_cuda_fft,
     ga_cuda_index_checked,
     cuda_fault_poll,
+    cuda_event_record,
+    cuda_event_query,
+    cuda_event_synchronize,
+    cuda_event_elapsed,
+    cuda_event_destroy,
 };
 
 }  // namespace

@@ -305,6 +305,11 @@ struct ga_emu_event {
     int device;
     ga_emu_stream *stream; /* where it was last recorded; NULL: never */
     uint64_t seq;          /* complete when stream->done >= seq */
+    unsigned flags;        /* cudaEventDisableTiming: no timestamp */
+    /* the time the stream reached the last record, in steady_clock nanoseconds; a
+     * new cell per record, shared with the record's task, which may run after the
+     * event was destroyed or recorded again */
+    std::shared_ptr<std::atomic<int64_t>> stamp;
 };
 
 namespace {
@@ -1118,7 +1123,7 @@ cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
 {
     (void)flags;
     GA_EMU_FAIL_POINT("cudaEventCreateWithFlags");
-    *event = new ga_emu_event{current_device, nullptr, 0};
+    *event = new ga_emu_event{current_device, nullptr, 0, flags, nullptr};
     return cudaSuccess;
 }
 
@@ -1148,12 +1153,24 @@ cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
         return fail(cudaErrorInvalidResourceHandle);
     }
     /* the event completes when the stream has done everything queued so far; the
-     * record itself is a (no-op) task so that the position is a real queue entry */
-    enqueue(s, [] {});
+     * record itself is a task so that the position is a real queue entry, and it
+     * takes the timestamp when the stream gets there, as the GPU does */
+    std::shared_ptr<std::atomic<int64_t>> stamp;
+    if (!(event->flags & cudaEventDisableTiming)) {
+        stamp = std::make_shared<std::atomic<int64_t>>(0);
+    }
+    enqueue(s, [stamp] {
+        if (stamp) {
+            stamp->store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count());
+        }
+    });
     uint64_t seq = tail(s);
     std::lock_guard<std::mutex> g(state_lock);
     event->stream = s;
     event->seq = seq;
+    event->stamp = stamp;
     return cudaSuccess;
 }
 
@@ -1201,6 +1218,58 @@ cudaEventQuery(cudaEvent_t event)
         }
     }
     return fault_of(on->device);
+}
+
+cudaError_t
+cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    if (ms == NULL) {
+        return fail(cudaErrorInvalidValue);
+    }
+    if (start == NULL || end == NULL) {
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    std::shared_ptr<std::atomic<int64_t>> a, b;
+    {
+        std::lock_guard<std::mutex> g(state_lock);
+        a = start->stamp;
+        b = end->stamp;
+    }
+    /* never recorded, or made with cudaEventDisableTiming: as the runtime says */
+    if (!a || !b) {
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    cudaError_t q = cudaEventQuery(start);
+    if (q == cudaSuccess) {
+        q = cudaEventQuery(end);
+    }
+    if (q != cudaSuccess) {
+        return q; /* cudaErrorNotReady (not recorded as the last error) or a fault */
+    }
+    *ms = (float)((double)(b->load() - a->load()) / 1e6);
+    return cudaSuccess;
+}
+
+cudaError_t
+ga_emu_event_time_ns(cudaEvent_t event, int64_t *ns)
+{
+    if (event == NULL || ns == NULL) {
+        return fail(cudaErrorInvalidValue);
+    }
+    std::shared_ptr<std::atomic<int64_t>> a;
+    {
+        std::lock_guard<std::mutex> g(state_lock);
+        a = event->stamp;
+    }
+    if (!a) {
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    cudaError_t q = cudaEventQuery(event);
+    if (q != cudaSuccess) {
+        return q;
+    }
+    *ns = a->load();
+    return cudaSuccess;
 }
 
 cudaError_t

@@ -225,6 +225,10 @@ cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventQuery(cudaEvent_t event);
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
+/* Emulator only: a completed timing event's stamp, in steady_clock nanoseconds (the
+ * host's monotonic clock), for the profiler's timeline. */
+cudaError_t ga_emu_event_time_ns(cudaEvent_t event, int64_t *ns);
 
 /* An H100-like estimate from the block size and dynamic shared memory alone (the
  * emulator knows no register counts): min(2048 / threads, 32, shared memory). */

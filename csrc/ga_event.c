@@ -1,0 +1,156 @@
+/* ga_event.c: timing events (ga_event.h) over the backends' ABI 9 entries. A backend
+ * without them (the CPU) runs its work before returning, so the host's clock at the
+ * record is the event's time. */
+#include "ga_event.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "ga_backend.h"
+#include "ga_error.h"
+#include "ga_platform.h"
+#include "ga_prof.h"
+#include "ga_transfer.h"
+
+struct ga_event {
+    ga_device device;
+    const ga_backend *be; /* NULL: a host timestamp (below) */
+    void *handle;         /* the backend's event */
+    int64_t host_ns;
+};
+
+static int
+has_events(const ga_backend *be)
+{
+    return be->event_record != NULL && be->event_query != NULL &&
+           be->event_synchronize != NULL && be->event_elapsed != NULL &&
+           be->event_destroy != NULL;
+}
+
+int
+ga_event_record(ga_device d, ga_event **out)
+{
+    const ga_backend *be;
+    *out = NULL;
+    GA_TRY(ga_device_backend(d, &be));
+    ga_event *ev = calloc(1, sizeof(*ev));
+    if (ev == NULL) {
+        return ga_error(GA_ERR_NOMEM, "out of host memory for an event");
+    }
+    ev->device = d;
+    if (d.kind != GA_DEV_CPU && has_events(be)) {
+        int st =
+            ga_backend_status(be, be->event_record(ga_device_local(d), &ev->handle));
+        if (st != GA_OK) {
+            free(ev);
+            return st;
+        }
+        ev->be = be;
+    } else {
+        ev->host_ns = ga_monotonic_ns();
+    }
+    *out = ev;
+    return GA_OK;
+}
+
+ga_device
+ga_event_device(const ga_event *ev)
+{
+    return ev->device;
+}
+
+int
+ga_event_query(ga_event *ev, int *done)
+{
+    *done = 1;
+    if (ev->be == NULL) {
+        return GA_OK;
+    }
+    return ga_backend_status(
+        ev->be, ev->be->event_query(ga_device_local(ev->device), ev->handle, done));
+}
+
+int
+ga_event_synchronize(ga_event *ev)
+{
+    if (ev->be == NULL) {
+        return GA_OK;
+    }
+    ga_count_sync();
+    ga_prof_wait_begin(ev->device, "Event.synchronize()", 0);
+    int st = ga_event_wait_uncounted(ev);
+    ga_prof_close();
+    return st;
+}
+
+int
+ga_event_wait_uncounted(ga_event *ev)
+{
+    if (ev->be == NULL) {
+        return GA_OK;
+    }
+    return ga_backend_status(
+        ev->be, ev->be->event_synchronize(ga_device_local(ev->device), ev->handle));
+}
+
+int
+ga_event_elapsed_ms(ga_event *start, ga_event *end, double *ms)
+{
+    *ms = 0.0;
+    if (!ga_device_eq(start->device, end->device)) {
+        char a[32], b[32];
+        return ga_error(GA_ERR_VALUE,
+                        "elapsed_time: the events were recorded on different devices "
+                        "(%s and %s); each device keeps its own clock, so record both "
+                        "on one device",
+                        ga_device_str(start->device, a, sizeof(a)),
+                        ga_device_str(end->device, b, sizeof(b)));
+    }
+    if (start->be == NULL) {
+        *ms = (double)(end->host_ns - start->host_ns) / 1e6;
+        return GA_OK;
+    }
+    int dev = ga_device_local(start->device);
+    const char *which[2] = {"start", "end"};
+    ga_event *evs[2] = {start, end};
+    for (int i = 0; i < 2; i++) {
+        int done = 0;
+        GA_TRY(ga_backend_status(start->be,
+                                 start->be->event_query(dev, evs[i]->handle, &done)));
+        if (!done) {
+            char d[32];
+            return ga_error(GA_ERR_VALUE,
+                            "elapsed_time: the %s event has not completed on %s yet; "
+                            "call its synchronize() (or gpuarr.synchronize()) first",
+                            which[i], ga_device_str(start->device, d, sizeof(d)));
+        }
+    }
+    return ga_backend_status(
+        start->be, start->be->event_elapsed(dev, start->handle, end->handle, ms));
+}
+
+int
+ga_event_host_time_ns(ga_event *ev, int64_t *ns)
+{
+    if (ev->be == NULL) {
+        *ns = ev->host_ns;
+        return GA_OK;
+    }
+    double ms;
+    GA_TRY(ga_backend_status(ev->be, ev->be->event_elapsed(ga_device_local(ev->device),
+                                                           NULL, ev->handle, &ms)));
+    *ns = (int64_t)llround(ms * 1e6);
+    return GA_OK;
+}
+
+void
+ga_event_free(ga_event *ev)
+{
+    if (ev == NULL) {
+        return;
+    }
+    if (ev->be != NULL) {
+        ev->be->event_destroy(ga_device_local(ev->device), ev->handle);
+    }
+    free(ev);
+}

@@ -1,0 +1,47 @@
+/* ga_event.h: timing events (gpuarr.Event), one model for every device kind.
+ *
+ * An event marks a point in a device's queue: recorded, it completes when the device
+ * has done everything queued before it, and its timestamp is taken then, by whoever
+ * runs the queue: the CUDA runtime (cudaEventRecord on the device's stream), a
+ * simulated GPU's worker when it reaches the event, or the host at once on the CPU
+ * (whose work is done when the call returns). Two events of one device give the
+ * measured time between them. docs/DESIGN.md, "Events".
+ */
+#ifndef GA_EVENT_H
+#define GA_EVENT_H
+
+#include <stdint.h>
+
+#include "ga_device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ga_event ga_event;
+
+/* A new event recorded now at the end of `d`'s queue (GA_ERR_DEVICE if `d` does not
+ * exist). Free it with ga_event_free (also while it is still pending). */
+int ga_event_record(ga_device d, ga_event **out);
+ga_device ga_event_device(const ga_event *ev);
+/* *done = 1 when the work before the event has finished; never waits. */
+int ga_event_query(ga_event *ev, int *done);
+/* Wait on the host until the event has completed (a sync in the transfer ledger for
+ * a GPU). */
+int ga_event_synchronize(ga_event *ev);
+/* The same wait, not counted in the ledger (the profiler's own waits). */
+int ga_event_wait_uncounted(ga_event *ev);
+/* Milliseconds from `start` to `end`, measured by the device's own clock. Both must
+ * be of one device and completed (GA_ERR_VALUE saying which and how to fix it). */
+int ga_event_elapsed_ms(ga_event *start, ga_event *end, double *ms);
+/* A completed event's time on the host's monotonic clock (ga_monotonic_ns), where
+ * the device stamps with that clock (CPU, simulated, emulated); GA_ERR_UNSUPPORTED
+ * for a GPU's own clock. */
+int ga_event_host_time_ns(ga_event *ev, int64_t *ns);
+void ga_event_free(ga_event *ev);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

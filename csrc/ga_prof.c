@@ -1,0 +1,315 @@
+/* ga_prof.c: the profiler's records (ga_prof.h).
+ *
+ * Records live in one growable array under a mutex (a profile is a teaching tool:
+ * thousands of operations, not millions). Each thread has at most one open record:
+ * opened at a dispatch point or before a host wait, closed when the backend call
+ * returns. A GPU operation's device times come from two timing events recorded
+ * around it in the device's queue; they are read when the profile stops, after a wait
+ * that is not counted in the transfer ledger (profiling must not change the counts it
+ * is used to explain). */
+#include "ga_prof.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_error.h"
+#include "ga_event.h"
+#include "ga_platform.h"
+
+int ga_prof_active;
+
+typedef struct {
+    ga_prof_record r;
+    ga_event *ev_start, *ev_end; /* GPU operations only */
+} slot;
+
+static ga_mutex mu = GA_MUTEX_INIT;
+static slot *slots;
+static int64_t nslots, capslots;
+/* per GPU: an event completed when the profile started, and the host's time then */
+static ga_event *base_ev[GA_MAX_DEVICES];
+static int64_t base_ns[GA_MAX_DEVICES];
+
+static GA_THREAD_LOCAL int64_t open_idx = -1;
+static GA_THREAD_LOCAL int in_prof; /* our own event calls: not operations */
+static GA_THREAD_LOCAL char cause[48];
+
+static const char *const work_names[] = {
+#define GA_WORK_NAME_(e, n, w) #n,
+    GA_WORK_KINDS(GA_WORK_NAME_)
+#undef GA_WORK_NAME_
+};
+
+/* A new slot's index, or -1 when out of memory (the record is dropped). */
+static int64_t
+new_slot(ga_device d, int is_wait, const char *name, int64_t now)
+{
+    ga_mutex_lock(&mu);
+    if (nslots == capslots) {
+        int64_t cap = capslots ? 2 * capslots : 1024;
+        slot *p = realloc(slots, (size_t)cap * sizeof(*p));
+        if (p == NULL) {
+            ga_mutex_unlock(&mu);
+            return -1;
+        }
+        slots = p;
+        capslots = cap;
+    }
+    int64_t i = nslots++;
+    slot *s = &slots[i];
+    memset(s, 0, sizeof(*s));
+    s->r.device = d;
+    s->r.is_wait = is_wait;
+    snprintf(s->r.name, sizeof(s->r.name), "%s", name);
+    s->r.dtype = -1;
+    s->r.ndim = -1;
+    s->r.bytes = -1;
+    s->r.host_start_ns = now;
+    ga_mutex_unlock(&mu);
+    return i;
+}
+
+static int
+is_gpu_op(ga_device d, int is_wait)
+{
+    return !is_wait && d.kind == GA_DEV_GPU && d.index >= 0 &&
+           d.index < GA_MAX_DEVICES && base_ev[d.index] != NULL;
+}
+
+int64_t
+ga_prof_now_ns(void)
+{
+    return ga_monotonic_ns();
+}
+
+void
+ga_prof_close(void)
+{
+    if (open_idx < 0 || in_prof) {
+        return;
+    }
+    int64_t i = open_idx;
+    open_idx = -1;
+    int64_t now = ga_monotonic_ns();
+    ga_mutex_lock(&mu);
+    ga_device d = slots[i].r.device;
+    int gpu = is_gpu_op(d, slots[i].r.is_wait);
+    slots[i].r.host_end_ns = now;
+    ga_mutex_unlock(&mu);
+    if (gpu) {
+        ga_event *ev = NULL;
+        in_prof = 1;
+        if (ga_event_record(d, &ev) != GA_OK) {
+            ev = NULL;
+        }
+        in_prof = 0;
+        ga_mutex_lock(&mu);
+        slots[i].ev_end = ev;
+        ga_mutex_unlock(&mu);
+    }
+}
+
+void
+ga_prof_op_begin(ga_device d, int work_kind)
+{
+    if (!ga_prof_on() || in_prof) {
+        return;
+    }
+    ga_prof_close();
+    const char *name =
+        (unsigned)work_kind < GA_WORK_NKINDS ? work_names[work_kind] : "?";
+    int64_t i = new_slot(d, 0, name, ga_monotonic_ns());
+    if (i < 0) {
+        return;
+    }
+    ga_mutex_lock(&mu);
+    slots[i].r.work_kind = work_kind;
+    int gpu = is_gpu_op(d, 0);
+    ga_mutex_unlock(&mu);
+    if (gpu) {
+        ga_event *ev = NULL;
+        in_prof = 1;
+        if (ga_event_record(d, &ev) != GA_OK) {
+            ev = NULL;
+        }
+        in_prof = 0;
+        ga_mutex_lock(&mu);
+        slots[i].ev_start = ev;
+        ga_mutex_unlock(&mu);
+    }
+    open_idx = i;
+}
+
+void
+ga_prof_describe(const char *name, int dtype, int ndim, const int64_t *shape,
+                 int64_t bytes)
+{
+    if (!ga_prof_on() || open_idx < 0) {
+        return;
+    }
+    ga_mutex_lock(&mu);
+    ga_prof_record *r = &slots[open_idx].r;
+    snprintf(r->name, sizeof(r->name), "%s", name);
+    r->dtype = dtype;
+    r->ndim = ndim < 0 ? -1 : ndim > 8 ? 8 : ndim;
+    for (int k = 0; k < r->ndim; k++) {
+        r->shape[k] = shape[k];
+    }
+    r->bytes = bytes;
+    ga_mutex_unlock(&mu);
+}
+
+void
+ga_prof_describe_loop(const char *name, const ga_loop *loop)
+{
+    if (!ga_prof_on() || open_idx < 0) {
+        return;
+    }
+    int64_t bytes = 0;
+    for (int i = 0; i < loop->nargs; i++) {
+        if (!loop->args[i].is_scalar) {
+            bytes += loop->size * ga_dtype_itemsize((ga_dtype)loop->args[i].dtype);
+        }
+    }
+    ga_prof_describe(name, loop->args[0].dtype, loop->ndim, loop->shape, bytes);
+}
+
+void
+ga_prof_set_cause(const char *c, int weak)
+{
+    if (ga_prof_on() && !(weak && cause[0] != '\0')) {
+        snprintf(cause, sizeof(cause), "%s", c);
+    }
+}
+
+void
+ga_prof_wait_begin(ga_device d, const char *what, int64_t bytes)
+{
+    if (!ga_prof_on() || in_prof) {
+        return;
+    }
+    ga_prof_close();
+    int64_t i = new_slot(d, 1, cause[0] ? cause : what, ga_monotonic_ns());
+    cause[0] = '\0';
+    if (i < 0) {
+        return;
+    }
+    ga_mutex_lock(&mu);
+    slots[i].r.bytes = bytes;
+    ga_mutex_unlock(&mu);
+    open_idx = i;
+}
+
+static void
+drop_all(void)
+{
+    for (int64_t i = 0; i < nslots; i++) {
+        ga_event_free(slots[i].ev_start);
+        ga_event_free(slots[i].ev_end);
+    }
+    nslots = 0;
+    for (int d = 0; d < GA_MAX_DEVICES; d++) {
+        ga_event_free(base_ev[d]);
+        base_ev[d] = NULL;
+    }
+}
+
+int
+ga_prof_start(void)
+{
+    if (ga_prof_on()) {
+        return ga_error(GA_ERR_VALUE, "a profile is already recording: profiles do not "
+                                      "nest (leave the other `with gpuarr.profile()` "
+                                      "block first)");
+    }
+    ga_mutex_lock(&mu);
+    drop_all();
+    ga_mutex_unlock(&mu);
+    /* each GPU's clock is put on the host's through an event completed now */
+    in_prof = 1;
+    int n = ga_num_gpus();
+    for (int d = 0; d < n && d < GA_MAX_DEVICES; d++) {
+        ga_device dev = {GA_DEV_GPU, d};
+        ga_event *ev;
+        /* an idle device stamps the base event about when it is recorded (only a
+         * GPU's own clock needs it: ga_event_host_time_ns) */
+        if (ga_event_record(dev, &ev) == GA_OK) {
+            (void)ga_event_wait_uncounted(ev);
+            ga_event_free(ev);
+        }
+        int64_t t = ga_monotonic_ns();
+        if (ga_event_record(dev, &ev) == GA_OK) {
+            if (ga_event_wait_uncounted(ev) == GA_OK) {
+                base_ns[d] = t;
+                base_ev[d] = ev;
+            } else {
+                ga_event_free(ev);
+            }
+        }
+    }
+    in_prof = 0;
+    open_idx = -1;
+    cause[0] = '\0';
+    __atomic_store_n(&ga_prof_active, 1, __ATOMIC_RELAXED);
+    return GA_OK;
+}
+
+static int64_t
+device_ns(ga_device d, ga_event *ev, int64_t fallback)
+{
+    double ms;
+    int64_t ns;
+    if (ev == NULL || ga_event_wait_uncounted(ev) != GA_OK) {
+        return fallback;
+    }
+    if (ga_event_host_time_ns(ev, &ns) == GA_OK) {
+        return ns; /* the device stamps with the host's clock */
+    }
+    if (ga_event_elapsed_ms(base_ev[d.index], ev, &ms) != GA_OK) {
+        return fallback;
+    }
+    return base_ns[d.index] + (int64_t)(ms * 1e6);
+}
+
+int
+ga_prof_stop(ga_prof_record **out, int64_t *n)
+{
+    ga_prof_close();
+    __atomic_store_n(&ga_prof_active, 0, __ATOMIC_RELAXED);
+    *out = NULL;
+    *n = 0;
+    in_prof = 1;
+    ga_mutex_lock(&mu);
+    ga_prof_record *recs = malloc((size_t)(nslots > 0 ? nslots : 1) * sizeof(*recs));
+    if (recs == NULL) {
+        drop_all();
+        ga_mutex_unlock(&mu);
+        in_prof = 0;
+        return ga_error(GA_ERR_NOMEM, "out of host memory for the profile's records");
+    }
+    for (int64_t i = 0; i < nslots; i++) {
+        slot *s = &slots[i];
+        ga_prof_record *r = &s->r;
+        if (r->host_end_ns == 0) {
+            r->host_end_ns = r->host_start_ns; /* never closed (another thread's) */
+        }
+        if (is_gpu_op(r->device, r->is_wait)) {
+            r->dev_start_ns = device_ns(r->device, s->ev_start, r->host_start_ns);
+            r->dev_end_ns = device_ns(r->device, s->ev_end, r->host_end_ns);
+            if (r->dev_end_ns < r->dev_start_ns) {
+                r->dev_end_ns = r->dev_start_ns;
+            }
+        } else {
+            r->dev_start_ns = r->host_start_ns;
+            r->dev_end_ns = r->host_end_ns;
+        }
+        recs[i] = *r;
+    }
+    *n = nslots;
+    drop_all();
+    ga_mutex_unlock(&mu);
+    in_prof = 0;
+    *out = recs;
+    return GA_OK;
+}

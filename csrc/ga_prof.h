@@ -1,0 +1,77 @@
+/* ga_prof.h: the profiler's records (gpuarr.profile, python/gpuarr/_profiler.py).
+ *
+ * While a profile is on, every operation handed to a backend is recorded where the
+ * core counts it (ga_device_count_work: the dispatch points of every device kind) and
+ * closed when the backend call returns (ga_backend_status), and every host wait for a
+ * device (synchronize, a read to the host, an event's synchronize) the same way. An
+ * operation on a GPU also gets two timing events (ga_event.h) around it in the
+ * device's queue, so its device-side start and end are the device's own; on the CPU
+ * the host's clock around the call is the operation's time. Off, the cost is one
+ * relaxed load at each dispatch point. docs/DESIGN.md, "Profiler".
+ */
+#ifndef GA_PROF_H
+#define GA_PROF_H
+
+#include <stdint.h>
+
+#include "ga_backend.h" /* ga_loop */
+#include "ga_device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Non-zero while a profile records (read with a relaxed load). */
+extern int ga_prof_active;
+
+static inline int
+ga_prof_on(void)
+{
+    return __atomic_load_n(&ga_prof_active, __ATOMIC_RELAXED);
+}
+
+/* One record, as ga_prof_stop hands them back. Times in ns of the host's monotonic
+ * clock (ga_monotonic_ns); a GPU's device times are its events' times put on that
+ * clock through a pair of events taken when the profile started. */
+typedef struct {
+    ga_device device;
+    int32_t is_wait;   /* 0: an operation, 1: a host wait for `device` */
+    int32_t work_kind; /* ga_work_kind (operations) */
+    char name[48];     /* the operation ("add", "matmul", ...) or the wait's cause */
+    int32_t dtype;     /* ga_dtype, or -1 */
+    int32_t ndim;      /* of `shape`, or -1 when unknown */
+    int64_t shape[8];
+    int64_t bytes; /* operands and result, or what the wait moved; -1 unknown */
+    int64_t host_start_ns, host_end_ns; /* the call on the host */
+    int64_t dev_start_ns, dev_end_ns;   /* on the device (CPU: the call) */
+} ga_prof_record;
+
+/* The records' clock (the host's monotonic clock), in ns. */
+int64_t ga_prof_now_ns(void);
+/* Start recording (drops earlier records); GA_ERR_VALUE when one is on already. */
+int ga_prof_start(void);
+/* Stop, wait for every GPU that recorded work, and hand back the records (malloc'd
+ * array the caller frees, in the order they were opened). */
+int ga_prof_stop(ga_prof_record **out, int64_t *n);
+
+/* The hooks (each a no-op unless ga_prof_on()): */
+void ga_prof_op_begin(ga_device d, int work_kind);
+/* Describe the operation opened last on this thread (name, result dtype and shape,
+ * bytes read and written). */
+void ga_prof_describe(const char *name, int dtype, int ndim, const int64_t *shape,
+                      int64_t bytes);
+/* The same from an elementwise loop: its output's dtype, its shape, and the bytes
+ * of its array operands (broadcast operands counted as read in full). */
+void ga_prof_describe_loop(const char *name, const ga_loop *loop);
+void ga_prof_wait_begin(ga_device d, const char *what, int64_t bytes);
+/* Close what this thread opened (the backend call returned). */
+void ga_prof_close(void);
+/* The cause of the next host wait on this thread ("item()", "printing", ...); with
+ * `weak`, only when none is set yet (numpy() called by printing). */
+void ga_prof_set_cause(const char *cause, int weak);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

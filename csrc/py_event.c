@@ -1,0 +1,184 @@
+/* py_event.c: the core's timing events (ga_event.h) for gpuarr.Event
+ * (python/gpuarr/_events.py), each held in a capsule that frees it. */
+#include "py_common.h"
+
+#include "ga_event.h"
+#include "ga_prof.h"
+
+#include <stdlib.h>
+
+static const char capsule_name[] = "gpuarr._core.event";
+
+static void
+capsule_free(PyObject *cap)
+{
+    ga_event_free(PyCapsule_GetPointer(cap, capsule_name));
+}
+
+static ga_event *
+event_of(PyObject *cap)
+{
+    return PyCapsule_GetPointer(cap, capsule_name); /* NULL and an error if not one */
+}
+
+static PyObject *
+fn_event_record(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    ga_device d;
+    if (!pyga_device_converter(arg, &d)) {
+        return NULL;
+    }
+    ga_event *ev;
+    int st = ga_event_record(d, &ev);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    PyObject *cap = PyCapsule_New(ev, capsule_name, capsule_free);
+    if (cap == NULL) {
+        ga_event_free(ev);
+    }
+    return cap;
+}
+
+static PyObject *
+fn_event_query(PyObject *m, PyObject *cap)
+{
+    (void)m;
+    ga_event *ev = event_of(cap);
+    if (ev == NULL) {
+        return NULL;
+    }
+    int done = 0;
+    int st = ga_event_query(ev, &done);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    return PyBool_FromLong(done);
+}
+
+static PyObject *
+fn_event_synchronize(PyObject *m, PyObject *cap)
+{
+    (void)m;
+    ga_event *ev = event_of(cap);
+    if (ev == NULL) {
+        return NULL;
+    }
+    int st = ga_event_synchronize(ev);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+fn_event_elapsed(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *a, *b;
+    if (!PyArg_ParseTuple(args, "OO:_event_elapsed", &a, &b)) {
+        return NULL;
+    }
+    ga_event *start = event_of(a), *end = start != NULL ? event_of(b) : NULL;
+    if (end == NULL) {
+        return NULL;
+    }
+    double ms;
+    int st = ga_event_elapsed_ms(start, end, &ms);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    return PyFloat_FromDouble(ms);
+}
+
+static PyObject *
+fn_prof_start(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    int st = ga_prof_start();
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    Py_RETURN_NONE;
+}
+
+/* One tuple per record: (device, is_wait, work kind, name, dtype name or None, shape
+ * or None, bytes or None, host start, host end, device start, device end) with times
+ * in ns of the host's monotonic clock. */
+static PyObject *
+record_tuple(const ga_prof_record *r)
+{
+    PyObject *dtype = r->dtype >= 0 ? Py_NewRef(pyga_dtype_obj((ga_dtype)r->dtype))
+                                    : Py_NewRef(Py_None);
+    PyObject *shape =
+        r->ndim >= 0 ? pyga_int64_tuple(r->ndim, r->shape) : Py_NewRef(Py_None);
+    PyObject *bytes =
+        r->bytes >= 0 ? PyLong_FromLongLong(r->bytes) : Py_NewRef(Py_None);
+    PyObject *t = NULL;
+    if (dtype != NULL && shape != NULL && bytes != NULL) {
+        t = Py_BuildValue("(NiisOOOLLLL)", pyga_device_new(r->device), r->is_wait,
+                          r->work_kind, r->name, dtype, shape, bytes,
+                          (long long)r->host_start_ns, (long long)r->host_end_ns,
+                          (long long)r->dev_start_ns, (long long)r->dev_end_ns);
+    }
+    Py_XDECREF(dtype);
+    Py_XDECREF(shape);
+    Py_XDECREF(bytes);
+    return t;
+}
+
+static PyObject *
+fn_prof_stop(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    ga_prof_record *recs;
+    int64_t n;
+    int st = ga_prof_stop(&recs, &n);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (int64_t i = 0; list != NULL && i < n; i++) {
+        PyObject *t = record_tuple(&recs[i]);
+        if (t == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+    }
+    free(recs);
+    return list;
+}
+
+static PyObject *
+fn_prof_clock(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyLong_FromLongLong((long long)ga_prof_now_ns());
+}
+
+PyMethodDef pyga_event_functions[] = {
+    {"_prof_start", fn_prof_start, METH_NOARGS,
+     "_prof_start()\n--\n\nStart recording operations and host waits "
+     "(gpuarr.profile)."},
+    {"_prof_stop", fn_prof_stop, METH_NOARGS,
+     "_prof_stop()\n--\n\nStop recording; the records as tuples (gpuarr.profile)."},
+    {"_prof_clock", fn_prof_clock, METH_NOARGS,
+     "_prof_clock()\n--\n\nThe host's monotonic clock in ns (the records' clock)."},
+    {"_event_record", fn_event_record, METH_O,
+     "_event_record(device, /)\n--\n\nA new timing event at the end of device's queue "
+     "(gpuarr.Event.record)."},
+    {"_event_query", fn_event_query, METH_O,
+     "_event_query(event, /)\n--\n\nTrue once the work before the event is done."},
+    {"_event_synchronize", fn_event_synchronize, METH_O,
+     "_event_synchronize(event, /)\n--\n\nWait on the host until the event completed."},
+    {"_event_elapsed", fn_event_elapsed, METH_VARARGS,
+     "_event_elapsed(start, end, /)\n--\n\nMilliseconds between two completed events "
+     "of "
+     "one device, by the device's clock."},
+    {NULL},
+};
