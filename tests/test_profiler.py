@@ -167,7 +167,8 @@ def test_table_and_plot(device):
     assert "measured" in table
     row = next(line for line in table.splitlines() if " multiply " in line)
     assert row.split()[-3] == "3"  # count
-    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib = pytest.importorskip(
+        "matplotlib", reason="matplotlib is not installed (prof.plot draws with it)")
     matplotlib.use("Agg")
     fig = prof.plot()
     assert fig.axes and fig.axes[0].get_xlabel() == "time (us, measured)"
