@@ -197,7 +197,8 @@ def rows(quick):
     out.append((f"qr 4x{ln}x{ln} f64", "linalg", lambda: ga.linalg.qr(l_g),
                 lambda: np.linalg.qr(l_n), None))
 
-    # gpuarr.fft (ga_cpu_fft.c, written here: mixed radix + Bluestein, one thread)
+    # gpuarr.fft (ga_cpu_fft.c, written here: mixed radix + Bluestein; kept plans and
+    # the thread pool, ga_cpu_fft_plans.c)
     # against numpy.fft (pocketfft): a power of two, a batch, and a large prime
     fn_ = 1 << (14 if quick else 20)
     c_n = (rng.standard_normal(fn_) + 1j * rng.standard_normal(fn_)).astype(np.complex128)

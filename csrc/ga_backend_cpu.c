@@ -378,7 +378,7 @@ cpu_linalg(int dev, const ga_linalg_desc *d)
 static int
 cpu_fft(int dev, const ga_fft_desc *d)
 {
-    GA_UNLOCKED((double)d->n * (double)d->batch, ga_cpu_fft(dev, d));
+    GA_UNLOCKED((double)d->n * (double)d->batch, ga_cpu_fft_cached(dev, d));
 }
 
 static int

@@ -155,7 +155,7 @@ run_task(int dev, task *t)
     case TASK_ARANGE:
         return ga_cpu_arange(dev, &t->u.arange);
     case TASK_FFT:
-        return ga_cpu_fft(dev, &t->u.fft);
+        return ga_cpu_fft_cached(dev, &t->u.fft);
     case TASK_COPY:
         memcpy(t->u.copy.dst, t->u.copy.src, t->u.copy.nbytes);
         return GA_OK;

@@ -24,7 +24,8 @@ int ga_cpu_arange(int dev, const ga_arange_desc *d);
 int ga_cpu_sort(int dev, const ga_sort_desc *d);         /* ga_cpu_sort.c */
 int ga_cpu_searchsorted(int dev, const ga_search_desc *d);
 int ga_cpu_linalg(int dev, const ga_linalg_desc *d);     /* ga_cpu_linalg.c (LAPACK) */
-int ga_cpu_fft(int dev, const ga_fft_desc *d); /* ga_cpu_fft.c */
+int ga_cpu_fft(int dev, const ga_fft_desc *d); /* ga_cpu_fft.c: a plan per call, one thread */
+int ga_cpu_fft_cached(int dev, const ga_fft_desc *d); /* ga_cpu_fft_plans.c: kept plans, the pool */
 
 /* Bytes of freed host blocks the CPU and simulated-GPU backends may keep for reuse
  * per device (0 when the cache is compiled out: under AddressSanitizer). */

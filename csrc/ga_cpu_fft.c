@@ -1,6 +1,7 @@
 /* ga_cpu_fft.c: the CPU FFT behind the CPU, simulated-GPU and emulated-CUDA backends.
  *
- * One plan per call (the lines of a batch share it):
+ * A plan serves every line of a call (and, through the CPU backend's cache in
+ * ga_cpu_fft_plans.c, later calls of the same length):
  *   - sizes whose prime factors are all <= GA_FFT_MAX_RADIX: a recursive mixed-radix
  *     decimation in time (kissfft's shape): n = r * m, r sub-transforms of length m
  *     over the decimated input, then m butterflies of radix r. Radices 4, 2, 3 and 5
@@ -17,17 +18,23 @@
  * like pocketfft's, about eps * log n relative to the norm of the result.
  *
  * No dependency on the thread pool or the host cache: the emulated CUDA plugin
- * (csrc/cuda/ga_cuda_emu.cpp) links this file alone to back its cufftExec* calls.
+ * (csrc/cuda/ga_cuda_emu.cpp) links this file alone to back its cufftExec* calls
+ * (ga_cpu_fft: a plan per call, one thread). The CPU backend keeps plans and spreads
+ * the work over its pool (ga_cpu_fft_plans.c), passing that pool in as a function.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ga_cpu.h"
+#include "ga_cpu_fft_impl.h"
 #include "ga_error.h"
 
 /* Largest prime factor served by the mixed-radix path (see above). */
 #define GA_FFT_MAX_RADIX 31
+/* A single line at least this long splits its outermost level between threads (its
+ * r sub-transforms, then ranges of its butterflies), when a pool is given. */
+#define GA_FFT_PARALLEL_MIN (1 << 14)
 
 typedef struct {
     double re, im;
@@ -87,8 +94,8 @@ twiddle(const fft_plan *p, int64_t j, int inv)
     return w;
 }
 
-static void plan_free(fft_plan *p);
-static void exec_direct(const fft_plan *p, const cplx *in, cplx *out, int inv);
+static void exec_direct(const fft_plan *p, const cplx *in, cplx *out, int inv,
+                        ga_fft_parallel_fn par);
 
 /* Factor n into radices; returns the largest prime factor left over (1 if none). */
 static int64_t
@@ -108,8 +115,8 @@ factor(int64_t n, fft_plan *p)
     return n;
 }
 
-static int
-plan_new(int64_t n, fft_plan **out)
+int
+ga_fft_plan_new(int64_t n, fft_plan **out)
 {
     fft_plan *p = calloc(1, sizeof *p);
     if (p == NULL) {
@@ -165,13 +172,13 @@ plan_new(int64_t n, fft_plan **out)
             b[m - k] = c;
         }
     }
-    int st = plan_new(m, &p->sub);
+    int st = ga_fft_plan_new(m, &p->sub);
     if (st != GA_OK) {
         free(b);
-        plan_free(p);
+        ga_fft_plan_free(p);
         return st;
     }
-    exec_direct(p->sub, b, p->kernel_hat, 0);
+    exec_direct(p->sub, b, p->kernel_hat, 0, NULL);
     free(b);
     for (int64_t k = 0; k < m; k++) {
         p->kernel_hat[k] = cscale(p->kernel_hat[k], 1.0 / (double)m);
@@ -179,13 +186,13 @@ plan_new(int64_t n, fft_plan **out)
     *out = p;
     return GA_OK;
 nomem:
-    plan_free(p);
+    ga_fft_plan_free(p);
     return ga_error(GA_ERR_NOMEM, "fft: out of host memory for a plan of length %lld",
                     (long long)n);
 }
 
-static void
-plan_free(fft_plan *p)
+void
+ga_fft_plan_free(fft_plan *p)
 {
     if (p == NULL) {
         return;
@@ -193,24 +200,43 @@ plan_free(fft_plan *p)
     free(p->tw);
     free(p->chirp);
     free(p->kernel_hat);
-    plan_free(p->sub);
+    ga_fft_plan_free(p->sub);
     free(p);
+}
+
+size_t
+ga_fft_plan_bytes(const fft_plan *p)
+{
+    if (p == NULL) {
+        return 0;
+    }
+    int64_t tables = p->tw != NULL ? p->n : 0;
+    tables += p->chirp != NULL ? p->n : 0;
+    tables += p->kernel_hat != NULL ? p->bluestein_m : 0;
+    return sizeof *p + (size_t)tables * sizeof(cplx) + ga_fft_plan_bytes(p->sub);
+}
+
+int64_t
+ga_fft_plan_length(const fft_plan *p)
+{
+    return p->n;
 }
 
 /* The butterflies of one level: out holds r transforms of length m (transform q at
  * out + q * m); combine them into one of length r * m in place. `stride` is N / (r m):
  * the twiddle w_{rm}^e of this level is the table's w_N^(e * stride). */
 static void
-butterfly(const fft_plan *p, cplx *out, int64_t m, int64_t r, int64_t stride, int inv)
+butterfly(const fft_plan *p, cplx *out, int64_t m, int64_t r, int64_t stride, int inv,
+          int64_t k0, int64_t k1)
 {
     if (r == 2) {
-        for (int64_t k = 0; k < m; k++) {
+        for (int64_t k = k0; k < k1; k++) {
             cplx a = out[k], b = cmul(out[m + k], twiddle(p, k * stride, inv));
             out[k] = cadd(a, b);
             out[m + k] = csub(a, b);
         }
     } else if (r == 4) {
-        for (int64_t k = 0; k < m; k++) {
+        for (int64_t k = k0; k < k1; k++) {
             cplx t0 = out[k];
             cplx t1 = cmul(out[m + k], twiddle(p, k * stride, inv));
             cplx t2 = cmul(out[2 * m + k], twiddle(p, 2 * k * stride, inv));
@@ -224,7 +250,7 @@ butterfly(const fft_plan *p, cplx *out, int64_t m, int64_t r, int64_t stride, in
         }
     } else if (r == 3) {
         const double s60 = 0.86602540378443864676; /* sin(2 pi / 3) */
-        for (int64_t k = 0; k < m; k++) {
+        for (int64_t k = k0; k < k1; k++) {
             cplx t0 = out[k];
             cplx t1 = cmul(out[m + k], twiddle(p, k * stride, inv));
             cplx t2 = cmul(out[2 * m + k], twiddle(p, 2 * k * stride, inv));
@@ -237,7 +263,7 @@ butterfly(const fft_plan *p, cplx *out, int64_t m, int64_t r, int64_t stride, in
     } else if (r == 5) {
         const double c1 = 0.30901699437494742410, c2 = -0.80901699437494742410;
         const double s1 = 0.95105651629515357212, s2 = 0.58778525229247312917;
-        for (int64_t k = 0; k < m; k++) {
+        for (int64_t k = k0; k < k1; k++) {
             cplx t0 = out[k];
             cplx t1 = cmul(out[m + k], twiddle(p, k * stride, inv));
             cplx t2 = cmul(out[2 * m + k], twiddle(p, 2 * k * stride, inv));
@@ -258,7 +284,7 @@ butterfly(const fft_plan *p, cplx *out, int64_t m, int64_t r, int64_t stride, in
     } else {
         cplx t[GA_FFT_MAX_RADIX];
         int64_t wr = m * stride; /* w_r = w_N^(N / r) */
-        for (int64_t k = 0; k < m; k++) {
+        for (int64_t k = k0; k < k1; k++) {
             for (int64_t q = 0; q < r; q++) {
                 t[q] = cmul(out[q * m + k], twiddle(p, q * k * stride, inv));
             }
@@ -283,17 +309,58 @@ recurse(const fft_plan *p, const cplx *in, cplx *out, int64_t n, int64_t stride,
         return;
     }
     int64_t r = p->fact[f], m = n / r;
-    for (int64_t q = 0; q < r; q++) {
-        recurse(p, in + q * stride, out + q * m, m, stride * r, f + 1, inv);
+    if (m == 1) {
+        /* The last level: its r sub-transforms have length 1, so they are the inputs
+         * themselves; gathering them here saves a call per element. */
+        for (int64_t q = 0; q < r; q++) {
+            out[q] = in[q * stride];
+        }
+    } else {
+        for (int64_t q = 0; q < r; q++) {
+            recurse(p, in + q * stride, out + q * m, m, stride * r, f + 1, inv);
+        }
     }
-    butterfly(p, out, m, r, stride, inv);
+    butterfly(p, out, m, r, stride, inv, 0, m);
 }
 
-/* An unscaled transform of a direct plan, out of place (in and out must differ). */
+/* The outermost level of one long line, split between threads: its r sub-transforms
+ * (chunks 0..r-1), then its butterflies in ranges of k (they are independent). */
+typedef struct {
+    const fft_plan *p;
+    const cplx *in;
+    cplx *out;
+    int64_t r, m, krange;
+    int inv;
+} top_job;
+
 static void
-exec_direct(const fft_plan *p, const cplx *in, cplx *out, int inv)
+top_sub_transform(void *ctx, int64_t q)
 {
-    recurse(p, in, out, p->n, 1, 0, inv);
+    const top_job *j = ctx;
+    recurse(j->p, j->in + q, j->out + q * j->m, j->m, j->r, 1, j->inv);
+}
+
+static void
+top_butterflies(void *ctx, int64_t c)
+{
+    const top_job *j = ctx;
+    int64_t k0 = c * j->krange, k1 = k0 + j->krange < j->m ? k0 + j->krange : j->m;
+    butterfly(j->p, j->out, j->m, j->r, 1, j->inv, k0, k1);
+}
+
+/* An unscaled transform of a direct plan, out of place (in and out must differ).
+ * `par`: a parallel-for to split a long line with, or NULL. */
+static void
+exec_direct(const fft_plan *p, const cplx *in, cplx *out, int inv,
+            ga_fft_parallel_fn par)
+{
+    if (par == NULL || p->n < GA_FFT_PARALLEL_MIN || p->nfact < 2) {
+        recurse(p, in, out, p->n, 1, 0, inv);
+        return;
+    }
+    top_job j = {p, in, out, p->fact[0], p->n / p->fact[0], 4096, inv};
+    par(j.r, top_sub_transform, &j);
+    par((j.m + j.krange - 1) / j.krange, top_butterflies, &j);
 }
 
 /* Scratch a plan needs besides the line itself, in cplx elements. */
@@ -305,10 +372,11 @@ plan_scratch(const fft_plan *p)
 
 /* out = unscaled DFT of in (length n, out of place); `work` has plan_scratch(). */
 static void
-plan_exec(const fft_plan *p, const cplx *in, cplx *out, int inv, cplx *work)
+plan_exec(const fft_plan *p, const cplx *in, cplx *out, int inv, cplx *work,
+          ga_fft_parallel_fn par)
 {
     if (p->bluestein_m == 0) {
-        exec_direct(p, in, out, inv);
+        exec_direct(p, in, out, inv, par);
         return;
     }
     /* The inverse uses conj(chirp); its kernel's transform is conj(K[-k]). */
@@ -322,7 +390,7 @@ plan_exec(const fft_plan *p, const cplx *in, cplx *out, int inv, cplx *work)
         a[k] = cmul(in[k], c);
     }
     memset(a + n, 0, (size_t)(m - n) * sizeof *a);
-    exec_direct(p->sub, a, ah, 0);
+    exec_direct(p->sub, a, ah, 0, par);
     for (int64_t k = 0; k < m; k++) {
         cplx kh = p->kernel_hat[k];
         if (inv) {
@@ -331,7 +399,7 @@ plan_exec(const fft_plan *p, const cplx *in, cplx *out, int inv, cplx *work)
         }
         ah[k] = cmul(ah[k], kh);
     }
-    exec_direct(p->sub, ah, a, 1);
+    exec_direct(p->sub, ah, a, 1, par);
     for (int64_t k = 0; k < n; k++) {
         cplx c = p->chirp[k];
         if (inv) {
@@ -384,9 +452,8 @@ store(char *base, int dtype, int64_t i, cplx v)
 }
 
 int
-ga_cpu_fft(int dev, const ga_fft_desc *d)
+ga_fft_desc_check(const ga_fft_desc *d)
 {
-    (void)dev;
     if (d->dtype != GA_COMPLEX64 && d->dtype != GA_COMPLEX128) {
         return ga_error(GA_ERR_TYPE,
                         "fft: the backend takes complex64 or complex128, "
@@ -399,6 +466,22 @@ ga_cpu_fft(int dev, const ga_fft_desc *d)
                         "fft: bad descriptor (kind %d, n %lld, batch %lld)",
                         (int)d->kind, (long long)d->n, (long long)d->batch);
     }
+    return GA_OK;
+}
+
+int64_t
+ga_fft_line_scratch(const fft_plan *p)
+{
+    return 2 * p->n + plan_scratch(p);
+}
+
+void
+ga_fft_plan_lines(const fft_plan *p, const ga_fft_desc *d, int64_t b0, int64_t b1,
+                  void *scratch, ga_fft_parallel_fn par)
+{
+    int64_t in_len = 0,
+            out_len = 0; /* the descriptor was checked (ga_fft_desc_check) */
+    (void)ga_fft_line_lengths(d, &in_len, &out_len);
     int single = d->dtype == GA_COMPLEX64;
     int cdt = d->dtype, rdt = single ? GA_FLOAT32 : GA_FLOAT64;
     int in_dt = d->kind == GA_FFT_R2C ? rdt : cdt;
@@ -406,20 +489,9 @@ ga_cpu_fft(int dev, const ga_fft_desc *d)
     size_t in_item = (size_t)ga_dtype_infos[in_dt].itemsize;
     size_t out_item = (size_t)ga_dtype_infos[out_dt].itemsize;
     int inv = d->kind == GA_FFT_C2R || (d->kind == GA_FFT_C2C && d->inverse);
-
-    fft_plan *p;
-    GA_TRY(plan_new(d->n, &p));
     int64_t n = d->n;
-    cplx *line = malloc((size_t)(2 * n + plan_scratch(p)) * sizeof *line);
-    if (line == NULL) {
-        plan_free(p);
-        return ga_error(GA_ERR_NOMEM,
-                        "fft: out of host memory for the scratch of "
-                        "length %lld",
-                        (long long)n);
-    }
-    cplx *res = line + n, *work = line + 2 * n;
-    for (int64_t b = 0; b < d->batch; b++) {
+    cplx *line = scratch, *res = line + n, *work = line + 2 * n;
+    for (int64_t b = b0; b < b1; b++) {
         const char *src = d->in + (size_t)b * (size_t)in_len * in_item;
         char *dst = d->out + (size_t)b * (size_t)out_len * out_item;
         if (d->kind == GA_FFT_C2R) {
@@ -438,12 +510,30 @@ ga_cpu_fft(int dev, const ga_fft_desc *d)
                 line[k] = load(src, in_dt, k);
             }
         }
-        plan_exec(p, line, res, inv, work);
+        plan_exec(p, line, res, inv, work, par);
         for (int64_t k = 0; k < out_len; k++) {
             store(dst, out_dt, k, res[k]);
         }
     }
-    free(line);
-    plan_free(p);
+}
+
+int
+ga_cpu_fft(int dev, const ga_fft_desc *d)
+{
+    (void)dev;
+    GA_TRY(ga_fft_desc_check(d));
+    fft_plan *p;
+    GA_TRY(ga_fft_plan_new(d->n, &p));
+    cplx *scratch = malloc((size_t)ga_fft_line_scratch(p) * sizeof *scratch);
+    if (scratch == NULL) {
+        ga_fft_plan_free(p);
+        return ga_error(GA_ERR_NOMEM,
+                        "fft: out of host memory for the scratch of "
+                        "length %lld",
+                        (long long)d->n);
+    }
+    ga_fft_plan_lines(p, d, 0, d->batch, scratch, NULL);
+    free(scratch);
+    ga_fft_plan_free(p);
     return GA_OK;
 }

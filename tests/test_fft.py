@@ -77,6 +77,23 @@ def test_accuracy_over_sizes_matches_pocketfft(device, dtype, name):
     assert worst[0] <= TOL[dtype], worst
 
 
+def test_kept_plans_and_split_lines_agree_with_pocketfft(device):
+    """The CPU backend keeps plans between calls (at most 8: ten lengths twice evict
+    and rebuild them), splits one long line between threads (2**16 and 3 * 2**14:
+    mixed radix; 40009, a prime: Bluestein) and a batch into chunks of lines (64
+    lines of 1024, 48 of 5000). Every pass must give pocketfft's answer."""
+    lengths = [2**16, 3 * 2**14, 40009, 1024, 5000, 12, 97, 360, 4097, 10007]
+    for _ in range(2):
+        for n in lengths:
+            batch = 64 if n == 1024 else 48 if n == 5000 else 1
+            x = _data((batch, n), "complex128")
+            got = gfft.fft(gpuarr.asarray(x, device=device))
+            _check(got, np.fft.fft(x), device, TOL["complex128"])
+            r = x.real.copy()
+            _check(gfft.rfft(gpuarr.asarray(r, device=device)), np.fft.rfft(r), device,
+                   TOL["complex128"])
+
+
 @pytest.mark.parametrize("n", [1, 2, 7, 16, 31, 97, 1009, 4096, 2**16 + 1])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_real_transforms_round_trip_over_sizes(device, n, dtype):
