@@ -50,6 +50,12 @@ typedef struct fft_plan {
     cplx *chirp;          /* chirp[k] = exp(-pi i k^2 / n), k < n */
     cplx *kernel_hat;     /* FFT_M of the wrapped conj(chirp), divided by M */
     struct fft_plan *sub; /* direct plan of length M */
+    /* Real plans (R2C and C2R of an even n): the n real points as n/2 complex ones,
+     * z[k] = x[2k] + i x[2k + 1], through the complex plan of n/2, and one pass that
+     * separates the transforms of the even and odd points: half the work of a complex
+     * transform of length n. */
+    struct fft_plan *half; /* the complex plan of n/2 */
+    cplx *rtw;             /* rtw[k] = exp(-2 pi i k / n), k <= n/2 */
 } fft_plan;
 
 static inline cplx
@@ -115,8 +121,8 @@ factor(int64_t n, fft_plan *p)
     return n;
 }
 
-int
-ga_fft_plan_new(int64_t n, fft_plan **out)
+static int
+plan_new_complex(int64_t n, fft_plan **out)
 {
     fft_plan *p = calloc(1, sizeof *p);
     if (p == NULL) {
@@ -172,7 +178,7 @@ ga_fft_plan_new(int64_t n, fft_plan **out)
             b[m - k] = c;
         }
     }
-    int st = ga_fft_plan_new(m, &p->sub);
+    int st = plan_new_complex(m, &p->sub);
     if (st != GA_OK) {
         free(b);
         ga_fft_plan_free(p);
@@ -201,7 +207,43 @@ ga_fft_plan_free(fft_plan *p)
     free(p->chirp);
     free(p->kernel_hat);
     ga_fft_plan_free(p->sub);
+    free(p->rtw);
+    ga_fft_plan_free(p->half);
     free(p);
+}
+
+int
+ga_fft_plan_new(int64_t n, int real, fft_plan **out)
+{
+    if (!real || n % 2 != 0) {
+        return plan_new_complex(n, out);
+    }
+    fft_plan *p = calloc(1, sizeof *p);
+    int64_t h = n / 2;
+    if (p == NULL || (p->rtw = malloc((size_t)(h + 1) * sizeof *p->rtw)) == NULL) {
+        free(p);
+        return ga_error(GA_ERR_NOMEM,
+                        "fft: out of host memory for a plan of length %lld",
+                        (long long)n);
+    }
+    p->n = n;
+    for (int64_t k = 0; k <= h; k++) {
+        double a = -2.0 * M_PI * (double)k / (double)n;
+        p->rtw[k] = (cplx){cos(a), sin(a)};
+    }
+    int st = plan_new_complex(h, &p->half);
+    if (st != GA_OK) {
+        ga_fft_plan_free(p);
+        return st;
+    }
+    *out = p;
+    return GA_OK;
+}
+
+int
+ga_fft_plan_is_real(const fft_plan *p)
+{
+    return p->half != NULL;
 }
 
 size_t
@@ -213,7 +255,9 @@ ga_fft_plan_bytes(const fft_plan *p)
     int64_t tables = p->tw != NULL ? p->n : 0;
     tables += p->chirp != NULL ? p->n : 0;
     tables += p->kernel_hat != NULL ? p->bluestein_m : 0;
-    return sizeof *p + (size_t)tables * sizeof(cplx) + ga_fft_plan_bytes(p->sub);
+    tables += p->rtw != NULL ? p->n / 2 + 1 : 0;
+    return sizeof *p + (size_t)tables * sizeof(cplx) + ga_fft_plan_bytes(p->sub) +
+           ga_fft_plan_bytes(p->half);
 }
 
 int64_t
@@ -472,7 +516,64 @@ ga_fft_desc_check(const ga_fft_desc *d)
 int64_t
 ga_fft_line_scratch(const fft_plan *p)
 {
+    if (p->half != NULL) {
+        return p->n + plan_scratch(p->half); /* two lines of n/2 */
+    }
     return 2 * p->n + plan_scratch(p);
+}
+
+/* Lines of a real plan: R2C packs the n real points into n/2 complex ones and
+ * separates the transform after (X[k] = E[k] + w^k O[k], with E and O the transforms
+ * of the even and odd points: E[k] = (Z[k] + conj Z[h-k]) / 2 and
+ * O[k] = -i (Z[k] - conj Z[h-k]) / 2); C2R does the reverse before an inverse
+ * transform of n/2 and unpacks. Both unscaled, as the complex path. */
+static void
+real_lines(const fft_plan *p, const ga_fft_desc *d, int64_t b0, int64_t b1,
+           cplx *scratch, ga_fft_parallel_fn par, int64_t in_len, int64_t out_len)
+{
+    int64_t h = p->n / 2;
+    int rdt = d->dtype == GA_COMPLEX64 ? GA_FLOAT32 : GA_FLOAT64, cdt = d->dtype;
+    size_t ritem = (size_t)ga_dtype_infos[rdt].itemsize;
+    size_t citem = (size_t)ga_dtype_infos[cdt].itemsize;
+    cplx *z = scratch, *zh = scratch + h, *work = scratch + 2 * h;
+    for (int64_t b = b0; b < b1; b++) {
+        if (d->kind == GA_FFT_R2C) {
+            const char *src = d->in + (size_t)b * (size_t)in_len * ritem;
+            char *dst = d->out + (size_t)b * (size_t)out_len * citem;
+            for (int64_t k = 0; k < h; k++) {
+                z[k] = (cplx){load(src, rdt, 2 * k).re, load(src, rdt, 2 * k + 1).re};
+            }
+            plan_exec(p->half, z, zh, 0, work, par);
+            for (int64_t k = 0; k <= h; k++) {
+                cplx a = zh[k == h ? 0 : k], c = zh[k == 0 ? 0 : h - k];
+                cplx bc = {c.re, -c.im};
+                cplx e = cscale(cadd(a, bc), 0.5);
+                cplx o = cscale(rot(csub(a, bc), 0), 0.5); /* -i (a - conj c) / 2 */
+                store(dst, cdt, k, cadd(e, cmul(p->rtw[k], o)));
+            }
+        } else {
+            const char *src = d->in + (size_t)b * (size_t)in_len * citem;
+            char *dst = d->out + (size_t)b * (size_t)out_len * ritem;
+            /* The imaginary parts of X[0] and X[n/2] are dropped, as pocketfft does
+             * (they reach only the imaginary part of a full-length inverse). */
+            cplx x0 = load(src, cdt, 0), xh = load(src, cdt, h);
+            x0.im = 0.0;
+            xh.im = 0.0;
+            for (int64_t k = 0; k < h; k++) {
+                cplx a = k == 0 ? x0 : load(src, cdt, k);
+                cplx c = k == 0 ? xh : load(src, cdt, h - k);
+                cplx bc = {c.re, -c.im};
+                cplx wc = {p->rtw[k].re, -p->rtw[k].im};
+                /* (a + conj c) + i conj(w^k) (a - conj c) */
+                z[k] = cadd(cadd(a, bc), rot(cmul(wc, csub(a, bc)), 1));
+            }
+            plan_exec(p->half, z, zh, 1, work, par);
+            for (int64_t k = 0; k < h; k++) {
+                store(dst, rdt, 2 * k, (cplx){zh[k].re, 0.0});
+                store(dst, rdt, 2 * k + 1, (cplx){zh[k].im, 0.0});
+            }
+        }
+    }
 }
 
 void
@@ -482,6 +583,10 @@ ga_fft_plan_lines(const fft_plan *p, const ga_fft_desc *d, int64_t b0, int64_t b
     int64_t in_len = 0,
             out_len = 0; /* the descriptor was checked (ga_fft_desc_check) */
     (void)ga_fft_line_lengths(d, &in_len, &out_len);
+    if (p->half != NULL) {
+        real_lines(p, d, b0, b1, scratch, par, in_len, out_len);
+        return;
+    }
     int single = d->dtype == GA_COMPLEX64;
     int cdt = d->dtype, rdt = single ? GA_FLOAT32 : GA_FLOAT64;
     int in_dt = d->kind == GA_FFT_R2C ? rdt : cdt;
@@ -523,7 +628,7 @@ ga_cpu_fft(int dev, const ga_fft_desc *d)
     (void)dev;
     GA_TRY(ga_fft_desc_check(d));
     fft_plan *p;
-    GA_TRY(ga_fft_plan_new(d->n, &p));
+    GA_TRY(ga_fft_plan_new(d->n, d->kind != GA_FFT_C2C, &p));
     cplx *scratch = malloc((size_t)ga_fft_line_scratch(p) * sizeof *scratch);
     if (scratch == NULL) {
         ga_fft_plan_free(p);

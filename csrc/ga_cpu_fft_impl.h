@@ -22,7 +22,9 @@ typedef void (*ga_fft_parallel_fn)(int64_t nchunks,
                                    void (*fn)(void *ctx, int64_t chunk), void *ctx);
 
 int ga_fft_desc_check(const ga_fft_desc *d); /* GA_OK, or a GA_ERR_* with its message */
-int ga_fft_plan_new(int64_t n, ga_fft_plan **out);
+/* real: a plan for R2C and C2R lines (half the work when n is even). */
+int ga_fft_plan_new(int64_t n, int real, ga_fft_plan **out);
+int ga_fft_plan_is_real(const ga_fft_plan *p);
 void ga_fft_plan_free(ga_fft_plan *p);
 size_t ga_fft_plan_bytes(const ga_fft_plan *p); /* what the plan holds, for the cache */
 int64_t ga_fft_plan_length(const ga_fft_plan *p);

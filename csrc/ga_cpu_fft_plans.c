@@ -42,13 +42,14 @@ after_fork_child(void)
 }
 
 static ga_fft_plan *
-cached_take(int64_t n)
+cached_take(int64_t n, int real)
 {
     ga_fft_plan *found = NULL;
     ga_mutex_lock(&cache.mu);
     for (int i = 0; i < GA_FFT_PLANS; i++) {
         plan_slot *s = &cache.slot[i];
-        if (s->plan != NULL && ga_fft_plan_length(s->plan) == n) {
+        if (s->plan != NULL && ga_fft_plan_length(s->plan) == n &&
+            ga_fft_plan_is_real(s->plan) == (real && n % 2 == 0)) {
             s->users++;
             s->last_use = ++cache.clock;
             found = s->plan;
@@ -142,10 +143,11 @@ ga_cpu_fft_cached(int dev, const ga_fft_desc *d)
     if (d->batch == 0) {
         return GA_OK;
     }
-    ga_fft_plan *p = cached_take(d->n);
+    int real = d->kind != GA_FFT_C2C;
+    ga_fft_plan *p = cached_take(d->n, real);
     int owned = 0;
     if (p == NULL) {
-        GA_TRY(ga_fft_plan_new(d->n, &p));
+        GA_TRY(ga_fft_plan_new(d->n, real, &p));
         owned = !cached_put(p);
     }
     /* One line: the pool splits it (ga_cpu_fft.c, exec_direct). Several: chunks of
