@@ -353,6 +353,24 @@ recurse(const fft_plan *p, const cplx *in, cplx *out, int64_t n, int64_t stride,
         return;
     }
     int64_t r = p->fact[f], m = n / r;
+    if (m == 1 && (r == 4 || r == 2)) {
+        /* The last level of the common radices: a DFT of the inputs themselves, whose
+         * twiddles are all 1 (no multiplications, no call per element). */
+        cplx x0 = in[0], x1 = in[stride];
+        if (r == 2) {
+            out[0] = cadd(x0, x1);
+            out[1] = csub(x0, x1);
+            return;
+        }
+        cplx x2 = in[2 * stride], x3 = in[3 * stride];
+        cplx s02 = cadd(x0, x2), d02 = csub(x0, x2);
+        cplx s13 = cadd(x1, x3), d13 = rot(csub(x1, x3), inv);
+        out[0] = cadd(s02, s13);
+        out[1] = cadd(d02, d13);
+        out[2] = csub(s02, s13);
+        out[3] = csub(d02, d13);
+        return;
+    }
     if (m == 1) {
         /* The last level: its r sub-transforms have length 1, so they are the inputs
          * themselves; gathering them here saves a call per element. */
