@@ -131,7 +131,8 @@ model_for_name(const char *name)
 {
     static const struct {
         const char *part, *model;
-    } names[] = {{"Tesla T4", "T4"}, {"A100-SXM4-40GB", "A100"}, {"H100 80GB HBM3", "H100"}};
+    } names[] = {
+        {"Tesla T4", "T4"}, {"A100-SXM4-40GB", "A100"}, {"H100 80GB HBM3", "H100"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         const ga_gpu_model *m;
         if (strstr(name, names[i].part) != NULL &&
