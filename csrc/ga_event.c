@@ -99,19 +99,27 @@ ga_event_wait_uncounted(ga_event *ev)
         ev->be, ev->be->event_synchronize(ga_device_local(ev->device), ev->handle));
 }
 
+/* Each device keeps its own clock, measured or modeled. */
+static int
+same_device(const ga_event *start, const ga_event *end)
+{
+    if (ga_device_eq(start->device, end->device)) {
+        return GA_OK;
+    }
+    char a[32], b[32];
+    return ga_error(GA_ERR_VALUE,
+                    "elapsed_time: the events were recorded on different devices "
+                    "(%s and %s); each device keeps its own clock, so record both "
+                    "on one device",
+                    ga_device_str(start->device, a, sizeof(a)),
+                    ga_device_str(end->device, b, sizeof(b)));
+}
+
 int
 ga_event_elapsed_ms(ga_event *start, ga_event *end, double *ms)
 {
     *ms = 0.0;
-    if (!ga_device_eq(start->device, end->device)) {
-        char a[32], b[32];
-        return ga_error(GA_ERR_VALUE,
-                        "elapsed_time: the events were recorded on different devices "
-                        "(%s and %s); each device keeps its own clock, so record both "
-                        "on one device",
-                        ga_device_str(start->device, a, sizeof(a)),
-                        ga_device_str(end->device, b, sizeof(b)));
-    }
+    GA_TRY(same_device(start, end));
     if (start->be == NULL) {
         *ms = (double)(end->host_ns - start->host_ns) / 1e6;
         return GA_OK;
@@ -139,15 +147,8 @@ int
 ga_event_elapsed_modeled_ms(ga_event *start, ga_event *end, double *ms)
 {
     *ms = 0.0;
-    char a[32], b[32];
-    if (!ga_device_eq(start->device, end->device)) {
-        return ga_error(GA_ERR_VALUE,
-                        "elapsed_time: the events were recorded on different devices "
-                        "(%s and %s); each device keeps its own clock, so record both "
-                        "on one device",
-                        ga_device_str(start->device, a, sizeof(a)),
-                        ga_device_str(end->device, b, sizeof(b)));
-    }
+    char a[32];
+    GA_TRY(same_device(start, end));
     if (start->model_s < 0 || end->model_s < 0) {
         return ga_error(
             GA_ERR_VALUE,

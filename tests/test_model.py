@@ -114,6 +114,14 @@ with gpuarr.profile() as prof3:
     q1 = p1 @ p1
     gpuarr.synchronize()
 out["records3"] = recs(prof3)
+# two devices keep two modeled clocks
+f0, f1 = gpuarr.Event(), gpuarr.Event()
+f0.record(d0)
+f1.record(d1)
+try:
+    f0.elapsed_time(f1, clock="modeled")
+except ValueError as e:
+    out["two_clocks"] = str(e)
 print(json.dumps(out))
 '''
 
@@ -185,6 +193,10 @@ def test_two_devices_run_side_by_side(modeled):
     (b,) = [r for r in _ops(recs, "matmul") if r[3] == "gpu(1)"]
     assert a[4] < b[5] and b[4] < a[5]  # the intervals overlap
     assert b[4] - a[4] < 1e-3  # both start when the host queued them
+
+
+def test_events_of_two_devices_have_two_modeled_clocks(modeled):
+    assert "different devices (gpu(0) and gpu(1))" in modeled["two_clocks"]
 
 
 def test_profiling_changes_no_result_no_count_no_modeled_time(modeled):
