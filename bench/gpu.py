@@ -32,6 +32,11 @@ once, best of --rounds):
   exercise 1      the chapter's exercise: n x n matmul on the CPU against each GPU,
                   by size, in milliseconds
 
+Where the GPU carries a performance model (a real T4, A100-SXM4-40GB or H100 SXM, or
+simulated ones started with GPUARR_SIMULATE_GPUS=1:T4; docs/modeled_time.md), each
+gpuarr row also records the model's time over the measured one ("modeled/measured";
+"modeled_over_measured" in --json): how far the roofline is from this GPU.
+
 --json and --markdown write the table (the markdown puts gpuarr, CuPy and PyTorch side
 by side) after every section, so a run stopped from outside keeps what it measured;
 --budget stops starting new rows after that many seconds (a note says what was left).
@@ -58,25 +63,42 @@ from gpuarr import _core
 GB = 1e9
 
 
+# The last timed() row's modeled time over its measured time, where the GPU carries a
+# performance model (docs/modeled_time.md): Table.add records it with the next gpuarr
+# row, so a real T4, A100 or H100 shows how far the model is from the measurement.
+_last_model_ratio = [None]
+
+
 def timed(fn, device, rounds, min_time):
     """Best seconds per call of fn on device: warm up, then loops of doubling length
-    until one lasts min_time, synchronising only at the ends of a loop."""
+    until one lasts min_time, synchronising only at the ends of a loop. Where the device
+    carries a performance model, two events around each loop also give the modeled time
+    (cheap: two event records), kept in _last_model_ratio."""
     fn()
     gpuarr.synchronize(device)
-    best = float("inf")
+    modeled = gpuarr.device_model(device) is not None
+    best, best_modeled = float("inf"), None
     for _ in range(rounds):
         n = 1
         while True:
             gpuarr.synchronize(device)
+            if modeled:
+                e0, e1 = gpuarr.Event(), gpuarr.Event()
+                e0.record(device)
             t0 = time.perf_counter()
             for _ in range(n):
                 fn()
+            if modeled:
+                e1.record(device)
             gpuarr.synchronize(device)
             dt = time.perf_counter() - t0
             if dt >= min_time or n >= 1 << 20:
                 break
             n *= 2 if dt <= 0 else max(2, min(64, int(min_time / dt * 1.2)))
-        best = min(best, dt / n)
+        if dt / n < best:
+            best = dt / n
+            best_modeled = e0.elapsed_time(e1, clock="modeled") / 1e3 / n if modeled else None
+    _last_model_ratio[0] = None if best_modeled is None or best <= 0 else best_modeled / best
     return best
 
 
@@ -119,11 +141,17 @@ class Table:
             unit=None, of_copy=None, ratio=None):
         """A measured row; `value` `unit` the rate as a number, `of_copy` its fraction of
         the copy's bandwidth, `ratio` gpuarr's time over this (peer) library's."""
+        model_ratio = None
+        if lib == "gpuarr":
+            model_ratio, _last_model_ratio[0] = _last_model_ratio[0], None
+            if model_ratio is not None:
+                vs = f"{vs}; modeled/measured {model_ratio:.2f}".lstrip("; ")
         self.rows.append((group, what, size, _fmt_time(seconds), rate, vs))
         self.records.append({"group": group, "operation": what.split(": ", 1)[-1].strip()
                              if lib != "gpuarr" else what, "lib": lib, "size": size,
                              "seconds": seconds, "rate": value, "unit": unit,
                              "of_copy": of_copy, "gpuarr_time_over_lib": ratio,
+                             "modeled_over_measured": model_ratio,
                              "text": rate, "vs": vs})
 
     def note(self, group, what, text):

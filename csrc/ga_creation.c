@@ -116,7 +116,7 @@ ga_fill(ga_array *a, const ga_scalar_bytes *value)
     ga_loop_add_scalar(&loop, (ga_dtype)a->dtype, value);
     ga_loop_coalesce(&loop);
     ga_device_count_work(ga_array_device(a), GA_WORK_ELEMENTWISE, 1);
-    if (ga_prof_on()) {
+    if (ga_describe_on()) {
         ga_prof_describe_loop("fill", &loop);
     }
     return ga_backend_status(

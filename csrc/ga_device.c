@@ -15,6 +15,7 @@
 #include "ga_blas.h"
 #include "ga_error.h"
 #include "ga_fault.h"
+#include "ga_model.h"
 #include "ga_platform.h"
 #include "ga_prof.h"
 
@@ -26,6 +27,7 @@ static struct {
     char reason[512];
     char plugin_dir[4096];
     int forked_child; /* set in a child forked after CUDA started */
+    int env_error;    /* GPUARR_SIMULATE_GPUS is misspelt: `reason` says how */
     void *(*wait_begin)(void);
     void (*wait_end)(void *);
 } devs;
@@ -81,6 +83,64 @@ env_count(const char *name, int *out)
     }
     *out = (int)n;
     return 1;
+}
+
+/* GPUARR_SIMULATE_GPUS: N, or N:MODEL (a GPU model of ga_model.h). 0 when unset, 1
+ * with *n and *m set (*m NULL without a model), -1 when misspelt (devs.reason says
+ * how to spell it). */
+static int
+env_simulate(int *n, const ga_gpu_model **m)
+{
+    const char *v = getenv("GPUARR_SIMULATE_GPUS");
+    *m = NULL;
+    if (v == NULL || *v == '\0') {
+        return 0;
+    }
+    char *end;
+    long cnt = strtol(v, &end, 10);
+    int bad_count =
+        end == v || (*end != '\0' && *end != ':') || cnt < 0 || cnt > GA_MAX_DEVICES;
+    if (!bad_count && *end == ':' && ga_model_lookup(end + 1, m) != GA_OK) {
+        snprintf(devs.reason, sizeof(devs.reason), "GPUARR_SIMULATE_GPUS=%.40s: %s", v,
+                 ga_error_message());
+        return -1;
+    }
+    if (bad_count) {
+        char known[64] = "";
+        for (int i = 0; i < ga_model_count(); i++) {
+            size_t used = strlen(known);
+            snprintf(known + used, sizeof(known) - used, "%s%s", i ? ", " : "",
+                     ga_model_at(i)->name);
+        }
+        snprintf(
+            devs.reason, sizeof(devs.reason),
+            "GPUARR_SIMULATE_GPUS=%.40s is not a number of simulated GPUs between "
+            "0 and %d, optionally followed by ':' and a GPU model (%s): for example "
+            "GPUARR_SIMULATE_GPUS=2 or GPUARR_SIMULATE_GPUS=2:T4",
+            v, GA_MAX_DEVICES, known);
+        return -1;
+    }
+    *n = (int)cnt;
+    return 1;
+}
+
+/* The model of a real GPU named `name` (the exact products of ga_model.c only), so
+ * that a profile on it shows the model beside the measurement. */
+static const ga_gpu_model *
+model_for_name(const char *name)
+{
+    static const struct {
+        const char *part, *model;
+    } names[] = {
+        {"Tesla T4", "T4"}, {"A100-SXM4-40GB", "A100"}, {"H100 80GB HBM3", "H100"}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const ga_gpu_model *m;
+        if (strstr(name, names[i].part) != NULL &&
+            ga_model_lookup(names[i].model, &m) == GA_OK) {
+            return m;
+        }
+    }
+    return NULL;
 }
 
 static void
@@ -160,16 +220,25 @@ resolve(void)
         }
         return;
     }
-    if (env_count("GPUARR_SIMULATE_GPUS", &n)) {
+    const ga_gpu_model *model;
+    int sim = env_simulate(&n, &model);
+    if (sim < 0) {
+        devs.env_error = 1;
+        return;
+    }
+    if (sim > 0) {
         if (n > 0) {
             devs.mode = GA_GPU_SIMULATED;
             devs.gpu_backend = &ga_backend_simulated;
             devs.count = n;
+            ga_model_select(model);
             snprintf(
                 devs.reason, sizeof(devs.reason),
-                "GPUARR_SIMULATE_GPUS=%d: simulated GPUs (host memory, CPU kernels, "
-                "every device rule of a real GPU)",
-                n);
+                "GPUARR_SIMULATE_GPUS=%s: simulated GPUs (host memory, CPU kernels, "
+                "every device rule of a real GPU)%s%s",
+                getenv("GPUARR_SIMULATE_GPUS"),
+                model ? ", with the modeled time of an " : "",
+                model ? model->full_name : "");
         } else {
             snprintf(devs.reason, sizeof(devs.reason), "GPUARR_SIMULATE_GPUS=0");
         }
@@ -190,6 +259,11 @@ resolve(void)
     devs.gpu_backend = be;
     devs.count = cnt;
     devs.reason[0] = '\0';
+    ga_device_props p;
+    memset(&p, 0, sizeof(p));
+    if (be->device_props != NULL && be->device_props(0, &p) == GA_OK) {
+        ga_model_select(model_for_name(p.name));
+    }
     ga_atfork(NULL, NULL, mark_forked_child);
 }
 
@@ -201,13 +275,20 @@ ga_gpu_mode_get(void)
 }
 
 int
-ga_simulate_gpus_if_none(int n)
+ga_simulate_gpus_if_none(int n, const char *model_name, int *switched)
 {
+    const ga_gpu_model *m = NULL;
+    *switched = 0;
+    if (model_name != NULL) {
+        GA_TRY(ga_model_lookup(model_name, &m));
+    }
     resolve();
-    int n_env = 0;
+    if (devs.env_error) {
+        return ga_error(GA_ERR_VALUE, "%s", devs.reason);
+    }
     if (devs.mode != GA_GPU_NONE || n <= 0 || n > GA_MAX_DEVICES ||
-        env_count("GPUARR_SIMULATE_GPUS", &n_env)) {
-        return 0; /* a GPU exists, or the environment chose (0 included) */
+        getenv("GPUARR_SIMULATE_GPUS") != NULL) {
+        return GA_OK; /* a GPU exists, or the environment chose (0 included) */
     }
     /* Safe at any time: with no GPU, no array, default device or stream can refer to
      * one, so nothing made before the switch becomes stale. */
@@ -217,9 +298,18 @@ ga_simulate_gpus_if_none(int n)
     snprintf(
         devs.reason, sizeof(devs.reason),
         "no GPU found, so gpuarr simulates %d (host memory, CPU kernels, every device "
-        "rule of a real GPU)",
-        n);
-    return 1;
+        "rule of a real GPU)%s%s",
+        n, m ? ", with the modeled time of an " : "", m ? m->full_name : "");
+    ga_model_select(m);
+    *switched = 1;
+    return GA_OK;
+}
+
+int
+ga_devices_env_error(void)
+{
+    resolve();
+    return devs.env_error ? ga_error(GA_ERR_VALUE, "%s", devs.reason) : GA_OK;
 }
 
 int
@@ -274,6 +364,9 @@ ga_device_backend(ga_device d, const ga_backend **out)
         return GA_OK;
     }
     resolve();
+    if (devs.env_error) {
+        return ga_error(GA_ERR_VALUE, "%s", devs.reason);
+    }
     if (d.index < 0 || d.index >= devs.count) {
         return no_such_device(d);
     }

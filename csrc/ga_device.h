@@ -66,9 +66,14 @@ void *ga_host_work_begin(void);
 void ga_host_work_end(void *token);
 ga_gpu_mode ga_gpu_mode_get(void);
 int ga_num_gpus(void);
+/* GA_ERR_VALUE saying how to spell it when GPUARR_SIMULATE_GPUS is misspelt (there
+ * are no GPUs then, and every use of one raises that error), else GA_OK. */
+int ga_devices_env_error(void);
 /* When no GPU was found and the environment did not choose, switch to `n` simulated
- * GPUs (any time: no array can live on a GPU that does not exist). 1 if it switched. */
-int ga_simulate_gpus_if_none(int n);
+ * GPUs (any time: no array can live on a GPU that does not exist), carrying the GPU
+ * model named `model` (ga_model.h; NULL: none). *switched = 1 if it switched;
+ * GA_ERR_VALUE for an unknown model or a misspelt GPUARR_SIMULATE_GPUS. */
+int ga_simulate_gpus_if_none(int n, const char *model, int *switched);
 /* Why there are no (real) GPUs, or "" */
 const char *ga_gpu_reason(void);
 

@@ -75,6 +75,9 @@ ga_device_count_work(ga_device d, ga_work_kind k, int64_t n)
     if (ga_prof_on()) { /* every dispatch point is here: the profiler's too */
         ga_prof_op_begin(d, (int)k);
     }
+    if (ga_model_on()) { /* and the modeled clock's (after the profiler's record) */
+        ga_model_op_begin(d, (int)k);
+    }
 }
 
 void

@@ -299,7 +299,7 @@ launch(const ga_backend *be, ga_device dev, int op, ga_loop *loop)
     }
     ga_loop_coalesce(loop);
     ga_device_count_work(dev, GA_WORK_ELEMENTWISE, 1);
-    if (ga_prof_on()) {
+    if (ga_describe_on()) {
         ga_prof_describe_loop(ga_op_names[op], loop);
     }
     return ga_backend_status(be, be->elementwise(ga_device_local(dev), op, loop));

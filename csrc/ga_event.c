@@ -8,6 +8,7 @@
 
 #include "ga_backend.h"
 #include "ga_error.h"
+#include "ga_model.h"
 #include "ga_platform.h"
 #include "ga_prof.h"
 #include "ga_transfer.h"
@@ -17,6 +18,7 @@ struct ga_event {
     const ga_backend *be; /* NULL: a host timestamp (below) */
     void *handle;         /* the backend's event */
     int64_t host_ns;
+    double model_s; /* on the device's modeled clock (ga_model.h), -1 without a model */
 };
 
 static int
@@ -38,6 +40,7 @@ ga_event_record(ga_device d, ga_event **out)
         return ga_error(GA_ERR_NOMEM, "out of host memory for an event");
     }
     ev->device = d;
+    ev->model_s = ga_model_event_time(d);
     if (d.kind != GA_DEV_CPU && has_events(be)) {
         int st =
             ga_backend_status(be, be->event_record(ga_device_local(d), &ev->handle));
@@ -78,6 +81,9 @@ ga_event_synchronize(ga_event *ev)
     }
     ga_count_sync();
     ga_prof_wait_begin(ev->device, "Event.synchronize()", 0);
+    if (ev->model_s >= 0) {
+        ga_model_host_wait_until(ev->device, ev->model_s);
+    }
     int st = ga_event_wait_uncounted(ev);
     ga_prof_close();
     return st;
@@ -93,19 +99,27 @@ ga_event_wait_uncounted(ga_event *ev)
         ev->be, ev->be->event_synchronize(ga_device_local(ev->device), ev->handle));
 }
 
+/* Each device keeps its own clock, measured or modeled. */
+static int
+same_device(const ga_event *start, const ga_event *end)
+{
+    if (ga_device_eq(start->device, end->device)) {
+        return GA_OK;
+    }
+    char a[32], b[32];
+    return ga_error(GA_ERR_VALUE,
+                    "elapsed_time: the events were recorded on different devices "
+                    "(%s and %s); each device keeps its own clock, so record both "
+                    "on one device",
+                    ga_device_str(start->device, a, sizeof(a)),
+                    ga_device_str(end->device, b, sizeof(b)));
+}
+
 int
 ga_event_elapsed_ms(ga_event *start, ga_event *end, double *ms)
 {
     *ms = 0.0;
-    if (!ga_device_eq(start->device, end->device)) {
-        char a[32], b[32];
-        return ga_error(GA_ERR_VALUE,
-                        "elapsed_time: the events were recorded on different devices "
-                        "(%s and %s); each device keeps its own clock, so record both "
-                        "on one device",
-                        ga_device_str(start->device, a, sizeof(a)),
-                        ga_device_str(end->device, b, sizeof(b)));
-    }
+    GA_TRY(same_device(start, end));
     if (start->be == NULL) {
         *ms = (double)(end->host_ns - start->host_ns) / 1e6;
         return GA_OK;
@@ -127,6 +141,26 @@ ga_event_elapsed_ms(ga_event *start, ga_event *end, double *ms)
     }
     return ga_backend_status(
         start->be, start->be->event_elapsed(dev, start->handle, end->handle, ms));
+}
+
+int
+ga_event_elapsed_modeled_ms(ga_event *start, ga_event *end, double *ms)
+{
+    *ms = 0.0;
+    char a[32];
+    GA_TRY(same_device(start, end));
+    if (start->model_s < 0 || end->model_s < 0) {
+        return ga_error(
+            GA_ERR_VALUE,
+            "elapsed_time(clock='modeled'): %s carried no performance model "
+            "when the events were recorded; only GPUs started with a model "
+            "have one (GPUARR_SIMULATE_GPUS=2:T4, or "
+            "gpuarr.simulate_gpus_if_none(2, model=\"T4\")); use "
+            "clock='measured'",
+            ga_device_str(start->device, a, sizeof(a)));
+    }
+    *ms = (end->model_s - start->model_s) * 1e3;
+    return GA_OK;
 }
 
 int

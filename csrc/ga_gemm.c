@@ -266,7 +266,7 @@ batched_gemm_aligned(const ga_array *a, const ga_array *b, ga_array *c)
         g.b = b0 + (swapped ? offa : offb);
         g.c = c0 + offc;
         ga_device_count_work(ga_array_device(c), GA_WORK_GEMM, g.batch);
-        if (ga_prof_on()) {
+        if (ga_describe_on()) {
             int64_t mnk[4] = {g.batch, g.m, g.n, g.k}, it = ga_dtype_itemsize(g.dtype);
             ga_prof_describe("matmul", g.dtype, 4, mnk,
                              g.batch * it * (g.m * g.k + g.k * g.n + g.m * g.n));

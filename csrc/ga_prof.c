@@ -66,7 +66,9 @@ new_slot(ga_device d, int is_wait, const char *name, int64_t now)
     s->r.ndim = -1;
     s->r.bytes = -1;
     s->r.host_start_ns = now;
+    s->r.model_start_s = s->r.model_end_s = s->r.model_host_s = -1.0;
     ga_mutex_unlock(&mu);
+    ga_model_forget(); /* what the model does next belongs to this record */
     return i;
 }
 
@@ -96,6 +98,12 @@ ga_prof_close(void)
     ga_device d = slots[i].r.device;
     int gpu = is_gpu_op(d, slots[i].r.is_wait);
     slots[i].r.host_end_ns = now;
+    double ms, me, mh;
+    if (ga_model_take_last(d, &ms, &me, &mh)) {
+        slots[i].r.model_start_s = ms;
+        slots[i].r.model_end_s = me;
+        slots[i].r.model_host_s = mh;
+    }
     ga_mutex_unlock(&mu);
     if (gpu) {
         ga_event *ev = NULL;
@@ -145,6 +153,9 @@ void
 ga_prof_describe(const char *name, int dtype, int ndim, const int64_t *shape,
                  int64_t bytes)
 {
+    if (ga_model_on()) {
+        ga_model_op_cost(name, dtype, ndim, shape, bytes);
+    }
     if (!ga_prof_on() || open_idx < 0) {
         return;
     }
@@ -163,7 +174,7 @@ ga_prof_describe(const char *name, int dtype, int ndim, const int64_t *shape,
 void
 ga_prof_describe_loop(const char *name, const ga_loop *loop)
 {
-    if (!ga_prof_on() || open_idx < 0) {
+    if (!ga_describe_on()) {
         return;
     }
     int64_t bytes = 0;

@@ -16,6 +16,7 @@
 
 #include "ga_backend.h" /* ga_loop */
 #include "ga_device.h"
+#include "ga_model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,6 +29,14 @@ static inline int
 ga_prof_on(void)
 {
     return __atomic_load_n(&ga_prof_active, __ATOMIC_RELAXED);
+}
+
+/* Whether the dispatch points describe their operation (ga_prof_describe): for a
+ * profile, or for the modeled clock of a GPU model (ga_model.h). */
+static inline int
+ga_describe_on(void)
+{
+    return ga_prof_on() || ga_model_on();
 }
 
 /* One record, as ga_prof_stop hands them back. Times in ns of the host's monotonic
@@ -44,6 +53,10 @@ typedef struct {
     int64_t bytes; /* operands and result, or what the wait moved; -1 unknown */
     int64_t host_start_ns, host_end_ns; /* the call on the host */
     int64_t dev_start_ns, dev_end_ns;   /* on the device (CPU: the call) */
+    /* modeled (ga_model.h), in s of the modeled clocks, -1 without a model: an
+     * operation's interval on its device and the host's clock when it was queued, or
+     * a host wait's interval on the host (model_host_s its start) */
+    double model_start_s, model_end_s, model_host_s;
 } ga_prof_record;
 
 /* The records' clock (the host's monotonic clock), in ns. */
@@ -57,7 +70,8 @@ int ga_prof_stop(ga_prof_record **out, int64_t *n);
 /* The hooks (each a no-op unless ga_prof_on()): */
 void ga_prof_op_begin(ga_device d, int work_kind);
 /* Describe the operation opened last on this thread (name, result dtype and shape,
- * bytes read and written). */
+ * bytes read and written), for the profile and the modeled clock (call it when
+ * ga_describe_on()). */
 void ga_prof_describe(const char *name, int dtype, int ndim, const int64_t *shape,
                       int64_t bytes);
 /* The same from an elementwise loop: its output's dtype, its shape, and the bytes

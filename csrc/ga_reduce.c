@@ -292,7 +292,7 @@ reduce_aligned(ga_reduce_op op, const ga_array *in, uint32_t mask, int keepdims,
         goto done;
     }
     ga_device_count_work(ga_array_device(in), GA_WORK_REDUCE, 1);
-    if (ga_prof_on()) { /* the input's shape (the result's is smaller) */
+    if (ga_describe_on()) { /* the input's shape (the result's is smaller) */
         ga_prof_describe(ga_reduce_names[op], r.out_dtype, in->ndim, in->shape,
                          ga_array_size(in) * ga_dtype_itemsize((ga_dtype)r.in_dtype) +
                              r.out_size * ga_dtype_itemsize((ga_dtype)r.out_dtype));

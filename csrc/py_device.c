@@ -332,6 +332,10 @@ fn_num_gpus(PyObject *m, PyObject *unused)
 {
     (void)m;
     (void)unused;
+    int st = ga_devices_env_error(); /* a misspelt GPUARR_SIMULATE_GPUS is no "0" */
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
     return PyLong_FromLong(ga_num_gpus());
 }
 
@@ -375,11 +379,12 @@ fn_gpu_mode(PyObject *m, PyObject *unused)
 }
 
 static PyObject *
-fn_simulate_gpus_if_none(PyObject *m, PyObject *arg)
+fn_simulate_gpus_if_none(PyObject *m, PyObject *args)
 {
     (void)m;
-    long n = PyLong_AsLong(arg);
-    if (n == -1 && PyErr_Occurred()) {
+    long n;
+    const char *model = NULL;
+    if (!PyArg_ParseTuple(args, "l|z:_simulate_gpus_if_none", &n, &model)) {
         return NULL;
     }
     if (n < 1 || n > GA_MAX_DEVICES) {
@@ -387,7 +392,12 @@ fn_simulate_gpus_if_none(PyObject *m, PyObject *arg)
                             "simulate_gpus_if_none(n): n must be between 1 and %d, got %ld",
                             GA_MAX_DEVICES, n);
     }
-    return PyBool_FromLong(ga_simulate_gpus_if_none((int)n));
+    int switched;
+    int st = ga_simulate_gpus_if_none((int)n, model, &switched);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    return PyBool_FromLong(switched);
 }
 
 static PyObject *
@@ -423,7 +433,7 @@ PyMethodDef pyga_device_functions[] = {
      "get_default_device()\n--\n\nThe device creation functions use when device= is "
      "not given."},
     {"_gpu_mode", fn_gpu_mode, METH_NOARGS, "(mode, reason) of gpu(i) in this process."},
-    {"_simulate_gpus_if_none", fn_simulate_gpus_if_none, METH_O,
+    {"_simulate_gpus_if_none", fn_simulate_gpus_if_none, METH_VARARGS,
      "Switch to n simulated GPUs when no GPU exists; True if it switched."},
     {"_device_info", fn_device_info, METH_O, "Kind, name and memory of one device."},
     {NULL},

@@ -3,6 +3,7 @@
 #include "py_common.h"
 
 #include "ga_event.h"
+#include "ga_model.h"
 #include "ga_prof.h"
 
 #include <stdlib.h>
@@ -93,6 +94,100 @@ fn_event_elapsed(PyObject *m, PyObject *args)
 }
 
 static PyObject *
+fn_event_elapsed_modeled(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *a, *b;
+    if (!PyArg_ParseTuple(args, "OO:_event_elapsed_modeled", &a, &b)) {
+        return NULL;
+    }
+    ga_event *start = event_of(a), *end = start != NULL ? event_of(b) : NULL;
+    if (end == NULL) {
+        return NULL;
+    }
+    double ms;
+    int st = ga_event_elapsed_modeled_ms(start, end, &ms);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    return PyFloat_FromDouble(ms);
+}
+
+/* A model's figures as a dict (gpuarr.device_model builds its dataclass from it). */
+static PyObject *
+model_dict(const ga_gpu_model *g)
+{
+    return Py_BuildValue(
+        "{ss,ss,sd,sd,sd,sd,sd,sd,sd,sd,sd,sd}", "name", g->name, "full_name",
+        g->full_name, "memory_bandwidth", g->mem_bandwidth, "link_bandwidth",
+        g->link_bandwidth, "flops_float16", g->flops_f16, "flops_float32", g->flops_f32,
+        "flops_float64", g->flops_f64, "matmul_flops_float16", g->matmul_f16,
+        "matmul_flops_float32", g->matmul_f32, "matmul_flops_float64", g->matmul_f64,
+        "launch_latency", g->launch_latency, "sync_latency", g->sync_latency);
+}
+
+static PyObject *
+fn_device_model(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    ga_device d;
+    if (!pyga_device_converter(arg, &d)) {
+        return NULL;
+    }
+    int st = ga_device_check(d);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    const ga_gpu_model *g = ga_model_of(d);
+    return g != NULL ? model_dict(g) : Py_NewRef(Py_None);
+}
+
+static PyObject *
+fn_gpu_models(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    PyObject *list = PyList_New(0);
+    for (int i = 0; list != NULL && i < ga_model_count(); i++) {
+        PyObject *d = model_dict(ga_model_at(i));
+        if (d == NULL || PyList_Append(list, d) < 0) {
+            Py_XDECREF(d);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(d);
+    }
+    return list;
+}
+
+static PyObject *
+fn_model_roofline(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *name;
+    double flops, bytes;
+    int dtype = -1, matmul;
+    if (!PyArg_ParseTuple(args, "sddO&p:_model_roofline", &name, &flops, &bytes,
+                          pyga_dtype_converter, &dtype, &matmul)) {
+        return NULL;
+    }
+    const ga_gpu_model *g;
+    int st = ga_model_lookup(name, &g);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    return PyFloat_FromDouble(ga_model_roofline_s(g, flops, bytes, dtype, matmul));
+}
+
+static PyObject *
+fn_model_host_now(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyFloat_FromDouble(ga_model_host_now());
+}
+
+static PyObject *
 fn_prof_start(PyObject *m, PyObject *unused)
 {
     (void)m;
@@ -106,7 +201,8 @@ fn_prof_start(PyObject *m, PyObject *unused)
 
 /* One tuple per record: (device, is_wait, work kind, name, dtype name or None, shape
  * or None, bytes or None, host start, host end, device start, device end) with times
- * in ns of the host's monotonic clock. */
+ * in ns of the host's monotonic clock, then (modeled start, modeled end, modeled host
+ * time) in s of the modeled clocks, or three Nones without a model. */
 static PyObject *
 record_tuple(const ga_prof_record *r)
 {
@@ -116,16 +212,21 @@ record_tuple(const ga_prof_record *r)
         r->ndim >= 0 ? pyga_int64_tuple(r->ndim, r->shape) : Py_NewRef(Py_None);
     PyObject *bytes =
         r->bytes >= 0 ? PyLong_FromLongLong(r->bytes) : Py_NewRef(Py_None);
+    PyObject *model =
+        r->model_start_s >= 0
+            ? Py_BuildValue("(ddd)", r->model_start_s, r->model_end_s, r->model_host_s)
+            : Py_BuildValue("(OOO)", Py_None, Py_None, Py_None);
     PyObject *t = NULL;
-    if (dtype != NULL && shape != NULL && bytes != NULL) {
-        t = Py_BuildValue("(NiisOOOLLLL)", pyga_device_new(r->device), r->is_wait,
+    if (dtype != NULL && shape != NULL && bytes != NULL && model != NULL) {
+        t = Py_BuildValue("(NiisOOOLLLLO)", pyga_device_new(r->device), r->is_wait,
                           r->work_kind, r->name, dtype, shape, bytes,
                           (long long)r->host_start_ns, (long long)r->host_end_ns,
-                          (long long)r->dev_start_ns, (long long)r->dev_end_ns);
+                          (long long)r->dev_start_ns, (long long)r->dev_end_ns, model);
     }
     Py_XDECREF(dtype);
     Py_XDECREF(shape);
     Py_XDECREF(bytes);
+    Py_XDECREF(model);
     return t;
 }
 
@@ -180,5 +281,19 @@ PyMethodDef pyga_event_functions[] = {
      "_event_elapsed(start, end, /)\n--\n\nMilliseconds between two completed events "
      "of "
      "one device, by the device's clock."},
+    {"_event_elapsed_modeled", fn_event_elapsed_modeled, METH_VARARGS,
+     "_event_elapsed_modeled(start, end, /)\n--\n\nMilliseconds between two events "
+     "of one device on its modeled clock (a GPU model's)."},
+    {"_device_model", fn_device_model, METH_O,
+     "_device_model(device, /)\n--\n\nThe GPU model's figures that device carries "
+     "(a dict), or None."},
+    {"_gpu_models", fn_gpu_models, METH_NOARGS,
+     "_gpu_models()\n--\n\nThe known GPU models' figures (dicts)."},
+    {"_model_roofline", fn_model_roofline, METH_VARARGS,
+     "_model_roofline(model, flops, bytes, dtype, matmul, /)\n--\n\nSeconds an "
+     "operation takes on a GPU model: launch latency + max(bytes / bandwidth, flops / "
+     "peak)."},
+    {"_model_host_now", fn_model_host_now, METH_NOARGS,
+     "_model_host_now()\n--\n\nThe host's modeled clock in s (0 without a model)."},
     {NULL},
 };

@@ -43,12 +43,18 @@ def test_gpu_bench_prints_every_row_on_a_simulated_gpu():
     assert "FAILED" not in out
     # exercise 1: both sizes, CPU and the GPU each
     assert out.count("exercise 1") == 4
+    assert "modeled/measured" not in out  # the GPU carries no performance model
 
 
-def test_gpu_bench_runs_exercise_1_on_every_gpu():
-    r = _run("--allow-simulated", "--quick", GPUARR_SIMULATE_GPUS="2")
+def test_gpu_bench_runs_exercise_1_on_every_gpu_with_the_models_ratio():
+    r = _run("--allow-simulated", "--quick", GPUARR_SIMULATE_GPUS="2:T4")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "matmul on gpu(1)" in r.stdout
+    # with a performance model every gpuarr row on a GPU gets modeled / measured
+    rows = [line for line in r.stdout.splitlines() if "matmul on gpu(" in line]
+    assert len(rows) == 4 and all("modeled/measured" in line for line in rows), r.stdout
+    cpu_rows = [line for line in r.stdout.splitlines() if "matmul on cpu(" in line]
+    assert cpu_rows and not any("modeled" in line for line in cpu_rows)
 
 
 def test_gpu_bench_without_a_real_gpu_says_so_and_exits_0():

@@ -103,14 +103,29 @@ LESSONS_02 = [
     ("def two_devices", r"two devices \(gpu\(0\), gpu\(1\)\): .* speed-up [0-9.]+"),
     ("da.from_array(x", r"\(4, 1\) chunks of Array -> gpu\(0\) \(4000, 500\)\n"
                         r"column means after: True"),
+    # modeled time (docs/modeled_time.md): the simulated GPUs carry a T4's model
+    ("mode = ga.device_kind", r"performance model: NVIDIA T4"),
+    # a tiny product is the launch and sync latencies (15 us); a big one is the GPU's
+    ("def modeled_matmul", r"n +cpu\(0\) measured +gpu\(0\) modeled T4 +faster\n"
+                           r" +8 +[0-9.]+ms +0\.015ms +(CPU|GPU)\n(.*\n){3}"
+                           r" +512 +[0-9.]+ms +0\.048ms +GPU\n"),
+    ("with ga.profile() as prof:\n    y = ((x * 2", r"gpu\(0\): the calls returned at 0\.0 us, "
+                                                r"the device finished the work at [0-9.]+ us "
+                                                r"\(modeled T4\)"),
+    ("def item_loop", r"\.item\(\) every step: +20 steps in [0-9.]+ ms \(modeled T4\), 20 host "
+                      r"waits\nlog on the device: +20 steps in [0-9.]+ ms \(modeled T4\), 1 host "
+                      r"waits"),
+    ("fig, axes = plt.subplots(2, 1, figsize=(10, 4))",
+     r"two devices: [0-9.]+ ms \(modeled T4\)\none device: [0-9.]+ ms \(modeled T4\)\n"
+     r"speed-up \(modeled T4\): 1\.9[0-9]"),
 ]
 
 
 @pytest.mark.skipif(gpuarr._core._gpu_mode()[0] != "none",
                     reason="the lessons are checked once, in the suite run without "
                            "GPUs (each test sets up the GPUs it needs)")
-@pytest.mark.parametrize("variable", [None, "2"],
-                         ids=["jupyter started plainly", "GPUARR_SIMULATE_GPUS=2"])
+@pytest.mark.parametrize("variable", [None, "2:T4"],
+                         ids=["jupyter started plainly", "GPUARR_SIMULATE_GPUS=2:T4"])
 def test_notebook_02_measures_the_same_without_setup(variable, tmp_path, monkeypatch):
     monkeypatch.delenv("GPUARR_CUDA_EMULATE", raising=False)
     if variable is None:
@@ -130,6 +145,15 @@ def test_notebook_02_measures_the_same_without_setup(variable, tmp_path, monkeyp
     cell = next(i for i, s in enumerate(sources) if "queued, done = [], []" in s)
     queued, done = map(float, re.findall(r"([0-9.]+) ms", texts[cell]))
     assert queued < done / 2, texts[cell]
+    # on the modeled clock: the host returns at once, the device works on; the host's
+    # .item() waits cost more than one wait at the end
+    cell = next(i for i, s in enumerate(sources) if "y = ((x * 2 + 1).exp() * x).sqrt()\n"
+                "    ga.synchronize(device)" in s)
+    returned, finished = map(float, re.findall(r"([0-9.]+) us", texts[cell]))
+    assert returned < finished / 2, texts[cell]
+    cell = next(i for i, s in enumerate(sources) if "def item_loop" in s)
+    item, on_device = map(float, re.findall(r"in ([0-9.]+) ms", texts[cell]))
+    assert item > on_device, texts[cell]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -178,6 +202,10 @@ def test_notebook_04_trains_the_same_on_one_and_two_devices(tmp_path, monkeypatc
 LESSONS_03 = [
     ("queued = time.perf_counter()", r"gpu\(0\): calls returned after [0-9.]+ ms, the work "
                                      r"was done after [0-9.]+ ms"),
+    # 50 products of 256 x 256 on the T4 model: 50 x (5 us + 2 * 256**3 / 8.1e12 s)
+    ("with ga.profile() as prof:\n    for _ in range(50)",
+     r"gpu\(0\): the calls returned at 0\.0 us, the device finished at 457\.1 us "
+     r"\(modeled T4\)"),
     ("read once at the end", r"read once at the end: [0-9.]+\nwaits: 1\n"
                              r"read every step: +[0-9.]+\nwaits: 20\n"),
     ("def run(x, steps=8)", r"gpu\(0\) alone [0-9]+ ms, gpu\(1\) alone [0-9]+ ms, both at "

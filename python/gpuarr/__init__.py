@@ -70,6 +70,7 @@ from . import _printing, _methods  # noqa: E402,F401  (attach Python-level metho
 from ._info import info  # noqa: E402,F401
 from ._events import Event, synchronize  # noqa: E402,F401  (synchronize also takes an Event)
 from ._profiler import Profile, ProfileEvent, profile  # noqa: E402,F401
+from ._model import GPUModel, device_model, gpu_models  # noqa: E402,F401
 from ._io import save, load  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401  (after the operations: it registers their formulas)
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401

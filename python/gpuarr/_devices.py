@@ -49,8 +49,8 @@ def try_gpu(i=0):
     return gpu(i) if num_gpus() >= i + 1 else cpu()
 
 
-def simulate_gpus_if_none(n=2):
-    """simulate_gpus_if_none(n=2)
+def simulate_gpus_if_none(n=2, model=None):
+    """simulate_gpus_if_none(n=2, model=None)
 
     When this machine has no GPU, simulate ``n`` (as ``GPUARR_SIMULATE_GPUS=n`` would)
     and return True; with a GPU, or when ``GPUARR_SIMULATE_GPUS`` is set, change
@@ -60,8 +60,15 @@ def simulate_gpus_if_none(n=2):
 
         if gpuarr.simulate_gpus_if_none(2):
             print("no GPU here: gpuarr simulates", gpuarr.num_gpus())
-    """
-    return _core._simulate_gpus_if_none(n)
+
+    ``model`` ("T4", "A100" or "H100", as ``GPUARR_SIMULATE_GPUS=2:T4``) gives the
+    simulated GPUs the performance model of that GPU: every operation then also gets
+    a modeled time (``gpuarr.device_model``, ``Event.elapsed_time(clock="modeled")``,
+    ``gpuarr.profile()``). An unknown name is a ValueError listing the known ones."""
+    if model is not None and not isinstance(model, str):
+        raise TypeError(f"simulate_gpus_if_none: model must be a GPU model's name "
+                        f"(a str such as 'T4'), not {type(model).__name__}")
+    return _core._simulate_gpus_if_none(n, model)
 
 
 def try_all_gpus():

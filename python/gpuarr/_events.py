@@ -77,9 +77,10 @@ class Event:
 
         Milliseconds from this event to ``end``, both recorded on one device and
         completed. ``clock="measured"`` (the default) is the device's measured time;
-        ``clock="modeled"`` is the time a performance model of a real GPU predicts,
-        only on simulated GPUs that carry one (``GPUARR_SIMULATE_GPUS=2:T4``), else
-        ValueError."""
+        ``clock="modeled"`` is the time a performance model of a real GPU predicts
+        (``gpuarr.device_model``), only on GPUs that carry one
+        (``GPUARR_SIMULATE_GPUS=2:T4``), else ValueError; it is known from the
+        records on, without waiting."""
         if not isinstance(end, Event):
             raise TypeError(f"elapsed_time needs another gpuarr.Event, not "
                             f"{type(end).__name__}")
@@ -94,10 +95,7 @@ class Event:
                 raise ValueError(f"elapsed_time: the {name} event was never recorded; "
                                  f"call its record() first")
         if clock == "modeled":
-            raise ValueError(
-                f"elapsed_time(clock='modeled'): {self._device} carries no performance "
-                f"model; only simulated GPUs started with a model have one "
-                f"(GPUARR_SIMULATE_GPUS=2:T4); use clock='measured'")
+            return _core._event_elapsed_modeled(self._handle, end._handle)
         return _core._event_elapsed(self._handle, end._handle)
 
     def __repr__(self):

@@ -54,7 +54,10 @@ def _host_memory():
 
 def _device_lines():
     lines = []
-    n = _core.num_gpus()
+    try:
+        n = _core.num_gpus()
+    except ValueError:  # a misspelt GPUARR_SIMULATE_GPUS: the reason says how to fix it
+        n = 0
     for dev in [_core.cpu()] + [_core.gpu(i) for i in range(n)]:
         try:
             d = _core._device_info(dev)

@@ -8,8 +8,11 @@ device's queue by two timing events (``gpuarr.Event``'s machinery), so they are 
 device's times, not the host's; the host's side of it (queuing the call) is a
 "launch" on the host's track. On the CPU the call is the operation. All times are
 measured wall time on the host's monotonic clock, in microseconds from the start of
-the profile; ``modeled_start_us`` / ``modeled_end_us`` are None (no device carries a
-performance model yet)."""
+the profile. On GPUs that carry a performance model (``GPUARR_SIMULATE_GPUS=2:T4``,
+``gpuarr.device_model``) each record also has ``modeled_start_us`` /
+``modeled_end_us``: the same interval on the modeled clocks, in microseconds from the
+host's modeled time at the start of the profile (None without a model). The two are
+never mixed: every column, axis and trace event says which clock it shows."""
 import dataclasses
 import json
 
@@ -24,7 +27,8 @@ class ProfileEvent:
     ("op": an operation on a device's queue; "launch": the host queuing a GPU
     operation; "wait": the host waiting for a device, ``name`` says why), ``name``,
     ``start_us`` / ``end_us`` (measured, from the profile's start),
-    ``modeled_start_us`` / ``modeled_end_us`` (None without a performance model),
+    ``modeled_start_us`` / ``modeled_end_us`` (the modeled clocks, from the host's
+    modeled time at the profile's start; None without a performance model),
     ``dtype``, ``shape`` and ``bytes`` (None where unknown)."""
 
     device: object
@@ -54,29 +58,40 @@ class Profile:
     def __init__(self):
         """__init__()"""
         self.events = []
+        self.model = None
         self._t0 = None
+        self._t0_modeled = 0.0
+
+    @property
+    def modeled_label(self):
+        """'modeled <GPU>' (the model the GPUs carry), or None without one."""
+        return None if self.model is None else f"modeled {self.model.name}"
 
     def _start(self):
+        from ._model import device_model
         _core._prof_start()
+        self.model = device_model(_core.gpu(0)) if _core.num_gpus() else None
+        self._t0_modeled = _core._model_host_now()
         self._t0 = _core._prof_clock()
 
     def _stop(self):
         raw = _core._prof_stop()
-        t0 = self._t0
+        t0, m0 = self._t0, self._t0_modeled
         us = lambda ns: (ns - t0) / 1e3  # noqa: E731
+        mus = lambda s: None if s is None else (s - m0) * 1e6  # noqa: E731
         out = []
         for (dev, is_wait, _kind, name, dtype, shape, nbytes,
-             hs, he, ds, de) in raw:
+             hs, he, ds, de, (ms, me, mh)) in raw:
             dtname = None if dtype is None else str(dtype)
             if is_wait:
                 out.append(ProfileEvent(dev, "host", "wait", name, us(hs), us(he),
-                                        None, None, None, None, nbytes))
+                                        mus(ms), mus(me), None, None, nbytes))
                 continue
             out.append(ProfileEvent(dev, "compute", "op", name, us(ds), us(de),
-                                    None, None, dtname, shape, nbytes))
+                                    mus(ms), mus(me), dtname, shape, nbytes))
             if dev.type == "gpu":
                 out.append(ProfileEvent(dev, "host", "launch", name, us(hs), us(he),
-                                        None, None, dtname, shape, nbytes))
+                                        mus(mh), mus(mh), dtname, shape, nbytes))
         out.sort(key=lambda e: (e.start_us, e.end_us))
         self.events = out
 
@@ -84,20 +99,32 @@ class Profile:
         """table()
 
         A text summary by track and operation: count, total and mean measured time
-        (operations on device queues, and host waits by cause)."""
+        (operations on device queues, and host waits by cause), and beside them the
+        modeled time when the GPUs carry a model (columns "modeled <GPU>"; "-" for
+        records without one, such as the CPU's)."""
         groups = {}
         for e in self.events:
             if e.kind == "launch":
                 continue
             key = (_track(e), e.kind, e.name)
-            n, tot = groups.get(key, (0, 0.0))
-            groups[key] = (n + 1, tot + (e.end_us - e.start_us))
-        lines = [f"{'track':<20} {'kind':<5} {'name':<22} {'count':>6} "
-                 f"{'total ms (measured)':>20} {'mean us (measured)':>19}"]
-        for (track, kind, name), (n, tot) in sorted(groups.items(),
-                                                    key=lambda kv: -kv[1][1]):
-            lines.append(f"{track:<20} {kind:<5} {name[:22]:<22} {n:>6} "
-                         f"{tot / 1e3:>20.3f} {tot / n:>19.1f}")
+            n, tot, mtot = groups.get(key, (0, 0.0, None))
+            if e.modeled_start_us is not None:
+                mtot = (mtot or 0.0) + (e.modeled_end_us - e.modeled_start_us)
+            groups[key] = (n + 1, tot + (e.end_us - e.start_us), mtot)
+        label = self.modeled_label
+        head = (f"{'track':<20} {'kind':<5} {'name':<22} {'count':>6} "
+                f"{'total ms (measured)':>20} {'mean us (measured)':>19}")
+        if label:
+            head += f" {f'total ms ({label})':>24} {f'mean us ({label})':>23}"
+        lines = [head]
+        for (track, kind, name), (n, tot, mtot) in sorted(groups.items(),
+                                                          key=lambda kv: -kv[1][1]):
+            line = (f"{track:<20} {kind:<5} {name[:22]:<22} {n:>6} "
+                    f"{tot / 1e3:>20.3f} {tot / n:>19.1f}")
+            if label:
+                line += (f" {'-':>24} {'-':>23}" if mtot is None else
+                         f" {mtot / 1e3:>24.3f} {mtot / n:>23.1f}")
+            lines.append(line)
         return "\n".join(lines)
 
     def chrome_trace(self):
@@ -105,24 +132,38 @@ class Profile:
 
         The profile as a Trace Event format dict (what ``export_chrome_trace``
         writes): one "X" event per interval, one track (tid) per device queue and
-        one for the host, all in process 0; times in microseconds, measured."""
+        one for the host; times in microseconds. Process 0 holds the measured
+        times; with a GPU model, process 1 ("modeled <GPU>") the same intervals on
+        the modeled clocks. Each event's args say its clock."""
         tracks = {}
         for e in self.events:
             tracks.setdefault(_track(e), len(tracks))
-        trace = [{"name": "thread_name", "ph": "M", "pid": 0, "tid": tid,
-                  "args": {"name": name}} for name, tid in tracks.items()]
+        label = self.modeled_label
+        pids = [(0, "measured")] + ([(1, label)] if label else [])
+        trace = [{"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+                  "args": {"name": clock}} for pid, clock in pids]
+        trace += [{"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
+                   "args": {"name": name}}
+                  for pid, _ in pids for name, tid in tracks.items()]
+        xs = []
         for e in self.events:
-            args = {"device": str(e.device), "queue": e.queue, "clock": "measured"}
+            args = {"device": str(e.device), "queue": e.queue}
             if e.dtype is not None:
                 args["dtype"] = e.dtype
             if e.shape is not None:
                 args["shape"] = list(e.shape)
             if e.bytes is not None:
                 args["bytes"] = e.bytes
-            trace.append({"name": e.name, "cat": e.kind, "ph": "X", "pid": 0,
-                          "tid": tracks[_track(e)], "ts": e.start_us,
-                          "dur": max(e.end_us - e.start_us, 0.0), "args": args})
-        return {"traceEvents": trace, "displayTimeUnit": "ms"}
+            times = [(0, "measured", e.start_us, e.end_us)]
+            if label and e.modeled_start_us is not None:
+                times.append((1, label, e.modeled_start_us, e.modeled_end_us))
+            for pid, clock, start, end in times:
+                xs.append({"name": e.name, "cat": e.kind, "ph": "X", "pid": pid,
+                           "tid": tracks[_track(e)], "ts": start,
+                           "dur": max(end - start, 0.0),
+                           "args": dict(args, clock=clock)})
+        xs.sort(key=lambda x: (x["ts"], x["dur"]))
+        return {"traceEvents": trace + xs, "displayTimeUnit": "ms"}
 
     def export_chrome_trace(self, path):
         """export_chrome_trace(path)
@@ -132,27 +173,41 @@ class Profile:
         with open(path, "w") as f:
             json.dump(self.chrome_trace(), f)
 
-    def plot(self, ax=None):
-        """plot(ax=None)
+    def plot(self, ax=None, clock="measured"):
+        """plot(ax=None, clock="measured")
 
         Draw the timeline with matplotlib: one row per device queue and one for the
-        host, host waits in red. Returns the figure."""
+        host, host waits in red, on the measured clock or (``clock="modeled"``, GPUs
+        with a model only) the modeled one; the x axis says which. Returns the
+        figure."""
         import matplotlib.pyplot as plt
+        if clock not in ("measured", "modeled"):
+            raise ValueError(f"plot: clock must be 'measured' or 'modeled', not "
+                             f"{clock!r}")
+        modeled = clock == "modeled"
+        if modeled and self.modeled_label is None:
+            raise ValueError("plot(clock='modeled'): the profiled GPUs carry no "
+                             "performance model (GPUARR_SIMULATE_GPUS=2:T4); use "
+                             "clock='measured'")
+        events = [e for e in self.events
+                  if not modeled or e.modeled_start_us is not None]
+        tracks = [t for t in self._tracks() if any(_track(e) == t for e in events)]
         if ax is None:
-            fig, ax = plt.subplots(figsize=(10, 1 + 0.6 * max(1, len(self._tracks()))))
+            fig, ax = plt.subplots(figsize=(10, 1 + 0.6 * max(1, len(tracks))))
         else:
             fig = ax.figure
-        tracks = self._tracks()
         colors = {"op": "tab:blue", "launch": "tab:gray", "wait": "tab:red"}
         for row, name in enumerate(tracks):
-            for e in self.events:
+            for e in events:
                 if _track(e) == name:
-                    ax.broken_barh([(e.start_us, max(e.end_us - e.start_us, 0.5))],
+                    start, end = ((e.modeled_start_us, e.modeled_end_us) if modeled
+                                  else (e.start_us, e.end_us))
+                    ax.broken_barh([(start, max(end - start, 0.5))],
                                    (row - 0.4, 0.8), color=colors[e.kind])
         ax.set_yticks(range(len(tracks)))
         ax.set_yticklabels(tracks)
         ax.invert_yaxis()
-        ax.set_xlabel("time (us, measured)")
+        ax.set_xlabel(f"time (us, {self.modeled_label if modeled else 'measured'})")
         return fig
 
     def _tracks(self):

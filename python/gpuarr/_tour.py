@@ -185,11 +185,26 @@ def step_timing(sizes=(8, 128, 512)):
         _say("times below only show how to measure, not how fast a GPU is.")
     _say("Best of 3, milliseconds; synchronize() waits for the device before each stop:")
     print("    " + "n".rjust(6) + "".join(repr(d).rjust(12) for d in devs))
+    cpu_ms = {}
     for n in sizes:
         row = [_time_matmul(n, d, 3) * 1e3 for d in devs]
+        cpu_ms[n] = row[0]
         print("    " + str(n).rjust(6) + "".join(f"{t:12.3f}" for t in row))
     _say("Small products are dominated by launch and wait overheads; large ones by")
     _say("arithmetic, where a real GPU wins by far.")
+    step_modeled(cpu_ms)
+
+
+def step_modeled(cpu_ms):
+    # the GPUs' own model where they carry one, else a T4's (docs/modeled_time.md)
+    model = (gpuarr.device_model(gpuarr.gpu()) if gpuarr.num_gpus() else None) \
+        or gpuarr.gpu_models()[0]
+    _say(f"What a real GPU would take, by the performance model of an {model.full_name}")
+    _say("(modeled from its datasheet, not measured: a launch, the product, one wait):")
+    for n in (min(cpu_ms), max(cpu_ms)):
+        modeled = model.matmul_ms(n, n, n) + model.sync_latency * 1e3
+        print(f"    n={n:<4} cpu(0) measured {cpu_ms[n]:9.3f} ms | modeled {model.name} "
+              f"{modeled:9.3f} ms -> {'GPU' if modeled < cpu_ms[n] else 'CPU'} faster")
 
 
 def run(sizes=(8, 128, 512)):
