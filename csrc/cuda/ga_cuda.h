@@ -12,7 +12,8 @@
  *   ga_cublas.cu        cuBLAS loaded at the first GEMM; integer GEMM kernel
  *   ga_cusolver.cu      cuSOLVER loaded at the first factorisation (gpuarr.linalg)
  *   k_elementwise.cu    elementwise ops and casts (math from ../ga_kernels.h)
- *   k_reduce.cu         reductions and scans
+ *   k_reduce.cu         reductions
+ *   k_scan.cu           scans (cumsum, cumprod)
  *   k_random.cu         random numbers (../ga_philox.h)
  *   k_index.cu          gather, scatter, nonzero, arange
  *   k_sort.cu           sort, searchsorted

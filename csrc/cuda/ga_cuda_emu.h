@@ -56,6 +56,10 @@
  *     stream hand-off can be tested against fake producers and consumers that use
  *     this same emulated runtime through the plugin's gpuarr_cuda_selftest_dl_*
  *     entries (no real CUDA library can read emulated memory);
+ *   - spin waits: a block may wait (__nanosleep in a loop) for flags that blocks
+ *     which ran before it set (a one-pass scan taking tiles from an atomic counter);
+ *     a wait that does not end in GPUARR_CUDA_EMULATE_SPINS pauses is a deadlock and
+ *     fails the launch (cudaErrorLaunchTimeout), naming the waiting thread;
  *   - test only: GPUARR_CUDA_EMULATE_FAIL=<name> makes every call of the runtime
  *     function <name> (or "launch" for kernel launches) fail with
  *     cudaErrorIllegalAddress, read at each call.
@@ -274,6 +278,13 @@ int __syncthreads_and(int pred);
 int __syncthreads_or(int pred);
 void __threadfence(void);
 void __threadfence_block(void);
+/* A pause in a spin wait (a thread waiting for another block's flag). Blocks run one
+ * after another here, so what a waiting block waits for is done before it starts, or
+ * never: the GPUARR_CUDA_EMULATE_SPINS-th call (default 10000) in one block ends the
+ * launch with cudaErrorLaunchTimeout and says which thread waited (a kernel whose
+ * blocks wait for blocks that run later would hang a GPU too, when they are not
+ * resident together; emulation check). */
+void __nanosleep(unsigned ns);
 
 /* Why the last emulation check failed ("" if none), and forget it: the backend
  * appends it to its CUDA error messages. */
