@@ -30,7 +30,7 @@
 /* 3: sort and searchsorted entries; 4: kernel_counters; 5: the DLPack stream
  * hand-off; 6: linalg (LAPACK / cuSOLVER factorisations); 7: fft. Entries only ever
  * added at the end of ga_backend. */
-#define GA_BACKEND_ABI_VERSION 7
+#define GA_BACKEND_ABI_VERSION 8
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -365,6 +365,12 @@ typedef struct ga_backend {
     /* ABI 7: a batch of one-dimensional FFTs (ga_fft_desc). May be NULL (the core
      * then says FFTs are unsupported there). */
     int (*fft)(int dev, const ga_fft_desc *d);
+    /* ABI 8: order dev's own stream after all work queued so far on `stream` (a
+     * stream of another library on dev, named as in order_stream), without a host
+     * wait: an event recorded on theirs, waited for on ours. A block a consumer read
+     * on `stream` may then go back to the cache (DLPack export). NULL: not a CUDA
+     * backend (the core falls back to device_wait). */
+    int (*order_after)(int dev, uintptr_t stream);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

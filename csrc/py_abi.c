@@ -108,7 +108,8 @@
     X(ga_backend, order_stream)                                                        \
     X(ga_backend, device_wait)                                                         \
     X(ga_backend, linalg)                                                              \
-    X(ga_backend, fft)
+    X(ga_backend, fft)                                                                 \
+    X(ga_backend, order_after)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \

@@ -118,7 +118,7 @@ def run_case(name, dev=0, **env):
 @pytest.mark.parametrize("dev", [0, 1])
 def test_warp_primitives_give_the_values_cuda_documents(dev):
     # shuffles (idx/up/down/xor, with widths, 4- and 8-byte values), ballot/any/all,
-    # activemask, syncwarp with a partial mask, popc/ffs/clz
+    # activemask, syncwarp with a partial mask, match_any, popc/ffs/ffsll/clz
     assert run_case("warp", dev) == (0, "")
 
 

@@ -124,6 +124,7 @@ char device_fault_detail[64][512];
 std::map<uintptr_t, block_info> blocks; /* start address -> block */
 thread_local int current_device;
 std::atomic<long long> set_device_calls{0};
+std::atomic<long long> occupancy_calls{0}; /* the occupancy calculator, asked */
 thread_local cudaError_t last_error = cudaSuccess;
 thread_local char error_detail[512];
 
@@ -692,6 +693,14 @@ cudaSetDevice(int device)
 
 /* How many times cudaSetDevice was called (a driver call on a GPU: the plugin makes
  * it only when the thread's current device differs; tests/test_cuda_copies.py). */
+/* Test only: how often the occupancy calculator was asked (k_elementwise.cu keeps its
+ * answer per kernel and device). */
+extern "C" __attribute__((visibility("default"))) long long
+gpuarr_cuda_selftest_occupancy_calls(void)
+{
+    return occupancy_calls.load();
+}
+
 extern "C" __attribute__((visibility("default"))) long long
 gpuarr_cuda_selftest_set_device_calls(void)
 {
@@ -1217,6 +1226,7 @@ cudaEventQuery(cudaEvent_t event)
 cudaError_t
 ga_emu_occupancy(int *blocks, int block_size, size_t dynamic_shared)
 {
+    occupancy_calls++;
     if (blocks == NULL || block_size <= 0 || block_size > 1024 ||
         dynamic_shared > 48 * 1024) {
         return fail(cudaErrorInvalidValue);
@@ -1593,6 +1603,14 @@ resolve_warps(unsigned nthreads)
                 unsigned bits = 0;
                 for (unsigned k = 0; k < n; k++) {
                     if ((w.mask >> k & 1) && fiber_pool[base + k]->w.value != 0) {
+                        bits |= 1u << k;
+                    }
+                }
+                w.result = bits;
+            } else if (w.op == GA_EMU_MATCH_ANY) {
+                unsigned bits = 0;
+                for (unsigned k = 0; k < n; k++) {
+                    if ((w.mask >> k & 1) && fiber_pool[base + k]->w.value == w.value) {
                         bits |= 1u << k;
                     }
                 }

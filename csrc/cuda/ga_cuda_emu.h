@@ -430,7 +430,8 @@ enum {
     GA_EMU_SHFL_DOWN,
     GA_EMU_SHFL_XOR,
     GA_EMU_BALLOT,
-    GA_EMU_SYNCWARP
+    GA_EMU_SYNCWARP,
+    GA_EMU_MATCH_ANY
 };
 
 extern "C" {
@@ -496,6 +497,16 @@ static inline int
 __all_sync(unsigned mask, int pred)
 {
     return __ballot_sync(mask, pred) == mask;
+}
+/* The lanes of `mask` whose `value` equals the caller's (sm_70+). */
+template <typename T>
+static inline unsigned
+__match_any_sync(unsigned mask, T value)
+{
+    static_assert(sizeof(T) <= 8 && std::is_integral<T>::value,
+                  "__match_any_sync compares 32- or 64-bit integers");
+    return (unsigned)ga_emu_warp(GA_EMU_MATCH_ANY, mask, (unsigned long long)value, 0,
+                                 warpSize);
 }
 static inline void
 __syncwarp(unsigned mask = 0xffffffffu)
@@ -585,6 +596,11 @@ static inline int
 __ffs(int v)
 {
     return __builtin_ffs(v);
+}
+static inline int
+__ffsll(long long v)
+{
+    return __builtin_ffsll(v);
 }
 static inline float
 __int_as_float(int v)
