@@ -105,13 +105,15 @@ ga_ld_cmp(const char *p)
 
 /* ---- the policies ----
  * Each has: acc_t (plain data: it lives in shared memory), state_t (a thread's serial
- * accumulator), init(op), load(p, r) -> acc_t, push(state, x, op), value(state),
+ * accumulator), ESIZE (the element's bytes), init(op), load(p, r) -> acc_t,
+ * push(state, x, op), value(state),
  * combine(a, b, op) (associative), store(p, out_dtype, acc). `op` is the ga_reduce_op;
  * pairs of ops that differ only in direction share a policy. */
 
 /* SUM and PROD of dtype DT accumulated in A (the accumulator of the output dtype). */
 template <int DT, class A> struct ga_rp_sum {
     typedef A acc_t;
+    static constexpr int ESIZE = (int)sizeof(typename ga_storage<DT>::type);
     typedef struct {
         A s, c;
     } state_t;
@@ -183,6 +185,7 @@ template <int DT> struct ga_ext_acc {
 template <int DT>
 struct ga_rp_ext : ga_rp_simple<ga_rp_ext<DT>, ga_ext_acc<DT>> {
     typedef ga_ext_acc<DT> acc_t;
+    static constexpr int ESIZE = (int)sizeof(typename ga_storage<DT>::type);
     static GA_HD acc_t
     init(int op)
     {
@@ -223,6 +226,7 @@ template <int DT> struct ga_arg_acc {
 template <int DT>
 struct ga_rp_arg : ga_rp_simple<ga_rp_arg<DT>, ga_arg_acc<DT>> {
     typedef ga_arg_acc<DT> acc_t;
+    static constexpr int ESIZE = (int)sizeof(typename ga_storage<DT>::type);
     static GA_HD acc_t
     init(int op)
     {
@@ -278,6 +282,7 @@ GA_DTYPES(GA_X_TRUTH)
 template <int DT>
 struct ga_rp_bool : ga_rp_simple<ga_rp_bool<DT>, int> {
     typedef int acc_t;
+    static constexpr int ESIZE = (int)sizeof(typename ga_storage<DT>::type);
     static GA_HD acc_t
     init(int op)
     {
@@ -326,9 +331,87 @@ ga_red_put(const ga_reduce_desc &d, typename P::acc_t *partial, int64_t s, int64
     }
 }
 
+/* Independent loads in flight per thread in the reductions' main loops (the static
+ * report's rule: at least 4, tools/cuda_report.py). */
+#define GA_RED_UNROLL 4
+
+/* Push the V = 16 / ESIZE elements of a 16-byte word w (elements r, r + 1, ...). */
+template <class P>
+static GA_DEV inline void
+ga_red_push_word(typename P::state_t &st, const uint4 &w, int64_t r, int op)
+{
+    constexpr int V = 16 / P::ESIZE > 0 ? 16 / P::ESIZE : 1;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        P::push(st, P::load((const char *)&w + k * P::ESIZE, r + k), op);
+    }
+}
+
+/* A thread's share of a cooperative fold of elements [r0, r1) of the row at `in`:
+ * elements lane0, lane0 + step, ... (a block: step = blockDim.x; a warp: 32), pushed
+ * into st in increasing order. GA_RED_UNROLL independent loads per iteration. When the
+ * reduced axis is contiguous the loads are 16-byte words of V elements (word lane0,
+ * lane0 + step, ...), after a scalar head up to the first 16-byte boundary and before
+ * a scalar tail (each shorter than V <= step, so one element per thread at most). */
+template <class P>
+static GA_DEV inline void
+ga_red_fold(const ga_reduce_desc &d, const char *in, int64_t r0, int64_t r1, int lane0,
+            int step, typename P::state_t &st)
+{
+    typedef typename P::acc_t acc_t;
+    constexpr int ES = P::ESIZE;
+    if (d.red_ndim == 1 && d.in_red_strides[0] == ES && ES <= 16 && 16 % ES == 0) {
+        constexpr int V = 16 / ES;
+        const uintptr_t a = (uintptr_t)(in + r0 * ES);
+        int64_t head = (int64_t)((16 - a % 16) % 16) / ES;
+        head = head < r1 - r0 ? head : r1 - r0;
+        if (lane0 < head) {
+            P::push(st, P::load(in + (r0 + lane0) * ES, r0 + lane0), d.op);
+        }
+        const int64_t b0 = r0 + head, nw = (r1 - b0) / V;
+        const uint4 *w = (const uint4 *)(in + b0 * ES);
+        int64_t v = lane0;
+        for (; v + (GA_RED_UNROLL - 1) * step < nw; v += GA_RED_UNROLL * step) {
+            uint4 x[GA_RED_UNROLL];
+#pragma unroll
+            for (int u = 0; u < GA_RED_UNROLL; u++) {
+                x[u] = ga_ld_vec(w + v + u * step);
+            }
+#pragma unroll
+            for (int u = 0; u < GA_RED_UNROLL; u++) {
+                ga_red_push_word<P>(st, x[u], b0 + (v + u * step) * V, d.op);
+            }
+        }
+        for (; v < nw; v += step) {
+            ga_red_push_word<P>(st, ga_ld_vec(w + v), b0 + v * V, d.op);
+        }
+        const int64_t t = b0 + nw * V + lane0;
+        if (t < r1) {
+            P::push(st, P::load(in + t * ES, t), d.op);
+        }
+        return;
+    }
+    int64_t r = r0 + lane0;
+    for (; r + (GA_RED_UNROLL - 1) * step < r1; r += GA_RED_UNROLL * step) {
+        acc_t x[GA_RED_UNROLL];
+#pragma unroll
+        for (int u = 0; u < GA_RED_UNROLL; u++) {
+            x[u] = P::load(in + ga_red_offset(d, r + u * step), r + u * step);
+        }
+#pragma unroll
+        for (int u = 0; u < GA_RED_UNROLL; u++) {
+            P::push(st, x[u], d.op);
+        }
+    }
+    for (; r < r1; r += step) {
+        P::push(st, P::load(in + ga_red_offset(d, r), r), d.op);
+    }
+}
+
 /* A block per (output, split): its threads fold the split's elements with a stride
- * of the block (neighbouring threads read neighbouring elements when the reduced axis
- * is contiguous), then the block combines them. For reductions along the inner axis. */
+ * of the block (neighbouring threads read neighbouring elements, or 16-byte words, when
+ * the reduced axis is contiguous), then the block combines them. For reductions along
+ * the inner axis longer than GA_RED_WARP_MAX. */
 /* 4 blocks of 256 per multiprocessor (50% occupancy) caps registers at 64 */
 template <class P>
 GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
@@ -342,9 +425,7 @@ k_reduce_block(ga_reduce_desc d, int64_t splits, typename P::acc_t *partial)
         ga_chunk(d.red_size, splits, s, &r0, &r1);
         const char *in = d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
         typename P::state_t st = P::init(d.op);
-        for (int64_t r = r0 + t; r < r1; r += blockDim.x) {
-            P::push(st, P::load(in + ga_red_offset(d, r), r), d.op);
-        }
+        ga_red_fold<P>(d, in, r0, r1, t, (int)blockDim.x, st);
         typename P::acc_t v = ga_block_reduce<P>(P::value(st), d.op);
         if (t == 0) {
             ga_red_put<P>(d, partial, s, o, v);
@@ -352,18 +433,31 @@ k_reduce_block(ga_reduce_desc d, int64_t splits, typename P::acc_t *partial)
     }
 }
 
-/* Loads in flight per thread of k_reduce_cols: unrolled 4 deep, except max/min of
- * 64-bit integers, which spilled to local memory at 64 registers (cuobjdump
- * -res-usage: 24 spill instructions unrolled 2 deep, none unrolled once). */
-template <class P> struct ga_cols_unroll {
-    static constexpr int value = 4;
-};
-template <> struct ga_cols_unroll<ga_rp_ext<GA_INT64>> {
-    static constexpr int value = 1;
-};
-template <> struct ga_cols_unroll<ga_rp_ext<GA_UINT64>> {
-    static constexpr int value = 1;
-};
+/* A warp per output, 8 outputs per block: for inner-axis reductions of more than
+ * GA_RED_SERIAL_MAX and at most GA_RED_WARP_MAX elements, where a block per output
+ * would leave most of its threads idle. Lanes fold as a block's threads do, then a
+ * shuffle tree (lower lane first). Never split: rows this short are many or small. */
+template <class P>
+GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
+k_reduce_warps(ga_reduce_desc d)
+{
+    const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+    const int warps = (int)blockDim.x / 32;
+    for (int64_t o = (int64_t)blockIdx.x * warps + warp; o < d.out_size;
+         o += (int64_t)gridDim.x * warps) {
+        const char *in = d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
+        typename P::state_t st = P::init(d.op);
+        ga_red_fold<P>(d, in, 0, d.red_size, lane, 32, st);
+        typename P::acc_t v = P::value(st);
+        for (int h = 16; h > 0; h /= 2) {
+            v = P::combine(v, ga_shfl_down(v, h), d.op);
+        }
+        if (lane == 0) {
+            P::store(d.out + ga_offset(d.out_ndim, d.out_shape, d.out_strides, o),
+                     d.out_dtype, v);
+        }
+    }
+}
 
 /* A thread per (output, split), the splits along the grid's y: neighbouring threads
  * own neighbouring outputs, so when those are neighbours in memory (a reduction along
@@ -382,9 +476,21 @@ k_reduce_cols(ga_reduce_desc d, int64_t splits, typename P::acc_t *partial)
                 d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
             typename P::state_t st = P::init(d.op);
             if (d.red_ndim == 1) {
+                /* GA_RED_UNROLL independent loads, then their pushes */
                 const int64_t step = d.in_red_strides[0];
-#pragma unroll(ga_cols_unroll<P>::value)
-                for (int64_t r = r0; r < r1; r++) {
+                int64_t r = r0;
+                for (; r + GA_RED_UNROLL <= r1; r += GA_RED_UNROLL) {
+                    typename P::acc_t x[GA_RED_UNROLL];
+#pragma unroll
+                    for (int u = 0; u < GA_RED_UNROLL; u++) {
+                        x[u] = P::load(in + (r + u) * step, r + u);
+                    }
+#pragma unroll
+                    for (int u = 0; u < GA_RED_UNROLL; u++) {
+                        P::push(st, x[u], d.op);
+                    }
+                }
+                for (; r < r1; r++) {
                     P::push(st, P::load(in + r * step, r), d.op);
                 }
             }
@@ -444,6 +550,9 @@ typedef int (*ga_red_launcher)(int dev, const ga_reduce_desc *d);
 /* Reductions this short go to one thread each: a block of GA_RED_BLOCK threads would
  * leave most of them idle, and a serial Kahan sum of 64 terms loses nothing. */
 #define GA_RED_SERIAL_MAX 64
+/* Inner-axis reductions up to this long go to a warp each (k_reduce_warps): 8 rounds
+ * of 32 lanes x 8 elements (float32, 16-byte loads) at most; longer ones to a block. */
+#define GA_RED_WARP_MAX 2048
 /* Resident blocks of GA_RED_BLOCK threads per multiprocessor the launch bounds allow:
  * a grid of that many per multiprocessor keeps every one busy. */
 #define GA_RED_BLOCKS_PER_SM 4
@@ -470,9 +579,10 @@ ga_red_splits(int dev, int64_t blocks, int64_t red_size, int64_t min_per_split)
 }
 
 /* Geometry (documented in tests/test_cuda_budgets.py, which counts it): an outer-axis
- * or short reduction runs k_reduce_cols, any other k_reduce_block; when its grid would
- * leave multiprocessors idle the reduced range is split over more blocks and
- * k_reduce_finish combines the splits: at most 2 launches, no host wait. */
+ * or short reduction runs k_reduce_cols, an inner-axis one of up to GA_RED_WARP_MAX
+ * elements k_reduce_warps, any other k_reduce_block; when the grid of the first or the
+ * last would leave multiprocessors idle the reduced range is split over more blocks and
+ * a finish kernel combines the splits: at most 2 launches, no host wait. */
 template <class P>
 static int
 ga_red_launch(int dev, const ga_reduce_desc *d)
@@ -490,6 +600,13 @@ ga_red_launch(int dev, const ga_reduce_desc *d)
                      llabs(d->in_red_strides[d->red_ndim - 1]) &&
                  d->out_size >= 32;
     bool cols = d->red_size <= GA_RED_SERIAL_MAX || outer;
+    if (!cols && d->red_size <= GA_RED_WARP_MAX) {
+        const int64_t warps = GA_RED_BLOCK / 32;
+        GA_LAUNCH(k_reduce_warps<P>, ga_k_blocks_for((d->out_size + warps - 1) / warps),
+                  GA_RED_BLOCK, 0, stream, *d);
+        GA_CUDA_TRY(cudaGetLastError());
+        return GA_OK;
+    }
     int64_t splits;
     unsigned grid_x, block;
     if (cols) {
