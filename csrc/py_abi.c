@@ -110,7 +110,8 @@
     X(ga_backend, linalg)                                                              \
     X(ga_backend, fft)                                                                 \
     X(ga_backend, index_checked)                                                       \
-    X(ga_backend, fault_poll)
+    X(ga_backend, fault_poll)                                                          \
+    X(ga_backend, order_after)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \
