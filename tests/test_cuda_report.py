@@ -74,10 +74,10 @@ def _all_wide(name: str) -> bool:
 # local memory. That slow path is NVIDIA's own code, taken only for such arguments, and
 # not a register spill (ptxas reports 0 spill bytes; the build turns a spill into an
 # error). complex exp/pow/expm1/sinh/... reach sin and cos of the imaginary part;
-# k_random's normal draws call cos.
+# k_random's normal draws (distribution 1, a kernel per dtype) call cos.
 LIBDEVICE_TRIG = re.compile(
     r"k_elementwise<ga_f_(sin|cos|tan|sinh|cosh|tanh|exp|exp2|expm1|pow)_\w+>|"
-    r"^k_random\(")
+    r"^void k_random<1, \d+>\(")
 
 
 def _local(k) -> bool:
@@ -150,7 +150,8 @@ def test_float16_kernels_convert_with_the_hardware(report):
 
 # ---- issue 29: loads in flight, one arithmetic, the estimated bandwidth per family ----
 
-MAIN_LOOPS = re.compile(r"^void (k_reduce_(block|warps|cols)|k_scan_(tiles|warps|rows)|"
+# (c++filt writes a template's return type, not a plain function's: k_nonzero)
+MAIN_LOOPS = re.compile(r"^(void )?(k_reduce_(block|warps|cols)|k_scan_(tiles|warps|rows)|"
                         r"k_radix_(pass|hist)|k_nonzero)\b")
 
 
@@ -210,3 +211,52 @@ def test_little_law_arithmetic():
     k1 = cuda_report.Kernel(name="k", mangled="k", occupancy=0.625, in_flight=1,
                             in_flight_bytes=4)
     assert 0.30 < cuda_report.estimate(k1)["memory"] < 0.33
+
+
+def _sass(lines):
+    """cuobjdump -sass lines for instructions at 0x0, 0x10, ..."""
+    return [f"        /*{16 * i:04x}*/                   {t} ;" for i, t in enumerate(lines)]
+
+
+def test_main_loop_reads_cuobjdump_branch_addresses():
+    # cuobjdump prints branch targets as addresses (no labels); an outer grid-stride
+    # loop does not hide the inner loop's loads in flight
+    body = _sass([
+        "LDG.E R2, desc[UR4][R8.64]",           # 0x00 outer: a head load
+        "LDG.E.128 R4, desc[UR4][R10.64]",      # 0x10 inner loop: 4 loads, then uses
+        "LDG.E.128 R12, desc[UR4][R10.64+0x10]",
+        "LDG.E.128 R16, desc[UR4][R10.64+0x20]",
+        "LDG.E.128 R20, desc[UR4][R10.64+0x30]",
+        "FADD R0, R4, R12",
+        "FADD R0, R0, R16",
+        "FADD R0, R0, R20",
+        "@P0 BRA 0x10",                         # 0x80: back to the inner loop
+        "FADD R0, R0, R2",
+        "@P1 BRA 0x0",                          # 0xa0: back to the outer loop
+        "EXIT",
+    ])
+    loads, in_flight, nbytes, instructions, moved = cuda_report.main_loop(body)
+    assert (loads, in_flight, nbytes, instructions) == (4, 4, 64, 8)
+    # a look-back's poll (a strong load) is a wait, not a load in flight
+    poll = _sass(["LDG.E.64.STRONG.GPU R2, desc[UR4][R8.64]", "@!P0 BRA 0x0", "EXIT"])
+    assert cuda_report.main_loop(poll)[0] == 0
+
+
+def test_fma_count_skips_moves_and_division_but_not_contraction():
+    move = _sass(["HFMA2.MMA R8, -RZ, RZ, 0, 0"])
+    assert cuda_report.fused_multiply_adds(move) == 0
+    # x / y: MUFU.RCP and its Newton steps; then a contracted a + b * q of the quotient
+    div = _sass([
+        "MUFU.RCP R9, R2",
+        "FCHK P0, R3, R2",
+        "FFMA R16, R9, -R2, 1",
+        "FFMA R16, R9, R16, R9",
+        "FFMA R0, R16, R3, RZ",
+        "FFMA R9, R0, -R2, R3",
+        "FFMA R16, R16, R9, R0",
+    ])
+    assert cuda_report.fused_multiply_adds(div) == 0
+    assert cuda_report.fused_multiply_adds(div + _sass(["FFMA R5, R6, R16, R7"])[0:1]) == 1
+    # a*b - c*d contracted: one FMUL and one FFMA
+    assert cuda_report.fused_multiply_adds(_sass(["FMUL R0, R4, R6",
+                                                  "FFMA R0, R5, -R7, R0"])) == 1

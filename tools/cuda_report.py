@@ -76,7 +76,7 @@ class Kernel:
     widths: Dict[str, int] = field(default_factory=dict)  # "LDG.8" -> count
     shfl: int = 0
     f2f_half: int = 0  # hardware float -> half conversions (F2F/F2FP.F16.F32/F64)
-    ffma: int = 0  # fused multiply-adds (FFMA/DFMA/HFMA2): -fmad=false leaves explicit ones
+    ffma: int = 0  # fused multiply-adds of its own arithmetic (see fused_multiply_adds)
     loop_loads: int = 0  # global loads in the main loop's body
     in_flight: int = 0  # of them in flight at once (see the module's docstring)
     in_flight_bytes: int = 0
@@ -152,10 +152,11 @@ _MEM = re.compile(r"\b(LDG|STG|LD|ST)((?:\.[A-Z0-9_]+)*)\s")
 _SHFL = re.compile(r"\bSHFL\.")
 _F2F_HALF = re.compile(r"\bF2FP?\.F16\.F(32|64)\b")  # F2FP...PACK_AB on sm_90
 _SPILL = re.compile(r"\b(STL|LDL)\b")
-_FMA = re.compile(r"\b(FFMA|DFMA|HFMA2)(\.[A-Z0-9_]+)*\s")
 _ADDR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?);")
 _LABEL = re.compile(r"^\s*(\.L_x_\d+):")
-_BRA = re.compile(r"\bBRA\b.*?`\((\.L_x_\d+)\)")
+# a branch's target: a label where nvdisasm names them, an address in cuobjdump -sass's
+# output (which prints no labels: `@!P0 BRA 0x3c0`)
+_BRA = re.compile(r"\bBRA\b(?:\.[A-Z0-9_]+)*[^;`]*?(?:`\((\.L_x_\d+)\)|\b0x([0-9a-f]+)\s*$)")
 _REG = re.compile(r"\bR(\d+)(\.64)?\b")
 _GLOAD = re.compile(r"^(?:@!?U?P\w+\s+)?(LDG|LD)((?:\.[A-Z0-9_]+)*)\s")
 _GSTORE = re.compile(r"^(?:@!?U?P\w+\s+)?(STG|ST)((?:\.[A-Z0-9_]+)*)\s")
@@ -196,6 +197,10 @@ def _loop_stats(body: List[str]) -> tuple:
         reads = _regs(operands) if store else _regs(rest)
         writes = set() if store else _regs(first)
         pending = [p for p in pending if not (p[0] & reads or p[0] & writes)]
+        if load and ".STRONG" in load.group(2):
+            # a poll (a look-back's wait on another block's flag, volatile): no data
+            # streamed, and nothing independent of it is in flight while it spins
+            load = None
         if load:
             width = access_width(load.group(2)) // 8
             regs = max(1, width // 4)
@@ -212,8 +217,8 @@ def _loop_stats(body: List[str]) -> tuple:
 
 
 def main_loop(lines: List[str]) -> tuple:
-    """_loop_stats of the function's loop (a backward branch to a label) with the most
-    global loads, or zeros when it has no loop."""
+    """_loop_stats of the function's main loop (a backward branch to a label or an
+    address; see below), or zeros when it has no loop that touches global memory."""
     addr_of_label: Dict[str, int] = {}
     ins: List[tuple] = []  # (address, text)
     pending_labels: List[str] = []
@@ -230,17 +235,145 @@ def main_loop(lines: List[str]) -> tuple:
             addr_of_label[name] = a
         pending_labels = []
         ins.append((a, m.group(2).strip()))
-    best = (0, 0, 0, 0, 0)
+    loops = []  # (start, end, index of the branch)
     for k, (a, text) in enumerate(ins):
         b = _BRA.search(text)
-        if not b or b.group(1) not in addr_of_label or addr_of_label[b.group(1)] > a:
+        if not b:
             continue
-        start = addr_of_label[b.group(1)]
-        body = [t for (x, t) in ins[: k + 1] if x >= start]
-        stats = _loop_stats(body)
-        if (stats[0], stats[1]) > (best[0], best[1]):
+        start = addr_of_label.get(b.group(1), -1) if b.group(1) else int(b.group(2), 16)
+        if start < 0 or start > a:
+            continue
+        loops.append((start, a, k))
+    # A loop's own body: its instructions less those of the loops nested in it. A loop
+    # around the main loop (a grid-stride loop over outputs or tiles) holds its loads
+    # too, but walked as one straight body it says nothing of what one iteration keeps
+    # in flight, and its instructions are not what the thread repeats; a spin loop in a
+    # scan's tile loop (a look-back's wait) is no part of the tile's work. The main loop
+    # is the one whose own body holds the most global loads, of the loops that nest no
+    # loop with as many (a reduction's grid-stride loop keeps a head and a tail load
+    # around its unrolled loop; nonzero's tile loop, four 16-byte loads around a
+    # strided fallback of one); on a tie, the fewer in flight (two paths of one
+    # kernel, e.g. contiguous and strided, both count), then the more bytes in flight
+    # (the vector path of a contiguous operand).
+    own = []
+    for start, end, k in loops:
+        inner = [(s2, e2) for s2, e2, _ in loops
+                 if start <= s2 and e2 <= end and (s2, e2) != (start, end)]
+        body = [t for (x, t) in ins[: k + 1]
+                if x >= start and not any(s2 <= x <= e2 for s2, e2 in inner)]
+        own.append((start, end, _loop_stats(body)))
+    best = (0, 0, 0, 0, 0)
+    stores_only = (0, 0, 0, 0, 0)  # a kernel that loads nothing (random numbers)
+    for start, end, stats in own:
+        if not stats[0]:
+            if stats[4] > stores_only[4]:
+                stores_only = stats
+            continue
+        if any(start <= s2 and e2 <= end and (s2, e2) != (start, end) and st2[0] >= stats[0]
+               for s2, e2, st2 in own):
+            continue
+        if (stats[0], -stats[1], stats[2]) > (best[0], -best[1], best[2]) or best[0] == 0:
             best = stats
+    if best[0] == 0:
+        # no loop loads: the one that stores the most bytes (its issue rate is what the
+        # estimate of a store-only kernel reads)
+        return stores_only
     return best
+
+
+_RCP = re.compile(r"^(?:@!?U?P\w+\s+)?MUFU\.RCP(64H)?\s+R(\d+),\s*-?\|?R(\d+)")
+_FMA_OPS = re.compile(r"^(?:@!?U?P\w+\s+)?(FFMA|DFMA|HFMA2)((?:\.[A-Z0-9_]+)*)\s+(.*)$")
+_CALL = re.compile(r"\bCALL\.REL(?:\.NOINC)?\s+0x([0-9a-f]+)")
+
+
+def _operand_reg(op: str) -> Optional[int]:
+    m = re.match(r"^-?\|?R(\d+)", op.strip())
+    return int(m.group(1)) if m else None
+
+
+def fused_multiply_adds(lines: List[str]) -> int:
+    """FMA instructions (FFMA/DFMA/HFMA2) a*b+c of the function's own arithmetic:
+    what -fmad=false forbids nvcc to make of a*b + c. Not counted, as they are no
+    contraction of the kernel's expressions:
+      - an FMA with a multiplicand RZ (zero): no product; HFMA2.MMA R, -RZ, RZ, imm, imm
+        is the compiler's idiom for moving a constant into a register, FFMA R, RZ, y, q
+        the double division's check of its quotient's range;
+      - the steps of IEEE division and reciprocal (x / y, 1 / y, which -prec-div keeps
+        correctly rounded): MUFU.RCP(64H) gives an estimate r of 1/y that Newton steps
+        refine with FMAs (1 - y r, r + r e, q = x r, x - y q, q + r e). A step is an
+        FMA one of whose multiplicands is the estimate (or a refinement, or the error
+        term, whose addend was +-1 or an estimate) or the negated divisor -y (the
+        RCP's operand, or the negated multiplicand of a step 1 - y r). A quotient
+        q stays out of that set, so a contracted a + b * q is still counted; a
+        contraction with a reciprocal 1 / y the kernel computed would not be (the
+        multiply kernel computes none);
+      - the body of a subroutine the kernel CALLs (the division's slow path: every
+        gpuarr device function is inlined, so a CALL is the toolkit's)."""
+    ins: List[tuple] = []
+    for line in lines:
+        m = _ADDR.search(line)
+        if m:
+            ins.append((int(m.group(1), 16), m.group(2).strip()))
+    called = {int(c.group(1), 16) for _, t in ins for c in [_CALL.search(t)] if c}
+    in_sub = False
+    estimates: set = set()  # reciprocal estimates and their error terms
+    divisors: set = set()
+    low_word: set = set()
+    n = 0
+    for a, text in ins:
+        if a in called:
+            in_sub = True
+        if in_sub:
+            if re.search(r"\bRET\b", text):
+                in_sub = False
+            continue
+        r = _RCP.match(text)
+        if r:
+            dest, div = int(r.group(2)), int(r.group(3))
+            if r.group(1):  # RCP64H writes the high word of a double pair
+                dest, div = dest & ~1, div & ~1
+                low_word.add(dest)  # whose low word the next instruction or so sets
+            estimates.add(dest)
+            divisors.add(div)
+            continue
+        f = _FMA_OPS.match(text)
+        if not f:
+            # another instruction that overwrites a register ends its role
+            op, _, operands = re.sub(r"^@!?U?P\w+\s+", "", text).partition(" ")
+            rd = _operand_reg(operands.split(",")[0]) if operands else None
+            if rd in low_word:
+                low_word.discard(rd)
+                continue
+            estimates.discard(rd)
+            divisors.discard(rd)
+            continue
+        ops = [o.strip() for o in f.group(3).split(",")]
+        if len(ops) < 4:
+            continue
+        dest, a_op, b_op, c_op = ops[0], ops[1], ops[2], ops[3]
+        if re.match(r"^-?RZ$", a_op) or re.match(r"^-?RZ$", b_op):
+            continue  # 0 * b + c: no product (HFMA2.MMA R, -RZ, RZ, imm: a constant move)
+        ra, rb, rc = _operand_reg(a_op), _operand_reg(b_op), _operand_reg(c_op)
+        negdiv = any(o.lstrip().startswith("-") and _operand_reg(o) in divisors
+                     for o in (a_op, b_op))
+        step = ra in estimates or rb in estimates or negdiv
+        rd = _operand_reg(dest)
+        if step:
+            one = re.match(r"^-?1(\.0*)?$", c_op) is not None
+            if one:  # 1 - y r: the negated multiplicand is the divisor y
+                for o in (a_op, b_op):
+                    if o.lstrip().startswith("-") and _operand_reg(o) is not None:
+                        divisors.add(_operand_reg(o))
+            if rd is not None:
+                if rc in estimates or one:
+                    estimates.add(rd)
+                else:
+                    estimates.discard(rd)
+            continue
+        estimates.discard(rd)
+        divisors.discard(rd)
+        n += 1
+    return n
 
 
 def analyse(plugin: str, arch: str) -> List[Kernel]:
@@ -282,8 +415,6 @@ def analyse(plugin: str, arch: str) -> List[Kernel]:
         body[k.mangled].append(line)
         if "/*" not in line:
             continue
-        if _FMA.search(line):
-            k.ffma += 1
         for mm in _MEM.finditer(line):
             key = f"{mm.group(1)}.{access_width(mm.group(2))}"
             k.widths[key] = k.widths.get(key, 0) + 1
@@ -297,6 +428,7 @@ def analyse(plugin: str, arch: str) -> List[Kernel]:
         kern = kernels[mangled]
         (kern.loop_loads, kern.in_flight, kern.in_flight_bytes, kern.loop_instructions,
          kern.loop_bytes) = main_loop(lines)
+        kern.ffma = fused_multiply_adds(lines)
     names = demangle(list(kernels))
     for mangled, kern in kernels.items():
         kern.name = names[mangled]
@@ -367,11 +499,13 @@ FAMILIES = [
      [r"^void k_reduce_block<ga_rp_sum<10, float> >", r"^void k_reduce_warps<ga_rp_sum<10, float> >",
       r"^void k_reduce_block<ga_rp_ext<10> >", r"^void k_reduce_block<ga_rp_arg<10> >",
       r"^void k_reduce_cols<ga_rp_sum<10, float> >"], 1.0, False),
-    ("scans", [r"^void k_scan_tiles<10, double>", r"^void k_scan_warps<10, double>",
-               r"^void k_scan_tiles<3, long>"], 1.0, False),
+    # (the scans' third parameter: 0 for cumulative_sum, 1 for cumulative_prod)
+    ("scans", [r"^void k_scan_tiles<10, double, 0>", r"^void k_scan_warps<10, double, 0>",
+               r"^void k_scan_tiles<3, long, 0>"], 1.0, False),
     ("radix sort (its passes)", [r"^void k_radix_pass<10>", r"^void k_radix_hist<10>"],
      1.0, False),
-    ("boolean mask / nonzero", [r"^void k_nonzero\("], 1.0, False),
+    # (c++filt names a function that is not a template without its return type)
+    ("boolean mask / nonzero", [r"^k_nonzero\("], 1.0, False),
     ("gather", [r"^void k_index<4, 4>"], 1.0, False),
     ("random", [r"^void k_random<0, 10>"], 1.0, True),
 ]

@@ -65,26 +65,29 @@ ga_index_1d(const ga_index_desc &d, int mode, ga_k_errrec *err)
     const ga_operand &x = l.args[0];
     const int64_t s1 = l.args[1].strides[0], sx = x.strides[0];
     const int64_t stride = ga_gstride();
-    for (int64_t i0 = ga_gtid(); i0 < l.size; i0 += GA_IDX_UNROLL * stride) {
-        int64_t off[GA_IDX_UNROLL];
-        bool ok[GA_IDX_UNROLL];
+    /* 16-byte elements (complex128) two at a time: 32 bytes in flight, within 64
+     * registers (four spilled under k_index's launch bounds) */
+    constexpr int GA_IDX_U = SZ >= 16 ? 2 : GA_IDX_UNROLL;
+    for (int64_t i0 = ga_gtid(); i0 < l.size; i0 += GA_IDX_U * stride) {
+        int64_t off[GA_IDX_U];
+        bool ok[GA_IDX_U];
 #pragma unroll
-        for (int u = 0; u < GA_IDX_UNROLL; u++) {
+        for (int u = 0; u < GA_IDX_U; u++) {
             const int64_t i = i0 + u * stride;
             ok[u] = i < l.size;
             off[u] = i * s1;
         }
         for (int j = 0; j < nidx; j++) {
             const ga_operand &ix = l.args[2 + j];
-            int64_t v[GA_IDX_UNROLL];
+            int64_t v[GA_IDX_U];
 #pragma unroll
-            for (int u = 0; u < GA_IDX_UNROLL; u++) {
+            for (int u = 0; u < GA_IDX_U; u++) {
                 const int64_t i = i0 + u * stride;
                 v[u] = ix.is_scalar || !ok[u] ? ix.value.i
                                               : ga_ld<GA_INT64>(ix.data + i * ix.strides[0]);
             }
 #pragma unroll
-            for (int u = 0; u < GA_IDX_UNROLL; u++) {
+            for (int u = 0; u < GA_IDX_U; u++) {
                 const int64_t w = v[u] < 0 ? v[u] + d.index_dims[j] : v[u];
                 if (ok[u] && (w < 0 || w >= d.index_dims[j])) {
                     ga_k_report(err, (unsigned)j, v[u], d.index_dims[j]);
@@ -96,9 +99,9 @@ ga_index_1d(const ga_index_desc &d, int mode, ga_k_errrec *err)
         if (mode == GA_IDX_CHECK) {
             continue;
         }
-        ga_elem_bytes<SZ, A> e[GA_IDX_UNROLL] = {};
+        ga_elem_bytes<SZ, A> e[GA_IDX_U] = {};
 #pragma unroll
-        for (int u = 0; u < GA_IDX_UNROLL; u++) {
+        for (int u = 0; u < GA_IDX_U; u++) {
             const int64_t i = i0 + u * stride;
             const char *src = mode == GA_IDX_GATHER ? l.args[1].data + off[u]
                               : x.is_scalar         ? (const char *)x.value.bytes
@@ -108,7 +111,7 @@ ga_index_1d(const ga_index_desc &d, int mode, ga_k_errrec *err)
             }
         }
 #pragma unroll
-        for (int u = 0; u < GA_IDX_UNROLL; u++) {
+        for (int u = 0; u < GA_IDX_U; u++) {
             const int64_t i = i0 + u * stride;
             char *dst = mode == GA_IDX_GATHER ? x.data + i * sx : l.args[1].data + off[u];
             if (ok[u]) {
@@ -118,8 +121,11 @@ ga_index_1d(const ga_index_desc &d, int mode, ga_k_errrec *err)
     }
 }
 
+/* Launched with ga_cuda_launch_dims's 256 threads; 4 resident blocks (50% occupancy)
+ * cap registers at 64 (16-byte elements four at a time took 86: 25%; two at a time,
+ * ga_index_1d, fit). */
 template <int SZ, int A>
-__global__ void
+__global__ void GA_LAUNCH_BOUNDS(256, 4)
 k_index(const GA_GRID_CONSTANT ga_index_desc d, int mode, ga_k_errrec *err)
 {
     const ga_loop &l = d.loop;

@@ -19,15 +19,58 @@
 template <int B> struct ga_draw_word;
 template <> struct ga_draw_word<16> {
     typedef uint4 type;
+    static GA_DEV type
+    of(const uint32_t *u)
+    {
+        type w;
+        w.x = u[0];
+        w.y = u[1];
+        w.z = u[2];
+        w.w = u[3];
+        return w;
+    }
 };
 template <> struct ga_draw_word<8> {
     typedef uint2 type;
+    static GA_DEV type
+    of(const uint32_t *u)
+    {
+        type w;
+        w.x = u[0];
+        w.y = u[1];
+        return w;
+    }
 };
 template <> struct ga_draw_word<4> {
     typedef unsigned type;
+    static GA_DEV type
+    of(const uint32_t *u)
+    {
+        return u[0];
+    }
 };
 template <> struct ga_draw_word<2> {
     typedef unsigned short type;
+    static GA_DEV type
+    of(const uint32_t *u)
+    {
+        return (unsigned short)u[0];
+    }
+};
+
+/* Unsigned integers of 1, 2, 4 and 8 bytes: an element's bits. */
+template <int S> struct ga_draw_bits;
+template <> struct ga_draw_bits<1> {
+    typedef uint8_t type;
+};
+template <> struct ga_draw_bits<2> {
+    typedef uint16_t type;
+};
+template <> struct ga_draw_bits<4> {
+    typedef uint32_t type;
+};
+template <> struct ga_draw_bits<8> {
+    typedef uint64_t type;
 };
 
 /* The descriptor travels by value (no host pointer is dereferenced on the device). */
@@ -41,21 +84,38 @@ k_random(const GA_GRID_CONSTANT ga_random_desc r)
                                                  : 1;
     constexpr int P = 4 / Q;
     constexpr int SIZE = (int)sizeof(typename ga_storage<DT>::type);
-    typedef typename ga_draw_word<P * SIZE>::type W;
+    typedef typename ga_storage<DT>::type T;
+    typedef typename ga_draw_bits<SIZE>::type U;
+    typedef ga_draw_word<P * SIZE> W;
     const int64_t draws = ga_random_draws(&r);
     for (int64_t g = ga_gtid(); g < draws; g += ga_gstride()) {
-        W buf;
-        const int64_t e0 = ga_random_draw(&r, DIST, DT, g, (char *)&buf);
+        /* the draw's elements, each in a variable of its own type, packed into 32-bit
+         * words by shifts: written as bytes into one vector-typed buffer (8-byte
+         * pieces, read back as 16), they went through local memory */
+        T buf[P];
+        const int64_t e0 = ga_random_draw(&r, DIST, DT, g, (char *)buf);
         char *at = r.out + e0 * SIZE;
-        if (e0 >= 0 && e0 + P <= r.n && (uintptr_t)at % sizeof(W) == 0) {
-            ga_st_vec((W *)at, buf);
+        if (e0 >= 0 && e0 + P <= r.n && (uintptr_t)at % sizeof(typename W::type) == 0) {
+            uint32_t u[(P * SIZE + 3) / 4] = {};
+#pragma unroll
+            for (int k = 0; k < P; k++) {
+                U b;
+                memcpy(&b, &buf[k], SIZE);
+                if constexpr (SIZE == 8) {
+                    u[2 * k] = (uint32_t)b;
+                    u[2 * k + 1] = (uint32_t)((uint64_t)b >> 32);
+                }
+                else {
+                    u[k * SIZE / 4] |= (uint32_t)b << (8 * (k * SIZE % 4));
+                }
+            }
+            ga_st_vec((typename W::type *)at, W::of(u));
             continue;
         }
 #pragma unroll
         for (int k = 0; k < P; k++) {
             if (e0 + k >= 0 && e0 + k < r.n) {
-                memcpy(GA_K_ELEMENT(r.out + (e0 + k) * SIZE, SIZE),
-                       (char *)&buf + k * SIZE, SIZE);
+                memcpy(GA_K_ELEMENT(r.out + (e0 + k) * SIZE, SIZE), &buf[k], SIZE);
             }
         }
     }

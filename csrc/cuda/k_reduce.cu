@@ -113,6 +113,7 @@ ga_ld_cmp(const char *p)
 /* SUM and PROD of dtype DT accumulated in A (the accumulator of the output dtype). */
 template <int DT, class A> struct ga_rp_sum {
     typedef A acc_t;
+    static constexpr int DTYPE = DT;
     static constexpr int ESIZE = (int)sizeof(typename ga_storage<DT>::type);
     typedef struct {
         A s, c;
@@ -185,6 +186,7 @@ template <int DT> struct ga_ext_acc {
 template <int DT>
 struct ga_rp_ext : ga_rp_simple<ga_rp_ext<DT>, ga_ext_acc<DT>> {
     typedef ga_ext_acc<DT> acc_t;
+    static constexpr int DTYPE = DT;
     static constexpr int ESIZE = (int)sizeof(typename ga_storage<DT>::type);
     static GA_HD acc_t
     init(int op)
@@ -226,6 +228,7 @@ template <int DT> struct ga_arg_acc {
 template <int DT>
 struct ga_rp_arg : ga_rp_simple<ga_rp_arg<DT>, ga_arg_acc<DT>> {
     typedef ga_arg_acc<DT> acc_t;
+    static constexpr int DTYPE = DT;
     static constexpr int ESIZE = (int)sizeof(typename ga_storage<DT>::type);
     static GA_HD acc_t
     init(int op)
@@ -282,6 +285,7 @@ GA_DTYPES(GA_X_TRUTH)
 template <int DT>
 struct ga_rp_bool : ga_rp_simple<ga_rp_bool<DT>, int> {
     typedef int acc_t;
+    static constexpr int DTYPE = DT;
     static constexpr int ESIZE = (int)sizeof(typename ga_storage<DT>::type);
     static GA_HD acc_t
     init(int op)
@@ -335,6 +339,53 @@ ga_red_put(const ga_reduce_desc &d, typename P::acc_t *partial, int64_t s, int64
  * report's rule: at least 4, tools/cuda_report.py). */
 #define GA_RED_UNROLL 4
 
+/* An element of the input as stored (its dtype's storage type). The main loops load
+ * these first and convert them (P::load from the register copy) after all of a round's
+ * loads are issued: a conversion at the load (float -> int64 has branches) kept nvcc
+ * from issuing the next load before it, one load in flight instead of GA_RED_UNROLL. */
+template <class P> using ga_red_raw = typename ga_storage<P::DTYPE>::type;
+
+template <int ES> struct ga_red_bits;
+template <> struct ga_red_bits<1> {
+    typedef uint8_t type;
+};
+template <> struct ga_red_bits<2> {
+    typedef uint16_t type;
+};
+template <> struct ga_red_bits<4> {
+    typedef uint32_t type;
+};
+template <> struct ga_red_bits<8> {
+    typedef uint64_t type;
+};
+
+/* Element k of the 16 / ESIZE a 16-byte word holds, taken out with shifts: reading it
+ * through a char pointer into the word made nvcc keep the words in local memory (80
+ * bytes of stack, an STL.128 per word: tools/cuda_report.py). k is a constant once the
+ * caller's loop is unrolled. */
+template <class P>
+static GA_DEV inline ga_red_raw<P>
+ga_red_word_elem(const uint4 &w, int k)
+{
+    constexpr int ES = P::ESIZE;
+    ga_red_raw<P> v;
+    if constexpr (ES == 16) {
+        memcpy(&v, &w, sizeof(v));
+    }
+    else if constexpr (ES == 8) {
+        const uint64_t b = k == 0 ? ((uint64_t)w.y << 32 | w.x) : ((uint64_t)w.w << 32 | w.z);
+        memcpy(&v, &b, sizeof(v));
+    }
+    else {
+        const int q = k * ES / 4;
+        const uint32_t word = q == 0 ? w.x : q == 1 ? w.y : q == 2 ? w.z : w.w;
+        const typename ga_red_bits<ES>::type b =
+            (typename ga_red_bits<ES>::type)(word >> (8 * (k * ES % 4)));
+        memcpy(&v, &b, sizeof(v));
+    }
+    return v;
+}
+
 /* Push the V = 16 / ESIZE elements of a 16-byte word w (elements r, r + 1, ...). */
 template <class P>
 static GA_DEV inline void
@@ -343,7 +394,8 @@ ga_red_push_word(typename P::state_t &st, const uint4 &w, int64_t r, int op)
     constexpr int V = 16 / P::ESIZE > 0 ? 16 / P::ESIZE : 1;
 #pragma unroll
     for (int k = 0; k < V; k++) {
-        P::push(st, P::load((const char *)&w + k * P::ESIZE, r + k), op);
+        const ga_red_raw<P> e = ga_red_word_elem<P>(w, k);
+        P::push(st, P::load((const char *)&e, r + k), op);
     }
 }
 
@@ -358,7 +410,7 @@ static GA_DEV inline void
 ga_red_fold(const ga_reduce_desc &d, const char *in, int64_t r0, int64_t r1, int lane0,
             int step, typename P::state_t &st)
 {
-    typedef typename P::acc_t acc_t;
+    const int op = d.op;
     constexpr int ES = P::ESIZE;
     if (d.red_ndim == 1 && d.in_red_strides[0] == ES && ES <= 16 && 16 % ES == 0) {
         constexpr int V = 16 / ES;
@@ -366,7 +418,7 @@ ga_red_fold(const ga_reduce_desc &d, const char *in, int64_t r0, int64_t r1, int
         int64_t head = (int64_t)((16 - a % 16) % 16) / ES;
         head = head < r1 - r0 ? head : r1 - r0;
         if (lane0 < head) {
-            P::push(st, P::load(in + (r0 + lane0) * ES, r0 + lane0), d.op);
+            P::push(st, P::load(in + (r0 + lane0) * ES, r0 + lane0), op);
         }
         const int64_t b0 = r0 + head, nw = (r1 - b0) / V;
         const uint4 *w = (const uint4 *)(in + b0 * ES);
@@ -379,32 +431,44 @@ ga_red_fold(const ga_reduce_desc &d, const char *in, int64_t r0, int64_t r1, int
             }
 #pragma unroll
             for (int u = 0; u < GA_RED_UNROLL; u++) {
-                ga_red_push_word<P>(st, x[u], b0 + (v + u * step) * V, d.op);
+                ga_red_push_word<P>(st, x[u], b0 + (v + u * step) * V, op);
             }
         }
+        /* fewer than GA_RED_UNROLL rounds left: not unrolled (nvcc unrolled it into a
+         * chain of dependent loads, which the report took for the main loop) */
+        GA_NO_UNROLL
         for (; v < nw; v += step) {
-            ga_red_push_word<P>(st, ga_ld_vec(w + v), b0 + v * V, d.op);
+            ga_red_push_word<P>(st, ga_ld_vec(w + v), b0 + v * V, op);
         }
         const int64_t t = b0 + nw * V + lane0;
         if (t < r1) {
-            P::push(st, P::load(in + t * ES, t), d.op);
+            P::push(st, P::load(in + t * ES, t), op);
         }
         return;
     }
     int64_t r = r0 + lane0;
     for (; r + (GA_RED_UNROLL - 1) * step < r1; r += GA_RED_UNROLL * step) {
-        acc_t x[GA_RED_UNROLL];
+        /* the offsets first (64-bit divisions, a call each where red_ndim > 1): made
+         * between the loads, they kept the last load from issuing before the first
+         * push */
+        int64_t off[GA_RED_UNROLL];
 #pragma unroll
         for (int u = 0; u < GA_RED_UNROLL; u++) {
-            x[u] = P::load(in + ga_red_offset(d, r + u * step), r + u * step);
+            off[u] = ga_red_offset(d, r + u * step);
+        }
+        ga_red_raw<P> x[GA_RED_UNROLL];
+#pragma unroll
+        for (int u = 0; u < GA_RED_UNROLL; u++) {
+            x[u] = ga_ld<P::DTYPE>(in + off[u]);
         }
 #pragma unroll
         for (int u = 0; u < GA_RED_UNROLL; u++) {
-            P::push(st, x[u], d.op);
+            P::push(st, P::load((const char *)&x[u], r + u * step), op);
         }
     }
+    GA_NO_UNROLL
     for (; r < r1; r += step) {
-        P::push(st, P::load(in + ga_red_offset(d, r), r), d.op);
+        P::push(st, P::load(in + ga_red_offset(d, r), r), op);
     }
 }
 
@@ -480,16 +544,17 @@ k_reduce_cols(ga_reduce_desc d, int64_t splits, typename P::acc_t *partial)
                 const int64_t step = d.in_red_strides[0];
                 int64_t r = r0;
                 for (; r + GA_RED_UNROLL <= r1; r += GA_RED_UNROLL) {
-                    typename P::acc_t x[GA_RED_UNROLL];
+                    ga_red_raw<P> x[GA_RED_UNROLL];
 #pragma unroll
                     for (int u = 0; u < GA_RED_UNROLL; u++) {
-                        x[u] = P::load(in + (r + u) * step, r + u);
+                        x[u] = ga_ld<P::DTYPE>(in + (r + u) * step);
                     }
 #pragma unroll
                     for (int u = 0; u < GA_RED_UNROLL; u++) {
-                        P::push(st, x[u], d.op);
+                        P::push(st, P::load((const char *)&x[u], r + u), d.op);
                     }
                 }
+                GA_NO_UNROLL
                 for (; r < r1; r++) {
                     P::push(st, P::load(in + r * step, r), d.op);
                 }

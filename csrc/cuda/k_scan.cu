@@ -75,11 +75,35 @@ ga_scan_load_warp(const char *in, int64_t is, int64_t base, int64_t end, A *sm,
                   A (&x)[IT])
 {
     const int lane = (int)threadIdx.x % 32;
+    typedef typename ga_storage<DT>::type T;
+    if constexpr (sizeof(T) <= 8) {
+        /* the IT elements as stored first, converted after: a conversion at its load
+         * (float -> int64 has branches) kept nvcc from issuing the next load before it.
+         * (complex128 into a real accumulator, rare, converts at the load: 8 raw
+         * elements of 16 bytes spilled) */
+        T raw[IT] = {};
 #pragma unroll
-    for (int k = 0; k < IT; k++) {
-        const int e = k * 32 + lane;
-        if (base + e < end) {
-            sm[ga_tpos<IT>(e)] = ga_ld_as<DT, A>(in + (base + e) * is);
+        for (int k = 0; k < IT; k++) {
+            const int e = k * 32 + lane;
+            if (base + e < end) {
+                raw[k] = ga_ld<DT>(in + (base + e) * is);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            const int e = k * 32 + lane;
+            if (base + e < end) {
+                sm[ga_tpos<IT>(e)] = ga_ld_as<DT, A>((const char *)&raw[k]);
+            }
+        }
+    }
+    else {
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            const int e = k * 32 + lane;
+            if (base + e < end) {
+                sm[ga_tpos<IT>(e)] = ga_ld_as<DT, A>(in + (base + e) * is);
+            }
         }
     }
     __syncwarp();
@@ -158,14 +182,15 @@ ga_scan_row_off(const ga_scan_desc &s, const int64_t *strides, int64_t row)
 
 /* ---- a thread per row ---- */
 
-template <int DT, class A>
+template <int DT, class A, int PROD>
 __global__ void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
 k_scan_rows(ga_scan_desc s, int64_t rows)
 {
     constexpr int IT = ga_scan_items<A>::value;
     /* a thread's results on their way out (its own row of the buffer only) */
     __shared__ A staged[GA_RED_BLOCK][IT + 1];
-    const int nd = s.ndim, prod = ga_rm_is_prod(s.op, 1);
+    const int nd = s.ndim;
+    constexpr int prod = PROD; /* the op a constant: no sum-or-product select per step */
     const int64_t len = s.shape[nd - 1];
     const int64_t is = s.in_strides[nd - 1], os = s.out_strides[nd - 1];
     A *mine = staged[threadIdx.x];
@@ -174,10 +199,24 @@ k_scan_rows(ga_scan_desc s, int64_t rows)
         char *out = s.out + ga_scan_row_off(s, s.out_strides, row);
         A acc = ga_rm_identity<A>(prod);
         for (int64_t k0 = 0; k0 < len; k0 += IT) {
+            /* loaded as stored, then converted (see ga_scan_load_warp) */
+            typedef typename ga_storage<DT>::type T;
+            constexpr int RAW = sizeof(T) <= 8 ? IT : 1;
+            T raw[RAW] = {};
+            if constexpr (sizeof(T) <= 8) {
+#pragma unroll
+                for (int k = 0; k < IT; k++) {
+                    if (k0 + k < len) {
+                        raw[k] = ga_ld<DT>(in + (k0 + k) * is);
+                    }
+                }
+            }
             A x[IT];
 #pragma unroll
             for (int k = 0; k < IT; k++) {
-                x[k] = k0 + k < len ? ga_ld_as<DT, A>(in + (k0 + k) * is) : acc;
+                const char *p =
+                    sizeof(T) <= 8 ? (const char *)&raw[k % RAW] : in + (k0 + k) * is;
+                x[k] = k0 + k < len ? ga_ld_as<DT, A>(p) : acc;
             }
 #pragma unroll
             for (int k = 0; k < IT; k++) {
@@ -196,14 +235,15 @@ k_scan_rows(ga_scan_desc s, int64_t rows)
 
 /* ---- a warp per row ---- */
 
-template <int DT, class A>
+template <int DT, class A, int PROD>
 GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
 k_scan_warps(ga_scan_desc s, int64_t rows)
 {
     constexpr int IT = ga_scan_items<A>::value;
     __shared__ A sm[GA_SCAN_WARPS][32 * (IT + 1)];
     const int warp = (int)threadIdx.x / 32;
-    const int nd = s.ndim, prod = ga_rm_is_prod(s.op, 1);
+    const int nd = s.ndim;
+    constexpr int prod = PROD; /* the op a constant: no sum-or-product select per step */
     const int64_t len = s.shape[nd - 1];
     const int64_t is = s.in_strides[nd - 1], os = s.out_strides[nd - 1];
     const int64_t step = (int64_t)gridDim.x * GA_SCAN_WARPS;
@@ -227,7 +267,7 @@ k_scan_warps(ga_scan_desc s, int64_t rows)
 
 /* ---- a block per tile, one pass ---- */
 
-template <int DT, class A>
+template <int DT, class A, int PROD>
 GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
 k_scan_tiles(ga_scan_desc s, int64_t rows, ga_scan_tree t)
 {
@@ -240,7 +280,8 @@ k_scan_tiles(ga_scan_desc s, int64_t rows, ga_scan_tree t)
     __shared__ int tile_pre_has;
     __shared__ unsigned long long tile_id;
     const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
-    const int nd = s.ndim, prod = ga_rm_is_prod(s.op, 1);
+    const int nd = s.ndim;
+    constexpr int prod = PROD; /* the op a constant: no sum-or-product select per step */
     const int64_t len = s.shape[nd - 1];
     const int64_t is = s.in_strides[nd - 1], os = s.out_strides[nd - 1];
     const unsigned long long total = (unsigned long long)(rows * t.tiles);
@@ -315,9 +356,9 @@ typedef int (*ga_scan_launcher)(int dev, const ga_scan_desc *s, int64_t rows);
 
 /* Geometry (tests/test_cuda_scans.py and tests/test_cuda_budgets.py count it): one
  * launch whatever the shape, no host wait. */
-template <int DT, class A>
+template <int DT, class A, int PROD>
 static int
-ga_scan_launch(int dev, const ga_scan_desc *s, int64_t rows)
+ga_scan_launch_op(int dev, const ga_scan_desc *s, int64_t rows)
 {
     cudaStream_t stream;
     int st = ga_cuda_stream(dev, &stream);
@@ -340,12 +381,12 @@ ga_scan_launch(int dev, const ga_scan_desc *s, int64_t rows)
     if (len <= GA_SCAN_SERIAL_MAX || outer) {
         unsigned grid, block;
         ga_cuda_launch_dims(dev, rows, &grid, &block);
-        GA_LAUNCH((k_scan_rows<DT, A>), grid, block, 0, stream, *s, rows);
+        GA_LAUNCH((k_scan_rows<DT, A, PROD>), grid, block, 0, stream, *s, rows);
         GA_CUDA_TRY(cudaGetLastError());
         return GA_OK;
     }
     if (len < 2 * TILE) {
-        GA_LAUNCH((k_scan_warps<DT, A>),
+        GA_LAUNCH((k_scan_warps<DT, A, PROD>),
                   ga_k_blocks_for((rows + GA_SCAN_WARPS - 1) / GA_SCAN_WARPS),
                   GA_RED_BLOCK, 0, stream, *s, rows);
         GA_CUDA_TRY(cudaGetLastError());
@@ -356,7 +397,7 @@ ga_scan_launch(int dev, const ga_scan_desc *s, int64_t rows)
     void *scratch = nullptr;
     size_t bytes = 0;
     GA_TRY(ga_scan_tree_alloc<A>(dev, stream, rows, tiles, &t, &scratch, &bytes));
-    GA_LAUNCH((k_scan_tiles<DT, A>), ga_k_blocks_for(rows * tiles), GA_RED_BLOCK, 0,
+    GA_LAUNCH((k_scan_tiles<DT, A, PROD>), ga_k_blocks_for(rows * tiles), GA_RED_BLOCK, 0,
               stream, *s, rows, t);
     cudaError_t err = cudaGetLastError();
     ga_cuda_free(dev, scratch,
@@ -365,6 +406,17 @@ ga_scan_launch(int dev, const ga_scan_desc *s, int64_t rows)
         return ga_cuda_error(err, "scan launch", __FILE__, __LINE__);
     }
     return GA_OK;
+}
+
+/* A kernel per op (PROD: cumulative_prod), so that each step is the op's own
+ * arithmetic: with the op a run-time flag, every step computed both the sum and the
+ * product and selected one (twice the instructions of a tile, tools/cuda_report.py). */
+template <int DT, class A>
+static int
+ga_scan_launch(int dev, const ga_scan_desc *s, int64_t rows)
+{
+    return ga_rm_is_prod(s->op, 1) ? ga_scan_launch_op<DT, A, 1>(dev, s, rows)
+                                   : ga_scan_launch_op<DT, A, 0>(dev, s, rows);
 }
 
 /* Scans accumulate floats in double (complex in complex128) whatever the output, as
