@@ -359,13 +359,48 @@ template <> struct ga_red_bits<8> {
     typedef uint64_t type;
 };
 
-/* Element k of the 16 / ESIZE a 16-byte word holds, taken out with shifts: reading it
+/* The word of the contiguous path's loads: 16 bytes, except 4 elements for elements of
+ * 1 and 2 bytes (4 and 8 bytes): with 16 or 8 of them per 16-byte word, a round of
+ * GA_RED_UNROLL words was 32 to 64 pushes, and nvcc issued the later loads among the
+ * pushes of the first (1 to 3 in flight); 16 pushes a round, as for float32, keep the
+ * four in flight (16 bytes a thread: the 16 KB per multiprocessor at 50% occupancy
+ * that hide DRAM's latency). */
+template <int ES> struct ga_red_word {
+    typedef uint4 type;
+    static constexpr int BYTES = 16;
+    static GA_DEV uint32_t
+    part(const type &w, int q)
+    {
+        return q == 0 ? w.x : q == 1 ? w.y : q == 2 ? w.z : w.w;
+    }
+};
+template <> struct ga_red_word<2> {
+    typedef uint2 type;
+    static constexpr int BYTES = 8;
+    static GA_DEV uint32_t
+    part(const type &w, int q)
+    {
+        return q == 0 ? w.x : w.y;
+    }
+};
+template <> struct ga_red_word<1> {
+    typedef uint32_t type;
+    static constexpr int BYTES = 4;
+    static GA_DEV uint32_t
+    part(const type &w, int q)
+    {
+        (void)q;
+        return w;
+    }
+};
+
+/* Element k of the BYTES / ESIZE a word holds, taken out with shifts: reading it
  * through a char pointer into the word made nvcc keep the words in local memory (80
  * bytes of stack, an STL.128 per word: tools/cuda_report.py). k is a constant once the
  * caller's loop is unrolled. */
 template <class P>
 static GA_DEV inline ga_red_raw<P>
-ga_red_word_elem(const uint4 &w, int k)
+ga_red_word_elem(const typename ga_red_word<P::ESIZE>::type &w, int k)
 {
     constexpr int ES = P::ESIZE;
     ga_red_raw<P> v;
@@ -377,8 +412,7 @@ ga_red_word_elem(const uint4 &w, int k)
         memcpy(&v, &b, sizeof(v));
     }
     else {
-        const int q = k * ES / 4;
-        const uint32_t word = q == 0 ? w.x : q == 1 ? w.y : q == 2 ? w.z : w.w;
+        const uint32_t word = ga_red_word<ES>::part(w, k * ES / 4);
         const typename ga_red_bits<ES>::type b =
             (typename ga_red_bits<ES>::type)(word >> (8 * (k * ES % 4)));
         memcpy(&v, &b, sizeof(v));
@@ -386,12 +420,13 @@ ga_red_word_elem(const uint4 &w, int k)
     return v;
 }
 
-/* Push the V = 16 / ESIZE elements of a 16-byte word w (elements r, r + 1, ...). */
+/* Push the V = BYTES / ESIZE elements of a word w (elements r, r + 1, ...). */
 template <class P>
 static GA_DEV inline void
-ga_red_push_word(typename P::state_t &st, const uint4 &w, int64_t r, int op)
+ga_red_push_word(typename P::state_t &st, const typename ga_red_word<P::ESIZE>::type &w,
+                 int64_t r, int op)
 {
-    constexpr int V = 16 / P::ESIZE > 0 ? 16 / P::ESIZE : 1;
+    constexpr int V = ga_red_word<P::ESIZE>::BYTES / P::ESIZE;
 #pragma unroll
     for (int k = 0; k < V; k++) {
         const ga_red_raw<P> e = ga_red_word_elem<P>(w, k);
@@ -402,7 +437,7 @@ ga_red_push_word(typename P::state_t &st, const uint4 &w, int64_t r, int op)
 /* A thread's share of a cooperative fold of elements [r0, r1) of the row at `in`:
  * elements lane0, lane0 + step, ... (a block: step = blockDim.x; a warp: 32), pushed
  * into st in increasing order. GA_RED_UNROLL independent loads per iteration. When the
- * reduced axis is contiguous the loads are 16-byte words of V elements (word lane0,
+ * reduced axis is contiguous the loads are words of V elements (ga_red_word; word lane0,
  * lane0 + step, ...), after a scalar head up to the first 16-byte boundary and before
  * a scalar tail (each shorter than V <= step, so one element per thread at most). */
 template <class P>
@@ -413,7 +448,8 @@ ga_red_fold(const ga_reduce_desc &d, const char *in, int64_t r0, int64_t r1, int
     const int op = d.op;
     constexpr int ES = P::ESIZE;
     if (d.red_ndim == 1 && d.in_red_strides[0] == ES && ES <= 16 && 16 % ES == 0) {
-        constexpr int V = 16 / ES;
+        typedef typename ga_red_word<ES>::type W;
+        constexpr int V = ga_red_word<ES>::BYTES / ES;
         const uintptr_t a = (uintptr_t)(in + r0 * ES);
         int64_t head = (int64_t)((16 - a % 16) % 16) / ES;
         head = head < r1 - r0 ? head : r1 - r0;
@@ -421,10 +457,10 @@ ga_red_fold(const ga_reduce_desc &d, const char *in, int64_t r0, int64_t r1, int
             P::push(st, P::load(in + (r0 + lane0) * ES, r0 + lane0), op);
         }
         const int64_t b0 = r0 + head, nw = (r1 - b0) / V;
-        const uint4 *w = (const uint4 *)(in + b0 * ES);
+        const W *w = (const W *)(in + b0 * ES);
         int64_t v = lane0;
         for (; v + (GA_RED_UNROLL - 1) * step < nw; v += GA_RED_UNROLL * step) {
-            uint4 x[GA_RED_UNROLL];
+            W x[GA_RED_UNROLL];
 #pragma unroll
             for (int u = 0; u < GA_RED_UNROLL; u++) {
                 x[u] = ga_ld_vec(w + v + u * step);
