@@ -221,3 +221,24 @@ def annex_g_oracle(name, z, want):
     elif name == "arcsinh":
         want[np.isnan(z.real) & np.isinf(z.imag)] = complex(inf, nan)
     return want
+
+
+def simulated_gpus():
+    """Are this process's GPUs simulated ones (GPUARR_SIMULATE_GPUS)?"""
+    return gpuarr.num_gpus() > 0 and gpuarr.device_kind(gpuarr.gpu(0)) == "simulated"
+
+
+class held_queue:
+    """Keep a simulated GPU's worker waiting for the duration of the block (work queued
+    meanwhile is still pending at its end)."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __enter__(self):
+        gpuarr._core._hold_queue(self.device, True)
+        return self
+
+    def __exit__(self, *exc):
+        gpuarr._core._hold_queue(self.device, False)
+        return False

@@ -11,30 +11,11 @@ import pytest
 import gpuarr
 from gpuarr import _core
 
-from conftest import to_numpy
-
-
-def _simulated():
-    return gpuarr.num_gpus() > 0 and gpuarr.device_kind(gpuarr.gpu(0)) == "simulated"
+from conftest import held_queue as _held, simulated_gpus, to_numpy
 
 
 needs_simulated = pytest.mark.skipif(
-    not _simulated(), reason="needs simulated GPUs (GPUARR_SIMULATE_GPUS=2)")
-
-
-class _held:
-    """Keep a simulated GPU's worker waiting for the duration of the block."""
-
-    def __init__(self, device):
-        self.device = device
-
-    def __enter__(self):
-        _core._hold_queue(self.device, True)
-        return self
-
-    def __exit__(self, *exc):
-        _core._hold_queue(self.device, False)
-        return False
+    not simulated_gpus(), reason="needs simulated GPUs (GPUARR_SIMULATE_GPUS=2)")
 
 
 def test_events_are_ordered_as_recorded(device):
