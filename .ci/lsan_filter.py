@@ -19,7 +19,9 @@ import pathlib
 import re
 import sys
 
-OURS = re.compile(r"_core\.cpython|libgpuarr_cuda|/csrc/")
+# gpuarr/_core, not any _core: SciPy's HiGHS module is also named _core (its pybind11
+# keeps function records until exit)
+OURS = re.compile(r"gpuarr/_core\.cpython|libgpuarr_cuda|/csrc/")
 
 
 def sanitizer_reports(log_dir):

@@ -3,7 +3,7 @@
 # (CPU and simulated GPUs), install it with NumPy's Windows wheel and pytest into the
 # official embeddable CPython 3.13 for Windows, and run under Wine:
 #   1. `python -m gpuarr` (the tour),
-#   2. both notebooks' code cells (tools/run_notebook_cells.py),
+#   2. every notebook's code cells (tools/run_notebook_cells.py),
 #   3. the test suite with 2 simulated GPUs, every Nth test of each file
 #      (--subset N, default 6; 1 runs it all: hours under Wine).
 #
@@ -75,7 +75,7 @@ say "CPython 3.13 for Windows, headers and import library ready"
 
 # --- wheels ---------------------------------------------------------------------------
 WHEELS="$WIN/wheels"
-reqs="numpy pytest hypothesis array-api-compat matplotlib dask[array]"
+reqs="numpy pytest hypothesis array-api-compat matplotlib dask[array] scikit-learn"
 if [ "$(cat "$WHEELS/.reqs" 2>/dev/null)" != "$reqs" ]; then
   rm -rf "$WHEELS"
   # shellcheck disable=SC2086
