@@ -86,6 +86,31 @@ def test_block_per_row_matches_numpy_at_every_alignment(dev, op, dtype):
     _compare(got, a, op, 1)
 
 
+@pytest.mark.parametrize("shape", [(19, 1001), (5, 6007)])  # a warp, a block per row
+@pytest.mark.parametrize("dtype, out", [
+    ("int8", "complex128"), ("uint16", "complex128"), ("float16", "complex128"),
+    ("int32", "complex128"), ("float32", "int64"), ("float16", "int64"),
+    ("float64", "uint64")])
+def test_sums_into_another_kind(dev, shape, dtype, out):
+    # k_reduce.cu's lighter paths: a real element's complex sum runs Kahan on the real
+    # part alone (the imaginary part must stay exactly +0.0), and float elements into an
+    # integer sum load 2 to a word
+    a = _data(shape, dtype, "sum", 13)
+    if out != "complex128":
+        a = (np.abs(a) * 100).astype(dtype)
+    got = gpuarr.sum(gpuarr.asarray(a, device=dev), axis=1,
+                     dtype=getattr(gpuarr, out)).numpy()
+    want = np.sum(a, axis=1, dtype=out)
+    assert got.dtype == want.dtype
+    if out == "complex128":
+        assert (got.imag == 0).all() and not np.signbit(got.imag).any(), got.imag
+        if a.dtype.kind == "f":
+            np.testing.assert_allclose(got.real, a.astype(np.float64).sum(axis=1),
+                                       rtol=1e-12, atol=1e-9)
+            return
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("n", [65, 66, 127, 2047, 2048, 2049, 4099])
 @pytest.mark.parametrize("dtype", ["int8", "float32", "float64", "complex128"])
 def test_row_lengths_around_the_kernel_boundaries(dev, n, dtype):

@@ -120,10 +120,23 @@ DTYPES = ["bool", "int8", "uint8", "int32", "int64", "uint64", "float16", "float
 def test_cumulative_sum_of_every_dtype_in_every_kernel(dev, kernel, dtype):
     shape = KERNEL_SHAPES[kernel]
     if kernel == "tiles" and dtype in ("complex128",):
-        shape = (2, 3 * TILE // 2 + 17)  # 16-byte accumulators: tiles of 1024
+        shape = (2, 3 * TILE // 2 + 17)  # 16-byte accumulators: tiles of 512
     a = _data(shape, dtype, 5)
     got = gpuarr.cumulative_sum(gpuarr.asarray(a, device=dev), axis=1).numpy()
     _check(got, a, 1)
+
+
+@pytest.mark.parametrize("out", ["int64", "uint64"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64"])
+def test_floats_summed_into_64_bit_integers_in_tiles(dev, dtype, out):
+    # a tile of these holds half the elements of other 8-byte sums (k_scan.cu,
+    # ga_scan_tile_items: the conversions' registers): 7 tiles of 1024 a row here
+    a = np.abs(_data(KERNEL_SHAPES["tiles"], dtype, 9) * 50).astype(dtype)  # real
+    with np.errstate(all="ignore"):
+        want = np.cumsum(a.real if dtype == "complex64" else a, axis=1, dtype=out)
+    got = gpuarr.cumulative_sum(gpuarr.asarray(a, device=dev), axis=1,
+                                dtype=getattr(gpuarr, out)).numpy()
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("kernel", list(KERNEL_SHAPES))

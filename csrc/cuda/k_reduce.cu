@@ -132,11 +132,21 @@ template <int DT, class A> struct ga_rp_sum {
         (void)r;
         return ga_ld_as<DT, A>(p);
     }
+    /* a real element in a complex sum: its imaginary part is +0.0 */
+    static constexpr bool REAL_INTO_COMPLEX = !std::is_arithmetic<A>::value &&
+                                              DT != GA_COMPLEX64 && DT != GA_COMPLEX128;
     static GA_HD void
     push(state_t &st, acc_t x, int op)
     {
         if (ga_rm_is_prod(op, 0)) {
             st.s = ga_rm_sp(st.s, x, 1);
+        }
+        else if constexpr (REAL_INTO_COMPLEX) {
+            /* Kahan's steps on +0.0 terms keep s.im and c.im +0.0 (0 - 0, 0 + 0): the
+             * same bits without them. Half the work and registers: the full complex
+             * step spilled 4 bytes on sm_120 in the wheel's build (sums of 1- to 4-byte
+             * elements) */
+            ga_kahan(st.s.re, st.c.re, x.re);
         }
         else {
             ga_kahan(st.s, st.c, x);
@@ -258,6 +268,17 @@ struct ga_rp_arg : ga_rp_simple<ga_rp_arg<DT>, ga_arg_acc<DT>> {
         }
         return ga_rm_arg_takes(a.v, a.i, b.v, b.i, op == GA_RED_ARGMAX) ? b : a;
     }
+    /* A thread pushes its elements in increasing index order, so the later one is
+     * always x: ga_rm_takes alone decides (the first NaN stays, ties keep the earlier),
+     * without the index comparison of a combine in any order. Lighter: argmax of
+     * complex128 with combine here spilled 12 bytes on sm_120 in the wheel's build. */
+    static GA_HD void
+    push(acc_t &st, acc_t x, int op)
+    {
+        if (st.i < 0 || ga_rm_takes(st.v, x.v, op == GA_RED_ARGMAX)) {
+            st = x;
+        }
+    }
     static GA_HD void
     store(char *p, int dt, acc_t a)
     {
@@ -365,27 +386,34 @@ template <> struct ga_red_bits<8> {
  * pushes of the first (1 to 3 in flight); 16 pushes a round, as for float32, keep the
  * four in flight (16 bytes a thread: the 16 KB per multiprocessor at 50% occupancy
  * that hide DRAM's latency). */
-template <int ES> struct ga_red_word {
+template <int BYTES> struct ga_red_word; /* a word of BYTES bytes, by 32-bit parts */
+template <> struct ga_red_word<16> {
     typedef uint4 type;
-    static constexpr int BYTES = 16;
     static GA_DEV uint32_t
     part(const type &w, int q)
     {
         return q == 0 ? w.x : q == 1 ? w.y : q == 2 ? w.z : w.w;
     }
 };
-template <> struct ga_red_word<2> {
+template <> struct ga_red_word<8> {
     typedef uint2 type;
-    static constexpr int BYTES = 8;
     static GA_DEV uint32_t
     part(const type &w, int q)
     {
         return q == 0 ? w.x : w.y;
     }
 };
-template <> struct ga_red_word<1> {
+template <> struct ga_red_word<4> {
     typedef uint32_t type;
-    static constexpr int BYTES = 4;
+    static GA_DEV uint32_t
+    part(const type &w, int q)
+    {
+        (void)q;
+        return w;
+    }
+};
+template <> struct ga_red_word<2> {
+    typedef uint16_t type;
     static GA_DEV uint32_t
     part(const type &w, int q)
     {
@@ -394,15 +422,42 @@ template <> struct ga_red_word<1> {
     }
 };
 
+/* Whether a policy's push converts a floating element into an integer sum (a
+ * conversion with range checks per element). */
+template <class P> struct ga_red_converts {
+    static constexpr bool value = false;
+};
+template <int DT, class A> struct ga_red_converts<ga_rp_sum<DT, A>> {
+    static constexpr bool FLOAT_DT = DT == GA_COMPLEX64 || DT == GA_COMPLEX128 ||
+                                     DT == GA_FLOAT16 || DT == GA_FLOAT32 ||
+                                     DT == GA_FLOAT64;
+    static constexpr bool value = std::is_integral<A>::value && FLOAT_DT;
+};
+
+/* The word of policy P's contiguous loads. Sums that convert (above) take 2 elements a
+ * word where others take 4: with 16 such pushes a round, ptxas spilled 4 bytes under
+ * the 64-register cap on sm_120 in the wheel's build (every target assembled from
+ * compute_75 PTX: int64 sums of float32).
+ * The loads stay 4 in flight; 8 bytes each at 50% occupancy are 32 KB per
+ * multiprocessor, still twice the 16 KB that hide DRAM's latency. */
+template <class P> struct ga_red_word_of {
+    static constexpr int ES = P::ESIZE;
+    static constexpr int FULL = ES == 1 ? 4 : ES == 2 ? 8 : 16;
+    static constexpr int BYTES =
+        ga_red_converts<P>::value && FULL / ES == 4 ? FULL / 2 : FULL;
+    typedef typename ga_red_word<BYTES>::type type;
+};
+
 /* Element k of the BYTES / ESIZE a word holds, taken out with shifts: reading it
  * through a char pointer into the word made nvcc keep the words in local memory (80
  * bytes of stack, an STL.128 per word: tools/cuda_report.py). k is a constant once the
  * caller's loop is unrolled. */
 template <class P>
 static GA_DEV inline ga_red_raw<P>
-ga_red_word_elem(const typename ga_red_word<P::ESIZE>::type &w, int k)
+ga_red_word_elem(const typename ga_red_word_of<P>::type &w, int k)
 {
     constexpr int ES = P::ESIZE;
+    typedef ga_red_word<ga_red_word_of<P>::BYTES> WB;
     ga_red_raw<P> v;
     if constexpr (ES == 16) {
         memcpy(&v, &w, sizeof(v));
@@ -412,7 +467,7 @@ ga_red_word_elem(const typename ga_red_word<P::ESIZE>::type &w, int k)
         memcpy(&v, &b, sizeof(v));
     }
     else {
-        const uint32_t word = ga_red_word<ES>::part(w, k * ES / 4);
+        const uint32_t word = WB::part(w, k * ES / 4);
         const typename ga_red_bits<ES>::type b =
             (typename ga_red_bits<ES>::type)(word >> (8 * (k * ES % 4)));
         memcpy(&v, &b, sizeof(v));
@@ -423,10 +478,10 @@ ga_red_word_elem(const typename ga_red_word<P::ESIZE>::type &w, int k)
 /* Push the V = BYTES / ESIZE elements of a word w (elements r, r + 1, ...). */
 template <class P>
 static GA_DEV inline void
-ga_red_push_word(typename P::state_t &st, const typename ga_red_word<P::ESIZE>::type &w,
+ga_red_push_word(typename P::state_t &st, const typename ga_red_word_of<P>::type &w,
                  int64_t r, int op)
 {
-    constexpr int V = ga_red_word<P::ESIZE>::BYTES / P::ESIZE;
+    constexpr int V = ga_red_word_of<P>::BYTES / P::ESIZE;
 #pragma unroll
     for (int k = 0; k < V; k++) {
         const ga_red_raw<P> e = ga_red_word_elem<P>(w, k);
@@ -448,8 +503,8 @@ ga_red_fold(const ga_reduce_desc &d, const char *in, int64_t r0, int64_t r1, int
     const int op = d.op;
     constexpr int ES = P::ESIZE;
     if (d.red_ndim == 1 && d.in_red_strides[0] == ES && ES <= 16 && 16 % ES == 0) {
-        typedef typename ga_red_word<ES>::type W;
-        constexpr int V = ga_red_word<ES>::BYTES / ES;
+        typedef typename ga_red_word_of<P>::type W;
+        constexpr int V = ga_red_word_of<P>::BYTES / ES;
         const uintptr_t a = (uintptr_t)(in + r0 * ES);
         int64_t head = (int64_t)((16 - a % 16) % 16) / ES;
         head = head < r1 - r0 ? head : r1 - r0;

@@ -51,6 +51,22 @@
 template <class A> struct ga_scan_items {
     static constexpr int value = sizeof(A) > 8 ? 4 : 8;
 };
+/* k_scan_tiles keeps more live state than the other two (the tile loop, the look-back
+ * tree, the carry), and under its 64-register cap (4 blocks of 256 per multiprocessor,
+ * 50% occupancy) ptxas spilled 4 to 16 bytes with the items above in the wheel's build
+ * (every SASS target assembled from compute_75 PTX): complex128 sums with 4 items on
+ * sm_75 and sm_80, and float, float16 or complex elements converted into 64-bit integer
+ * sums with 8 on sm_120. Those take half as many per round in a tile; every other pair
+ * keeps ga_scan_items. */
+template <int DT, class A> struct ga_scan_tile_items {
+    static constexpr bool FLOAT_TO_INT =
+        std::is_integral<A>::value && (DT == GA_FLOAT16 || DT == GA_FLOAT32 ||
+                                       DT == GA_FLOAT64 || DT == GA_COMPLEX64 ||
+                                       DT == GA_COMPLEX128);
+    static constexpr int value = sizeof(A) > 8 || FLOAT_TO_INT
+                                     ? ga_scan_items<A>::value / 2
+                                     : ga_scan_items<A>::value;
+};
 #define GA_SCAN_WARPS (GA_RED_BLOCK / 32)
 /* A thread per row up to this many elements: a warp would leave most lanes idle. */
 #define GA_SCAN_SERIAL_MAX 16
@@ -271,7 +287,7 @@ template <int DT, class A, int PROD>
 GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
 k_scan_tiles(ga_scan_desc s, int64_t rows, ga_scan_tree t)
 {
-    constexpr int IT = ga_scan_items<A>::value;
+    constexpr int IT = ga_scan_tile_items<DT, A>::value;
     constexpr int64_t TILE = (int64_t)GA_SCAN_WARPS * 32 * IT;
     __shared__ A sm[GA_SCAN_WARPS][32 * (IT + 1)];
     __shared__ A wpre[GA_SCAN_WARPS]; /* each warp's total, then the warps before it */
@@ -367,7 +383,8 @@ ga_scan_launch_op(int dev, const ga_scan_desc *s, int64_t rows)
     }
     const int nd = s->ndim;
     const int64_t len = s->shape[nd - 1];
-    constexpr int64_t TILE = (int64_t)GA_SCAN_WARPS * 32 * ga_scan_items<A>::value;
+    constexpr int64_t TILE =
+        (int64_t)GA_SCAN_WARPS * 32 * ga_scan_tile_items<DT, A>::value;
     /* an outer-axis scan: neighbouring rows are neighbouring elements (with fewer
      * rows than a warp, a thread per row would idle its warp) */
     bool outer = false;
