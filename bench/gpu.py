@@ -325,6 +325,8 @@ def bandwidth_rows():
         ("scan", "cumulative_sum(m, axis=1)", lambda o: 2 * nb(o),
          lambda o: gpuarr.cumulative_sum(o["m"], axis=1),
          lambda o: o["cp"].cumsum(o["m"], axis=1), lambda o: o["tc"].cumsum(o["m"], 1)),
+        # sorts: the least traffic is one read and one write; a radix sort makes a
+        # pass per key byte, so its fraction of copy speed is below 1 / passes
         ("sort", "sort(x)", lambda o: 2 * nb(o),
          lambda o: gpuarr.sort(o["x"]), lambda o: o["cp"].sort(o["x"]), _torch_sort),
         # argsort reads the keys and writes int64 positions

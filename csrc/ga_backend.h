@@ -29,9 +29,10 @@
 
 /* 3: sort and searchsorted entries; 4: kernel_counters; 5: the DLPack stream
  * hand-off; 6: linalg (LAPACK / cuSOLVER factorisations); 7: fft; 8: failure
- * records (index_checked, fault_poll); 9: timing events (event_*). Entries only ever
- * added at the end of ga_backend. */
-#define GA_BACKEND_ABI_VERSION 9
+ * records (index_checked, fault_poll); 9: timing events (event_*); 10: order_after (a
+ * DLPack export ordered after the consumer's stream). Entries only ever added at the
+ * end of ga_backend. */
+#define GA_BACKEND_ABI_VERSION 10
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -411,6 +412,13 @@ typedef struct ga_backend {
     int (*event_elapsed)(int dev, void *start, void *end, double *ms);
     /* Release it, also while still pending (never fails). */
     void (*event_destroy)(int dev, void *ev);
+
+    /* ABI 10: order dev's own stream after all work queued so far on `stream` (a
+     * stream of another library on dev, named as in order_stream), without a host
+     * wait: an event recorded on theirs, waited for on ours. A block a consumer read
+     * on `stream` may then go back to the cache (DLPack export). NULL: not a CUDA
+     * backend (the core falls back to device_wait). */
+    int (*order_after)(int dev, uintptr_t stream);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

@@ -6,6 +6,7 @@
 
 #include "ga_error.h"
 #include "ga_loop.h"
+#include "ga_philox.h"
 #include "ga_prof.h"
 #include "ga_scalar.h"
 #include "ga_transfer.h"
@@ -329,6 +330,10 @@ ga_random(ga_array *out, ga_device device, ga_dtype dtype, int dist, int ndim,
     if (n == 0) {
         return GA_OK;
     }
+    /* the state counts 32-bit words of the stream: an element takes q of them, from a
+     * multiple of q on (ga_philox.h) */
+    const uint64_t q = (uint64_t)ga_random_words(dist, dtype);
+    const uint64_t counter = random_counter + (q - random_counter % q) % q;
     const ga_backend *be;
     int st = ga_device_backend(device, &be);
     if (st == GA_OK && be->random == NULL) {
@@ -343,7 +348,7 @@ ga_random(ga_array *out, ga_device device, ga_dtype dtype, int dist, int ndim,
         d.dist = dist;
         d.dtype = dtype;
         d.seed = random_seed;
-        d.counter = random_counter;
+        d.counter = counter;
         d.n = n;
         d.out = ga_array_data(out);
         d.a = a;
@@ -357,7 +362,7 @@ ga_random(ga_array *out, ga_device device, ga_dtype dtype, int dist, int ndim,
         ga_array_release(out);
         return st;
     }
-    random_counter += (uint64_t)n;
+    random_counter = counter + (uint64_t)n * q;
     return GA_OK;
 }
 

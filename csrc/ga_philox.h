@@ -5,10 +5,17 @@
  * other element, so a CPU loop and a CUDA grid produce bit-identical numbers in any
  * order and any split between threads.
  *
- * The fixed mapping (every backend calls ga_random_element, so it cannot drift):
- *   counter  c = desc->counter + i as a 128-bit value, words {lo32, hi32, carry, 0}
+ * The fixed mapping (every backend calls ga_random_draw, so it cannot drift):
+ *   stream   the 32-bit words of the draws D = 0, 1, 2, ...: word W is word W % 4 of
+ *            draw W / 4 (a counter of 64 bits; past 2^64 words, bit 62 of D marks the
+ *            wrap), draw D being philox4x32_10({lo32(D), hi32(D), 0, 0}, k)
  *   key      k = {lo32(desc->seed), hi32(desc->seed)}
- *   words    w0..w3 = philox4x32_10(c, k)
+ *   element  element i of a request takes q = ga_random_words(dist, dtype) words,
+ *            w0..w(q-1) = words desc->counter + i q ..; desc->counter is a multiple
+ *            of q (the core rounds the state up), so an element never spans two
+ *            draws, and a draw feeds 4 / q elements: four float32 uniforms, two
+ *            float64 uniforms, two float32 normals, one float64 normal (issue 29:
+ *            a draw per element used one or two of its four words)
  *   float32  u = (w0 >> 8) * 2^-24                               in [0, 1)
  *   float64  u = (((w0 << 32) | w1) >> 11) * 2^-53                in [0, 1)
  *   float16  the float32 value, converted (round to nearest even)
@@ -26,7 +33,9 @@
  *            Small documented bias: each value's probability differs from 1/r by
  *            less than 2^-64 (irrelevant for any r below 2^40).
  * Floating outputs of INTEGERS and bool are not produced: the core validates the
- * (dist, dtype) pair with ga_random_dtype_ok before calling a backend.
+ * (dist, dtype) pair with ga_random_dtype_ok before calling a backend. The state is
+ * the word counter: a request of n elements advances it from roundup(counter, q) by
+ * n q, so two requests of one kind give the numbers of one request of both sizes.
  *
  * Everything here compiles as C11, as CUDA C++ (nvcc, device and host) and as host
  * C++: no designated initialisers, no compound literals, no C-only keywords.
@@ -74,17 +83,52 @@ ga_philox4x32_10(ga_philox_ctr ctr, uint32_t k0, uint32_t k1)
     return ctr;
 }
 
-/* The words of element i of a request with (seed, counter). */
+/* Draw d of the stream of `seed`. */
 static inline GA_HD ga_philox_ctr
-ga_philox_words(uint64_t seed, uint64_t counter, uint64_t i)
+ga_philox_draw(uint64_t seed, uint64_t d)
 {
-    uint64_t c = counter + i;
     ga_philox_ctr ctr;
-    ctr.v[0] = (uint32_t)c;
-    ctr.v[1] = (uint32_t)(c >> 32);
-    ctr.v[2] = c < counter ? 1u : 0u; /* carry into the upper 64 bits */
+    ctr.v[0] = (uint32_t)d;
+    ctr.v[1] = (uint32_t)(d >> 32);
+    ctr.v[2] = 0u;
     ctr.v[3] = 0u;
     return ga_philox4x32_10(ctr, (uint32_t)seed, (uint32_t)(seed >> 32));
+}
+
+/* 32-bit words an element of (dist, dtype) takes from the stream: 1, 2 or 4. */
+static inline GA_HD int
+ga_random_words(int dist, int dtype)
+{
+    if (dist == GA_RAND_NORMAL) {
+        return dtype == GA_FLOAT64 ? 4 : 2;
+    }
+    if (dist == GA_RAND_INTEGERS) {
+        return 2;
+    }
+    return dtype == GA_FLOAT64 ? 2 : 1;
+}
+
+/* Bytes of an element of `dtype` (the core's table is not device code). */
+static inline GA_HD int
+ga_random_size(int dtype)
+{
+    switch (dtype) {
+#define GA_X_RAND_SIZE(e, name, kind, size, ch, ctype)                                 \
+    case e:                                                                            \
+        return size;
+        GA_DTYPES(GA_X_RAND_SIZE)
+#undef GA_X_RAND_SIZE
+    default:
+        return 1;
+    }
+}
+
+/* The draw that holds word `counter + k` (k < 2^63): bit 62 set past the 64-bit wrap. */
+static inline GA_HD uint64_t
+ga_random_draw_of(uint64_t counter, uint64_t k)
+{
+    uint64_t w = counter + k;
+    return (w >> 2) | (w < counter ? (uint64_t)1 << 62 : 0u);
 }
 
 static inline GA_HD float
@@ -163,18 +207,20 @@ ga_philox_maddf(float a, float b, float c)
 #endif
 }
 
-/* Write element i of request `r` to `out` (the element's address, r->dtype):
- * element-aligned on a GPU (a new array), any address on the CPU. */
+/* Write the element of request `r` whose words are w[0..q) to `out` (the element's
+ * address, dtype `dtype`): element-aligned on a GPU (a new array), any address on the
+ * CPU. `dist` and `dtype` are r's, passed apart so that a kernel for one (dist, dtype)
+ * passes constants and the branches below fold away. */
 static inline GA_HD void
-ga_random_element(const ga_random_desc *r, int64_t i, char *out)
+ga_random_value(const ga_random_desc *r, int dist, int dtype, const uint32_t *w,
+                char *out)
 {
-    ga_philox_ctr w = ga_philox_words(r->seed, r->counter, (uint64_t)i);
-    if (r->dist == GA_RAND_INTEGERS) {
+    if (dist == GA_RAND_INTEGERS) {
         uint64_t range = (uint64_t)r->hi - (uint64_t)r->lo;
-        uint64_t v = ((uint64_t)w.v[0] << 32) | w.v[1];
+        uint64_t v = ((uint64_t)w[0] << 32) | w[1];
         uint64_t x = (uint64_t)r->lo + ga_mulhi64(v, range);
         /* the integer dtypes' writers wrap x into the dtype (one case per dtype) */
-        switch (r->dtype) {
+        switch (dtype) {
 #define GA_X_RAND_INT(e, name, kind, size, ch, ctype)                                  \
     case e:                                                                            \
         if (kind == GA_KIND_INT || kind == GA_KIND_UINT) {                             \
@@ -189,18 +235,18 @@ ga_random_element(const ga_random_desc *r, int64_t i, char *out)
         return;
     }
 
-    int clamp = r->dist == GA_RAND_UNIFORM && r->b > r->a;
-    if (r->dtype == GA_FLOAT64) {
+    int clamp = dist == GA_RAND_UNIFORM && r->b > r->a;
+    if (dtype == GA_FLOAT64) {
         double v;
-        if (r->dist == GA_RAND_NORMAL) {
+        if (dist == GA_RAND_NORMAL) {
             const double two_pi = 6.283185307179586476925286766559;
-            double u1 = 1.0 - ga_philox_u53(w.v[0], w.v[1]);
-            double u2 = ga_philox_u53(w.v[2], w.v[3]);
+            double u1 = 1.0 - ga_philox_u53(w[0], w[1]);
+            double u2 = ga_philox_u53(w[2], w[3]);
             double z = sqrt(-2.0 * log(u1)) * cos(two_pi * u2);
             v = ga_philox_madd(r->b, z, r->a);
         }
         else {
-            v = ga_philox_madd(r->b - r->a, ga_philox_u53(w.v[0], w.v[1]), r->a);
+            v = ga_philox_madd(r->b - r->a, ga_philox_u53(w[0], w[1]), r->a);
         }
         if (clamp && v >= r->b) {
             v = nextafter(r->b, r->a);
@@ -209,17 +255,17 @@ ga_random_element(const ga_random_desc *r, int64_t i, char *out)
         return;
     }
     float f;
-    if (r->dist == GA_RAND_NORMAL) {
+    if (dist == GA_RAND_NORMAL) {
         const float two_pi = 6.283185307179586476925286766559f;
-        float u1 = 1.0f - ga_philox_u24(w.v[0]);
-        float u2 = ga_philox_u24(w.v[1]);
+        float u1 = 1.0f - ga_philox_u24(w[0]);
+        float u2 = ga_philox_u24(w[1]);
         float z = sqrtf(-2.0f * logf(u1)) * cosf(two_pi * u2);
         f = ga_philox_maddf((float)r->b, z, (float)r->a);
     }
     else {
-        f = ga_philox_maddf((float)(r->b - r->a), ga_philox_u24(w.v[0]), (float)r->a);
+        f = ga_philox_maddf((float)(r->b - r->a), ga_philox_u24(w[0]), (float)r->a);
     }
-    if (r->dtype == GA_FLOAT32) {
+    if (dtype == GA_FLOAT32) {
         if (clamp && (double)f >= r->b) {
             f = nextafterf((float)r->b, (float)r->a);
             if ((double)f >= r->b) { /* high itself rounded up when cast */
@@ -237,6 +283,55 @@ ga_random_element(const ga_random_desc *r, int64_t i, char *out)
         }
         memcpy(GA_K_ELEMENT(out, sizeof(h)), &h, sizeof(h));
     }
+}
+
+/* Elements per draw of request r (4 / its words per element), and the slot of its
+ * element 0 in the first draw it uses. A request's draws are numbered g = 0, 1, ...
+ * from there: draw g holds elements g P - h .. g P - h + P - 1 (those in [0, n)). */
+static inline GA_HD int
+ga_random_per_draw(const ga_random_desc *r)
+{
+    return 4 / ga_random_words(r->dist, r->dtype);
+}
+
+static inline GA_HD int64_t
+ga_random_draws(const ga_random_desc *r)
+{
+    const int per = ga_random_per_draw(r);
+    const int64_t h = (int64_t)(r->counter % 4u) / (4 / per);
+    return (r->n + h + per - 1) / per;
+}
+
+/* Draw g of request r (see ga_random_per_draw): one Philox evaluation, its elements
+ * written to buf (P of them, packed; those outside [0, n) too, never to be stored).
+ * Returns the index of buf's first element in the request (negative in draw 0 when
+ * the request starts mid-draw). `dist`/`dtype`: r's, as for ga_random_value. */
+static inline GA_HD int64_t
+ga_random_draw(const ga_random_desc *r, int dist, int dtype, int64_t g, char *buf)
+{
+    const int q = ga_random_words(dist, dtype), per = 4 / q;
+    const int64_t h = (int64_t)(r->counter % 4u) / q;
+    const int64_t e0 = g * per - h;
+    /* the draw of e0's words (e0 may be negative: counter + e0 q is then counter's
+     * own draw, word counter % 4 - ...) */
+    const uint64_t d = ga_random_draw_of(r->counter - (uint64_t)(h * q), (uint64_t)(g * 4));
+    const ga_philox_ctr w = ga_philox_draw(r->seed, d);
+    const int size = ga_random_size(dtype);
+    for (int k = 0; k < per; k++) {
+        ga_random_value(r, dist, dtype, w.v + k * q, buf + k * size);
+    }
+    return e0;
+}
+
+/* Write element i of request `r` to `out` (one Philox evaluation for one element; the
+ * backends' loops go a draw at a time with ga_random_draw). */
+static inline GA_HD void
+ga_random_element(const ga_random_desc *r, int64_t i, char *out)
+{
+    const int q = ga_random_words(r->dist, r->dtype);
+    const uint64_t word = (uint64_t)i * (uint64_t)q;
+    const ga_philox_ctr w = ga_philox_draw(r->seed, ga_random_draw_of(r->counter, word));
+    ga_random_value(r, r->dist, r->dtype, w.v + (r->counter + word) % 4u, out);
 }
 
 #endif

@@ -46,6 +46,17 @@ ga_stream_order_foreign(ga_device d, uintptr_t stream)
 }
 
 int
+ga_stream_order_after(ga_device d, uintptr_t stream)
+{
+    const ga_backend *be;
+    GA_TRY(sharing_backend(d, &be));
+    if (be->order_after == NULL) {
+        return ga_backend_status(be, be->device_wait(ga_device_local(d)));
+    }
+    return ga_backend_status(be, be->order_after(ga_device_local(d), stream));
+}
+
+int
 ga_stream_device_wait(ga_device d)
 {
     const ga_backend *be;

@@ -35,6 +35,11 @@ int ga_stream_order_foreign(ga_device d, uintptr_t stream);
  * included (counted as a sync). */
 int ga_stream_device_wait(ga_device d);
 
+/* Order d's own stream after all work queued so far on the foreign `stream` (DLPack's
+ * numbering), without a host wait; a device-wide host wait where the backend cannot
+ * (ga_backend.order_after). */
+int ga_stream_order_after(ga_device d, uintptr_t stream);
+
 #ifdef __cplusplus
 }
 #endif

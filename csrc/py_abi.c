@@ -115,7 +115,8 @@
     X(ga_backend, event_query)                                                         \
     X(ga_backend, event_synchronize)                                                   \
     X(ga_backend, event_elapsed)                                                       \
-    X(ga_backend, event_destroy)
+    X(ga_backend, event_destroy)                                                       \
+    X(ga_backend, order_after)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \

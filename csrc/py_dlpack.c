@@ -125,6 +125,8 @@ typedef struct {
     ga_array arr;
     int64_t dims[2 * GA_MAXDIMS];
     int wait_dev;   /* the CUDA device whose memory was lent in place, or -1 */
+    int named;      /* the consumer named the stream it reads on (not -1) */
+    uintptr_t stream; /* that stream (DLPack's numbering) */
     int unconsumed; /* set when the capsule dies unconsumed: no consumer read it */
 } export_ctx;
 
@@ -138,15 +140,22 @@ export_free(export_ctx *ctx)
     if (ctx->wait_dev >= 0 && !ctx->unconsumed) {
         /* The block goes back to gpuarr's cache, and the next allocation on its device
          * may write it at once on gpuarr's stream, while the consumer's kernels that
-         * read it may still be queued on its streams: the consumer need not wait
-         * before calling the deleter, and may have used other streams than the one it
-         * named. Waiting for the whole device covers them all without touching a
-         * stream handle that may be destroyed by now. It costs a host wait (the GIL
-         * released) per consumed export; gpuarr's own later work needs none. A fault
-         * reported here is sticky and raised by the device's next call: free never
-         * fails. */
+         * read it may still be queued on the stream it named: the consumer need not
+         * wait before calling the deleter. gpuarr's stream waits for an event recorded
+         * on that stream (no host wait; all reuse of a cached block is later work on
+         * gpuarr's stream, or waits for it). The stream is the one the protocol lets
+         * the consumer read on (python_spec.rst); it must live until the consumer
+         * drops the tensor, as its reads on it must end before. A consumer that named
+         * no stream (stream=-1) promised nothing: the host waits for the whole device.
+         * A fault reported here is sticky and raised by the device's next call: free
+         * never fails. */
         ga_device d = {GA_DEV_GPU, ctx->wait_dev};
-        (void)ga_stream_device_wait(d);
+        if (ctx->named) {
+            (void)ga_stream_order_after(d, ctx->stream);
+        }
+        else {
+            (void)ga_stream_device_wait(d);
+        }
     }
     PyGILState_STATE g = PyGILState_Ensure();
     ga_array_release(&ctx->arr);
@@ -389,6 +398,8 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
     }
     ga_array *e = &ctx->arr;
     ctx->wait_dev = on_cuda ? own.index : -1;
+    ctx->named = order;
+    ctx->stream = consumer;
     for (int i = 0; i < e->ndim; i++) {
         if (e->strides[i] % itemsize != 0) {
             ga_array_release(e);

@@ -27,6 +27,7 @@ def _emu():
     lib = ctypes.CDLL(os.path.join(os.path.dirname(gpuarr._core.__file__),
                                    "libgpuarr_cuda_emu.so"))
     lib.gpuarr_cuda_selftest_set_device_calls.restype = ctypes.c_longlong
+    lib.gpuarr_cuda_selftest_occupancy_calls.restype = ctypes.c_longlong
     lib.gpuarr_cuda_selftest_dl_own_stream.argtypes = [ctypes.c_int,
                                                        ctypes.POINTER(ctypes.c_uint64)]
     lib.gpuarr_cuda_selftest_dl_sleep.argtypes = [ctypes.c_int, ctypes.c_uint64,
@@ -80,6 +81,29 @@ def test_same_device_contiguous_copy_uses_the_copy_engine_and_matches(dtype):
         x[::2].copyto(g)
     assert k.launches == 2, k
     np.testing.assert_array_equal(w.numpy(), np.broadcast_to(a, (2, a.size)))
+
+
+def test_occupancy_is_asked_once_per_kernel_and_device():
+    # issue 29 item 6: the occupancy calculator costs microseconds per call, as much as
+    # a small operation's whole host time; its answer depends on kernel and device only
+    lib = _emu()
+    g0 = gpuarr.gpu(0)
+    x = gpuarr.ones(1000, device=g0)
+    x = x * 3 - 1  # each kernel's first launch may ask
+    before = lib.gpuarr_cuda_selftest_occupancy_calls()
+    for _ in range(30):
+        x = x * 3 - 1
+    assert lib.gpuarr_cuda_selftest_occupancy_calls() == before
+    want = np.ones(3, x.numpy().dtype)
+    for _ in range(31):
+        want = want * 3 - 1
+    np.testing.assert_array_equal(x.numpy()[:3], want)
+    if gpuarr.num_gpus() > 1:  # another device: asked again, once per kernel
+        y = gpuarr.ones(1000, device=gpuarr.gpu(1))
+        before = lib.gpuarr_cuda_selftest_occupancy_calls()
+        for _ in range(20):
+            y = y * 3 - 1
+        assert lib.gpuarr_cuda_selftest_occupancy_calls() - before <= 2
 
 
 def test_set_device_only_when_the_threads_device_changes():

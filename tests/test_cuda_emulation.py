@@ -118,7 +118,7 @@ def run_case(name, dev=0, **env):
 @pytest.mark.parametrize("dev", [0, 1])
 def test_warp_primitives_give_the_values_cuda_documents(dev):
     # shuffles (idx/up/down/xor, with widths, 4- and 8-byte values), ballot/any/all,
-    # activemask, syncwarp with a partial mask, popc/ffs/clz
+    # activemask, syncwarp with a partial mask, match_any, popc/ffs/ffsll/clz
     assert run_case("warp", dev) == (0, "")
 
 
@@ -742,3 +742,22 @@ def test_bad_schedule_value_is_reported_and_the_default_seed_used():
 def test_a_failed_launch_names_the_schedule_seed_that_replays_it():
     rc, msg = run_case("warp_missing_lane", GPUARR_CUDA_EMULATE_SCHEDULE="7")
     assert rc == 1 and "GPUARR_CUDA_EMULATE_SCHEDULE=7 replays it" in msg, msg
+
+
+# --- spin waits between blocks (__nanosleep): the emulator runs blocks one after another,
+# so a block may wait only for blocks that ran before it.
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_blocks_waiting_for_earlier_tickets_finish_under_every_seed(seed):
+    # each block takes a ticket from an atomic counter and waits for the previous
+    # ticket's block (k_scan.cu's tiles wait like this): forward progress on any schedule
+    assert run_schedule_case("chain_by_ticket", seed) == (0, "")
+
+
+def test_a_block_waiting_for_a_later_block_is_reported_as_a_deadlock():
+    # block b waits for block b - 1 by index: in a shuffled order some block waits for
+    # one that has not run (on a GPU: a hang whenever the two are not resident together)
+    rc, msg = run_schedule_case("chain_by_block_index", 1, GPUARR_CUDA_EMULATE_SPINS="500")
+    assert rc == 1, msg
+    assert "cudaErrorLaunchTimeout" in msg and "spin wait that did not end" in msg, msg
+    assert "paused 500 times" in msg and "GPUARR_CUDA_EMULATE_SCHEDULE=1 replays it" in msg

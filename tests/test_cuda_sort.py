@@ -1,12 +1,16 @@
-"""The CUDA sort (csrc/cuda/k_sort.cu) at the sizes where its structure shows.
+"""The CUDA sort (csrc/cuda/k_sort.cu, k_radix.cu) at the sizes where its structure
+shows.
 
-The kernel sorts tiles of 1024 elements in shared memory (rows shorter than a tile
+Rows of numeric keys longer than 1024 go to the LSD radix sort (k_radix.cu: a histogram
+launch, then a launch per key byte); complex keys and rows of at most 1024 to the merge
+sort, which sorts tiles of 1024 elements in shared memory (rows shorter than a tile
 share one, each in a segment of the next power of two), then merges runs of 1024, 2048,
 ... one launch per doubling, every element finding its place by binary search in the
 sibling run. So the interesting sizes are around the tile and the run boundaries,
 rows much shorter than a tile, and one row much longer. NumPy's stable sort is the
 oracle, and the kernel counters (gpuarr.testing.count_kernels) check the budgets:
-1 + ceil(log2(n / 1024)) launches, no host wait, a grid that fills the device.
+1 + key bytes launches (radix) or 1 + ceil(log2(n / 1024)) (merge), no host wait, a
+grid that fills the device. tests/test_cuda_radix.py has the radix sort's own cases;
 tests/test_sorting.py covers the API (axes, unique_*, searchsorted's sorter) on every
 device.
 """
@@ -61,6 +65,14 @@ def _check_sort(a, d, descending=False):
 
 def _merge_passes(n):
     return max(0, math.ceil(math.log2(n / TILE))) if n > TILE else 0
+
+
+def _launches(n, dtype):
+    """Radix sort for numeric rows longer than a tile: a histogram, then a pass per key
+    byte; the merge sort otherwise."""
+    if n > TILE and np.dtype(dtype).kind != "c":
+        return 1 + np.dtype(dtype).itemsize
+    return 1 + _merge_passes(n)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 511, TILE - 1, TILE, TILE + 1, 2 * TILE - 1,
@@ -151,21 +163,25 @@ def test_launches_grow_with_log_n_and_nothing_waits(dev, n):
     with gpuarr.testing.count_kernels(dev) as k:
         v = gpuarr.sort(x)
     assert k.supported
-    assert k.launches == 1 + _merge_passes(n) and k.syncs == 0 and k.d2h == 0, k
+    assert k.launches == _launches(n, "float32") and k.syncs == 0 and k.d2h == 0, k
     with gpuarr.testing.count_kernels(dev) as k:
         i = gpuarr.argsort(x, descending=True)
-    assert k.launches == 1 + _merge_passes(n) and k.syncs == 0 and k.d2h == 0, k
+    assert k.launches == _launches(n, "float32") and k.syncs == 0 and k.d2h == 0, k
+    c = gpuarr.asarray(a.astype(np.complex64), device=dev)
+    with gpuarr.testing.count_kernels(dev) as k:
+        gpuarr.sort(c)
+    assert k.launches == _launches(n, "complex64") and k.syncs == 0, k
     np.testing.assert_array_equal(v.numpy(), np.sort(a))
     np.testing.assert_array_equal(i.numpy(), _nan_last_desc(a, -1))
 
 
 def test_long_row_fills_the_device(dev):
-    a = np.random.default_rng(2).standard_normal(1 << 18).astype(np.float32)
+    a = np.random.default_rng(2).standard_normal(136 * 2 * TILE).astype(np.float32)
     x = gpuarr.asarray(a, device=dev)
     with gpuarr.testing.count_kernels(dev) as k:
         v = gpuarr.sort(x)
-    # 256 tiles, then 8 merge passes over a grid of min(1024, 8 per multiprocessor)
-    assert k.launches == 1 + 8 and k.syncs == 0, k
+    # a histogram launch, then 4 passes of a block per tile of 2048 keys
+    assert k.launches == 1 + 4 and k.syncs == 0, k
     assert k.max_grid_blocks >= 132, k  # as many as an H100 has multiprocessors
     np.testing.assert_array_equal(v.numpy(), np.sort(a))
 

@@ -218,24 +218,30 @@ def test_imported_block_goes_back_to_its_producer_after_gpuarr_read_it():
     assert out == ["True", "[4]"]
 
 
-def test_exported_block_goes_back_to_gpuarrs_cache_after_the_consumer_read_it():
-    out = run_emulated("""
+# the stream the consumer named: one of its own, the legacy default stream (1, and None,
+# which the standard reads as 1), its per-thread default stream (2); -1 names none
+@pytest.mark.parametrize("stream", ["own", "1", "None", "2", "-1"])
+def test_exported_block_goes_back_to_gpuarrs_cache_after_the_consumer_read_it(stream):
+    out = run_emulated(f"""
         g = gpuarr.gpu(0)
         x = gpuarr.full(N, 3, dtype=gpuarr.uint8, device=g)
         x.numpy()
-        s = out_u64("stream", 0)
+        s = out_u64("stream", 0) if "{stream}" == "own" else {stream}
         cap = x.__dlpack__(stream=s, max_version=(1, 0))
         ptr, m = consume(cap)
         mine = alloc(0, N)
-        cu("sleep", 0, s, 300)          # the consumer's stream is busy ...
-        cu("copy", 0, s, mine, ptr, N)  # ... so its read of gpuarr's block is queued
+        r = out_u64("stream", 0) if s == -1 else 1 if s is None else s
+        cu("sleep", 0, r, 300)          # the consumer's stream is busy ...
+        cu("copy", 0, r, mine, ptr, N)  # ... so its read of gpuarr's block is queued
         del x, cap
         with count_kernels(g) as k:
             drop(m)                     # the consumer is done with it, as it sees it
         w = gpuarr.full(N, 8, dtype=gpuarr.uint8, device=g)  # x's block, from the cache
-        print(w._data_ptr == ptr, k.syncs, np.unique(read(0, s, mine, N)).tolist())
+        print(w._data_ptr == ptr, k.syncs, np.unique(read(0, r, mine, N)).tolist())
     """)
-    assert out == ["True", "1", "[3]"]
+    # gpuarr's stream waits for an event on the named stream: no host wait; a consumer
+    # that named none (-1) read on a stream gpuarr does not know: the whole device
+    assert out == ["True", "1" if stream == "-1" else "0", "[3]"]
 
 
 def test_unconsumed_capsule_is_freed_without_a_wait():

@@ -157,3 +157,82 @@ def test_integers_full_int64_range_has_both_signs():
     gpuarr.random.seed(0)
     x = gpuarr.random.integers(-(2**63), 2**63 - 1, size=1000).numpy()
     assert (x < 0).any() and (x > 0).any()
+
+
+# --- the stream of words (ga_philox.h, issue 29 item 5): an element of a kind takes q
+# consecutive 32-bit words (float32/float16 uniform 1, float64 uniform, integers and
+# float32/float16 normal 2, float64 normal 4), a draw of Philox4x32-10 gives four, and
+# the state counts words, rounded up to a multiple of q where a request starts.
+
+M0, M1, W0, W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
+
+
+def _philox(draw, seed):
+    """Philox4x32-10 of counter {lo32(draw), hi32(draw), 0, 0}, key {lo32, hi32}(seed)."""
+    c = [draw & 0xFFFFFFFF, draw >> 32, 0, 0]
+    k0, k1 = seed & 0xFFFFFFFF, seed >> 32
+    for _ in range(10):
+        p0, p1 = M0 * c[0], M1 * c[2]
+        c = [((p1 >> 32) ^ c[1] ^ k0) & 0xFFFFFFFF, p1 & 0xFFFFFFFF,
+             ((p0 >> 32) ^ c[3] ^ k1) & 0xFFFFFFFF, p0 & 0xFFFFFFFF]
+        k0, k1 = (k0 + W0) & 0xFFFFFFFF, (k1 + W1) & 0xFFFFFFFF
+    return c
+
+
+def _words(seed, first, count):
+    return [_philox(w // 4, seed)[w % 4] for w in range(first, first + count)]
+
+
+def test_the_reference_philox_gives_random123s_known_answer():
+    assert _philox(0, 0) == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
+
+
+def test_four_float32_uniforms_per_draw_and_the_state_counts_words(device):
+    gpuarr.random.seed(0)
+    got = gpuarr.rand(6, device=device).numpy()
+    want = np.array([(w >> 8) / 2**24 for w in _words(0, 0, 6)], np.float32)
+    np.testing.assert_array_equal(got, want)
+    assert gpuarr.random.get_state() == (0, 6)
+
+
+def test_float64_and_integer_elements_take_two_words_from_an_even_word(device):
+    seed = 77
+    gpuarr.random.seed(seed)
+    gpuarr.random.uniform(size=3, dtype="float32", device=device)  # words 0..2
+    x = gpuarr.random.uniform(size=5, dtype="float64", device=device).numpy()
+    w = _words(seed, 4, 10)  # rounded up from 3 to 4
+    want = [((w[2 * i] << 32 | w[2 * i + 1]) >> 11) / 2**53 for i in range(5)]
+    np.testing.assert_array_equal(x, np.array(want))
+    assert gpuarr.random.get_state() == (seed, 14)
+    lo, hi = -5, 1000
+    y = gpuarr.random.integers(lo, hi, size=3, dtype="int64", device=device).numpy()
+    w = _words(seed, 14, 6)
+    want = [lo + ((w[2 * i] << 32 | w[2 * i + 1]) * (hi - lo) >> 64) for i in range(3)]
+    np.testing.assert_array_equal(y, want)
+    assert gpuarr.random.get_state() == (seed, 20)
+    gpuarr.random.normal(size=2, dtype="float64", device=device)
+    assert gpuarr.random.get_state() == (seed, 28)  # 20 is a multiple of 4 already
+
+
+@pytest.mark.parametrize("sizes", [(3, 257), (1, 2, 1021), (4, 8)])
+@pytest.mark.parametrize("kind", ["float32", "float64", "float16", "int8", "normal32"])
+def test_requests_starting_mid_draw_give_the_same_numbers_on_every_device(sizes, kind):
+    def run(device):
+        gpuarr.random.seed(2024)
+        out = []
+        for n in sizes:
+            if kind == "normal32":
+                out.append(gpuarr.random.normal(size=n, dtype="float32", device=device))
+            elif kind == "int8":
+                out.append(gpuarr.random.integers(-100, 100, size=n, dtype=kind,
+                                                  device=device))
+            else:
+                out.append(gpuarr.random.uniform(size=n, dtype=kind, device=device))
+        return np.concatenate([o.numpy() for o in out])
+    ref = run(gpuarr.cpu())
+    for d in DEVICES[1:]:
+        got = run(d)
+        if kind == "normal32":
+            np.testing.assert_array_max_ulp(got, ref, maxulp=8)
+        else:
+            np.testing.assert_array_equal(got, ref)

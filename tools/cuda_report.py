@@ -10,12 +10,28 @@ widths of its global loads and stores. A summary line gives the fraction of byte
 global accesses over all kernels and the kernels that use warp shuffles.
 
 Usage:
-    python tools/cuda_report.py [PLUGIN.so] [--arch sm_90] [--kernels] [--json]
+    python tools/cuda_report.py [PLUGIN.so] [--arch sm_90] [--kernels] [--families] [--json]
 
 Occupancy follows the documented per-multiprocessor limits of sm_80 and sm_90: 65536
 registers allocated per warp in units of 256, 2048 resident threads (64 warps), 32
 resident blocks, 228 KiB of shared memory on sm_90 (164 KiB on sm_80), 1 KiB of
 shared memory reserved per block.
+
+Loads in flight (issue 29). A kernel's main loop is its loop (a backward branch) with
+the most global loads; walking its body once, a load is in flight from its issue until
+an instruction reads (or overwrites) its destination registers, and the report keeps
+the most loads (and bytes) in flight at one point: what one thread keeps waiting on
+memory per iteration, the number the latency of DRAM has to be hidden with.
+
+ESTIMATES, not measurements (no GPU was used): `--families` prints per kernel family
+the fraction of an H100's DRAM bandwidth it should reach, by Little's law: bytes in
+flight per multiprocessor (bytes per thread x resident threads) over what hides the
+latency (3.35 TB/s x 640 ns / 132 SMs = 16.2 KB), capped at 1; and by issue rate: 4
+warp instructions per clock per SM against the bytes each iteration moves (14.5 bytes
+per clock per SM at 1.755 GHz is the bandwidth's share); the smaller of the two, times
+the family's traffic efficiency (the bytes an ideal kernel moves over what this one
+moves). Real GPUs lose more (DRAM refresh, bank and L2 conflicts, tails): a profile on
+a GPU (bench/gpu.py) is the measurement.
 """
 from __future__ import annotations
 
@@ -42,7 +58,6 @@ SMEM_PER_BLOCK_RESERVED = 1024
 DEFAULT_BLOCK = 256
 BLOCK_BY_PREFIX = [
     ("k_reverse", 128),  # the self-test's shared-memory kernel
-    ("k_nonzero_offsets", 32),  # one thread scans the tile counts
     ("k_gemm", 256),
 ]
 
@@ -61,6 +76,12 @@ class Kernel:
     widths: Dict[str, int] = field(default_factory=dict)  # "LDG.8" -> count
     shfl: int = 0
     f2f_half: int = 0  # hardware float -> half conversions (F2F/F2FP.F16.F32/F64)
+    ffma: int = 0  # fused multiply-adds of its own arithmetic (see fused_multiply_adds)
+    loop_loads: int = 0  # global loads in the main loop's body
+    in_flight: int = 0  # of them in flight at once (see the module's docstring)
+    in_flight_bytes: int = 0
+    loop_instructions: int = 0  # instructions of the main loop's body
+    loop_bytes: int = 0  # global bytes loaded and stored per iteration of it
 
     @property
     def spills(self) -> bool:
@@ -131,6 +152,14 @@ _MEM = re.compile(r"\b(LDG|STG|LD|ST)((?:\.[A-Z0-9_]+)*)\s")
 _SHFL = re.compile(r"\bSHFL\.")
 _F2F_HALF = re.compile(r"\bF2FP?\.F16\.F(32|64)\b")  # F2FP...PACK_AB on sm_90
 _SPILL = re.compile(r"\b(STL|LDL)\b")
+_ADDR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?);")
+_LABEL = re.compile(r"^\s*(\.L_x_\d+):")
+# a branch's target: a label where nvdisasm names them, an address in cuobjdump -sass's
+# output (which prints no labels: `@!P0 BRA 0x3c0`)
+_BRA = re.compile(r"\bBRA\b(?:\.[A-Z0-9_]+)*[^;`]*?(?:`\((\.L_x_\d+)\)|\b0x([0-9a-f]+)\s*$)")
+_REG = re.compile(r"\bR(\d+)(\.64)?\b")
+_GLOAD = re.compile(r"^(?:@!?U?P\w+\s+)?(LDG|LD)((?:\.[A-Z0-9_]+)*)\s")
+_GSTORE = re.compile(r"^(?:@!?U?P\w+\s+)?(STG|ST)((?:\.[A-Z0-9_]+)*)\s")
 
 _WIDTH = {"U8": 8, "S8": 8, "U16": 16, "S16": 16, "64": 64, "128": 128}
 
@@ -140,6 +169,211 @@ def access_width(mods: str) -> int:
         if m in _WIDTH:
             return _WIDTH[m]
     return 32
+
+
+def _regs(text: str) -> set:
+    """The R registers an operand list names (R4.64 is R4 and R5)."""
+    out = set()
+    for m in _REG.finditer(text):
+        r = int(m.group(1))
+        out.add(r)
+        if m.group(2):
+            out.add(r + 1)
+    return out
+
+
+def _loop_stats(body: List[str]) -> tuple:
+    """(global loads, most in flight, their bytes, instructions, bytes moved) of a loop
+    body's instructions (text without the address)."""
+    pending: List[tuple] = []  # (dest registers, bytes)
+    best = best_bytes = loads = moved = 0
+    for ins in body:
+        op, _, operands = ins.partition(" ")
+        if op.startswith("@"):  # a predicate: the opcode follows
+            op, _, operands = operands.strip().partition(" ")
+        first, _, rest = operands.partition(",")
+        load = _GLOAD.match(ins)
+        store = _GSTORE.match(ins)
+        reads = _regs(operands) if store else _regs(rest)
+        writes = set() if store else _regs(first)
+        pending = [p for p in pending if not (p[0] & reads or p[0] & writes)]
+        if load and ".STRONG" in load.group(2):
+            # a poll (a look-back's wait on another block's flag, volatile): no data
+            # streamed, and nothing independent of it is in flight while it spins
+            load = None
+        if load:
+            width = access_width(load.group(2)) // 8
+            regs = max(1, width // 4)
+            base = min(_regs(first)) if _regs(first) else -1
+            dest = set(range(base, base + regs)) if base >= 0 else set()
+            pending.append((dest, width))
+            loads += 1
+            moved += width
+            if len(pending) > best:
+                best, best_bytes = len(pending), sum(p[1] for p in pending)
+        elif store:
+            moved += access_width(store.group(2)) // 8
+    return loads, best, best_bytes, len(body), moved
+
+
+def main_loop(lines: List[str]) -> tuple:
+    """_loop_stats of the function's main loop (a backward branch to a label or an
+    address; see below), or zeros when it has no loop that touches global memory."""
+    addr_of_label: Dict[str, int] = {}
+    ins: List[tuple] = []  # (address, text)
+    pending_labels: List[str] = []
+    for line in lines:
+        lab = _LABEL.match(line)
+        if lab:
+            pending_labels.append(lab.group(1))
+            continue
+        m = _ADDR.search(line)
+        if not m:
+            continue
+        a = int(m.group(1), 16)
+        for name in pending_labels:
+            addr_of_label[name] = a
+        pending_labels = []
+        ins.append((a, m.group(2).strip()))
+    loops = []  # (start, end, index of the branch)
+    for k, (a, text) in enumerate(ins):
+        b = _BRA.search(text)
+        if not b:
+            continue
+        start = addr_of_label.get(b.group(1), -1) if b.group(1) else int(b.group(2), 16)
+        if start < 0 or start > a:
+            continue
+        loops.append((start, a, k))
+    # A loop's own body: its instructions less those of the loops nested in it. A loop
+    # around the main loop (a grid-stride loop over outputs or tiles) holds its loads
+    # too, but walked as one straight body it says nothing of what one iteration keeps
+    # in flight, and its instructions are not what the thread repeats; a spin loop in a
+    # scan's tile loop (a look-back's wait) is no part of the tile's work. The main loop
+    # is the one whose own body holds the most global loads, of the loops that nest no
+    # loop with as many (a reduction's grid-stride loop keeps a head and a tail load
+    # around its unrolled loop; nonzero's tile loop, four 16-byte loads around a
+    # strided fallback of one); on a tie, the fewer in flight (two paths of one
+    # kernel, e.g. contiguous and strided, both count), then the more bytes in flight
+    # (the vector path of a contiguous operand).
+    own = []
+    for start, end, k in loops:
+        inner = [(s2, e2) for s2, e2, _ in loops
+                 if start <= s2 and e2 <= end and (s2, e2) != (start, end)]
+        body = [t for (x, t) in ins[: k + 1]
+                if x >= start and not any(s2 <= x <= e2 for s2, e2 in inner)]
+        own.append((start, end, _loop_stats(body)))
+    best = (0, 0, 0, 0, 0)
+    stores_only = (0, 0, 0, 0, 0)  # a kernel that loads nothing (random numbers)
+    for start, end, stats in own:
+        if not stats[0]:
+            if stats[4] > stores_only[4]:
+                stores_only = stats
+            continue
+        if any(start <= s2 and e2 <= end and (s2, e2) != (start, end) and st2[0] >= stats[0]
+               for s2, e2, st2 in own):
+            continue
+        if (stats[0], -stats[1], stats[2]) > (best[0], -best[1], best[2]) or best[0] == 0:
+            best = stats
+    if best[0] == 0:
+        # no loop loads: the one that stores the most bytes (its issue rate is what the
+        # estimate of a store-only kernel reads)
+        return stores_only
+    return best
+
+
+_RCP = re.compile(r"^(?:@!?U?P\w+\s+)?MUFU\.RCP(64H)?\s+R(\d+),\s*-?\|?R(\d+)")
+_FMA_OPS = re.compile(r"^(?:@!?U?P\w+\s+)?(FFMA|DFMA|HFMA2)((?:\.[A-Z0-9_]+)*)\s+(.*)$")
+_CALL = re.compile(r"\bCALL\.REL(?:\.NOINC)?\s+0x([0-9a-f]+)")
+
+
+def _operand_reg(op: str) -> Optional[int]:
+    m = re.match(r"^-?\|?R(\d+)", op.strip())
+    return int(m.group(1)) if m else None
+
+
+def fused_multiply_adds(lines: List[str]) -> int:
+    """FMA instructions (FFMA/DFMA/HFMA2) a*b+c of the function's own arithmetic:
+    what -fmad=false forbids nvcc to make of a*b + c. Not counted, as they are no
+    contraction of the kernel's expressions:
+      - an FMA with a multiplicand RZ (zero): no product; HFMA2.MMA R, -RZ, RZ, imm, imm
+        is the compiler's idiom for moving a constant into a register, FFMA R, RZ, y, q
+        the double division's check of its quotient's range;
+      - the steps of IEEE division and reciprocal (x / y, 1 / y, which -prec-div keeps
+        correctly rounded): MUFU.RCP(64H) gives an estimate r of 1/y that Newton steps
+        refine with FMAs (1 - y r, r + r e, q = x r, x - y q, q + r e). A step is an
+        FMA one of whose multiplicands is the estimate (or a refinement, or the error
+        term, whose addend was +-1 or an estimate) or the negated divisor -y (the
+        RCP's operand, or the negated multiplicand of a step 1 - y r). A quotient
+        q stays out of that set, so a contracted a + b * q is still counted; a
+        contraction with a reciprocal 1 / y the kernel computed would not be (the
+        multiply kernel computes none);
+      - the body of a subroutine the kernel CALLs (the division's slow path: every
+        gpuarr device function is inlined, so a CALL is the toolkit's)."""
+    ins: List[tuple] = []
+    for line in lines:
+        m = _ADDR.search(line)
+        if m:
+            ins.append((int(m.group(1), 16), m.group(2).strip()))
+    called = {int(c.group(1), 16) for _, t in ins for c in [_CALL.search(t)] if c}
+    in_sub = False
+    estimates: set = set()  # reciprocal estimates and their error terms
+    divisors: set = set()
+    low_word: set = set()
+    n = 0
+    for a, text in ins:
+        if a in called:
+            in_sub = True
+        if in_sub:
+            if re.search(r"\bRET\b", text):
+                in_sub = False
+            continue
+        r = _RCP.match(text)
+        if r:
+            dest, div = int(r.group(2)), int(r.group(3))
+            if r.group(1):  # RCP64H writes the high word of a double pair
+                dest, div = dest & ~1, div & ~1
+                low_word.add(dest)  # whose low word the next instruction or so sets
+            estimates.add(dest)
+            divisors.add(div)
+            continue
+        f = _FMA_OPS.match(text)
+        if not f:
+            # another instruction that overwrites a register ends its role
+            op, _, operands = re.sub(r"^@!?U?P\w+\s+", "", text).partition(" ")
+            rd = _operand_reg(operands.split(",")[0]) if operands else None
+            if rd in low_word:
+                low_word.discard(rd)
+                continue
+            estimates.discard(rd)
+            divisors.discard(rd)
+            continue
+        ops = [o.strip() for o in f.group(3).split(",")]
+        if len(ops) < 4:
+            continue
+        dest, a_op, b_op, c_op = ops[0], ops[1], ops[2], ops[3]
+        if re.match(r"^-?RZ$", a_op) or re.match(r"^-?RZ$", b_op):
+            continue  # 0 * b + c: no product (HFMA2.MMA R, -RZ, RZ, imm: a constant move)
+        ra, rb, rc = _operand_reg(a_op), _operand_reg(b_op), _operand_reg(c_op)
+        negdiv = any(o.lstrip().startswith("-") and _operand_reg(o) in divisors
+                     for o in (a_op, b_op))
+        step = ra in estimates or rb in estimates or negdiv
+        rd = _operand_reg(dest)
+        if step:
+            one = re.match(r"^-?1(\.0*)?$", c_op) is not None
+            if one:  # 1 - y r: the negated multiplicand is the divisor y
+                for o in (a_op, b_op):
+                    if o.lstrip().startswith("-") and _operand_reg(o) is not None:
+                        divisors.add(_operand_reg(o))
+            if rd is not None:
+                if rc in estimates or one:
+                    estimates.add(rd)
+                else:
+                    estimates.discard(rd)
+            continue
+        estimates.discard(rd)
+        divisors.discard(rd)
+        n += 1
+    return n
 
 
 def analyse(plugin: str, arch: str) -> List[Kernel]:
@@ -169,12 +403,17 @@ def analyse(plugin: str, arch: str) -> List[Kernel]:
     sass = subprocess.run([cuobjdump, "-arch", arch, "-sass", plugin],
                           capture_output=True, text=True, env=env, check=True).stdout
     k: Optional[Kernel] = None
+    body: Dict[str, List[str]] = {}
     for line in sass.splitlines():
         f = _FUNC.match(line)
         if f:
             k = kernels.setdefault(f.group(1), Kernel(name=f.group(1), mangled=f.group(1)))
+            body[k.mangled] = []
             continue
-        if k is None or "/*" not in line:
+        if k is None:
+            continue
+        body[k.mangled].append(line)
+        if "/*" not in line:
             continue
         for mm in _MEM.finditer(line):
             key = f"{mm.group(1)}.{access_width(mm.group(2))}"
@@ -185,6 +424,11 @@ def analyse(plugin: str, arch: str) -> List[Kernel]:
             k.f2f_half += 1
         if _SPILL.search(line):
             k.spill_ops += 1
+    for mangled, lines in body.items():
+        kern = kernels[mangled]
+        (kern.loop_loads, kern.in_flight, kern.in_flight_bytes, kern.loop_instructions,
+         kern.loop_bytes) = main_loop(lines)
+        kern.ffma = fused_multiply_adds(lines)
     names = demangle(list(kernels))
     for mangled, kern in kernels.items():
         kern.name = names[mangled]
@@ -220,12 +464,94 @@ def summary(kernels: List[Kernel]) -> Dict[str, object]:
     }
 
 
+# H100 SXM (the issue's reference GPU): bandwidth, multiprocessors, a loaded DRAM
+# latency, the boost clock of its bandwidth figure, warp instructions issued per clock.
+H100 = {"bw": 3.35e12, "sms": 132, "latency": 640e-9, "clock": 1.755e9, "issue": 4}
+
+
+def need_per_sm(gpu: Dict[str, float] = H100) -> float:
+    """Bytes in flight per SM that hide the latency at full bandwidth (Little's law)."""
+    return gpu["bw"] * gpu["latency"] / gpu["sms"]
+
+
+def estimate(k: Kernel, efficiency: float = 1.0, gpu: Dict[str, float] = H100,
+             stores_only: bool = False) -> Dict[str, float]:
+    """The fraction of DRAM bandwidth kernel k's main loop should reach (an estimate:
+    see the module's docstring): by bytes in flight, by issue rate, the smaller, times
+    the family's traffic efficiency. stores_only: a kernel that only writes (random
+    numbers), bound by its issue rate."""
+    threads = k.occupancy * 2048
+    mem = min(1.0, k.in_flight_bytes * threads / need_per_sm(gpu))
+    per_clock = gpu["bw"] / gpu["sms"] / gpu["clock"]
+    issue = 1.0
+    if k.loop_instructions:
+        issue = min(1.0, 32 * gpu["issue"] / k.loop_instructions * k.loop_bytes / per_clock)
+    frac = (issue if stores_only else min(mem, issue)) * efficiency
+    return {"memory": mem, "issue": issue, "fraction": frac}
+
+
+# Kernel families as issue 29's table names them: the kernels (demangled-name
+# patterns, float32 or int32 data) whose estimates the family reports (the smallest),
+# the traffic efficiency of the algorithm, and whether the kernels only write.
+FAMILIES = [
+    ("elementwise, contiguous", [r"^void k_elementwise<ga_f_add_float32>"], 1.0, False),
+    ("full and inner-axis reductions",
+     [r"^void k_reduce_block<ga_rp_sum<10, float> >", r"^void k_reduce_warps<ga_rp_sum<10, float> >",
+      r"^void k_reduce_block<ga_rp_ext<10> >", r"^void k_reduce_block<ga_rp_arg<10> >",
+      r"^void k_reduce_cols<ga_rp_sum<10, float> >"], 1.0, False),
+    # (the scans' third parameter: 0 for cumulative_sum, 1 for cumulative_prod)
+    ("scans", [r"^void k_scan_tiles<10, double, 0>", r"^void k_scan_warps<10, double, 0>",
+               r"^void k_scan_tiles<3, long, 0>"], 1.0, False),
+    ("radix sort (its passes)", [r"^void k_radix_pass<10>", r"^void k_radix_hist<10>"],
+     1.0, False),
+    # (c++filt names a function that is not a template without its return type)
+    ("boolean mask / nonzero", [r"^k_nonzero\("], 1.0, False),
+    ("gather", [r"^void k_index<4, 4>"], 1.0, False),
+    ("random", [r"^void k_random<0, 10>"], 1.0, True),
+]
+
+
+def families(kernels: List[Kernel], gpu: Dict[str, float] = H100) -> List[Dict[str, object]]:
+    out = []
+    for name, patterns, eff, stores_only in FAMILIES:
+        picked = [k for k in kernels if any(re.search(p, k.name) for p in patterns)]
+        rows = [(k, estimate(k, eff, gpu, stores_only)) for k in picked]
+        worst = min(rows, key=lambda r: r[1]["fraction"]) if rows else None
+        out.append({
+            "family": name,
+            "kernels": len(picked),
+            "fraction": worst[1]["fraction"] if worst else 0.0,
+            "memory": worst[1]["memory"] if worst else 0.0,
+            "issue": worst[1]["issue"] if worst else 0.0,
+            "limiting_kernel": worst[0].name if worst else "",
+            "in_flight": worst[0].in_flight if worst else 0,
+            "in_flight_bytes": worst[0].in_flight_bytes if worst else 0,
+            "occupancy": worst[0].occupancy if worst else 0.0,
+        })
+    return out
+
+
+def print_families(rows: List[Dict[str, object]], gpu: Dict[str, float] = H100) -> None:
+    print(f"ESTIMATED fraction of an H100's DRAM bandwidth by kernel family (Little's law "
+          f"with {need_per_sm(gpu) / 1024:.1f} KB in flight per SM needed, and issue rate; "
+          f"sm_90 SASS, no GPU measured anything)")
+    print(f"| {'family':32} | estimate | loads in flight / thread | occupancy | limiting "
+          f"kernel")
+    print(f"| {'-' * 32} | -------- | ------------------------ | --------- | ---")
+    for r in rows:
+        print(f"| {r['family']:32} | {r['fraction']:7.0%}  | {r['in_flight']:3d} "
+              f"({r['in_flight_bytes']:3d} B){'':13} | {r['occupancy']:8.0%}  | "
+              f"{str(r['limiting_kernel'])[:70]}")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("plugin", nargs="?", default=None, help="libgpuarr_cuda.so")
     ap.add_argument("--arch", default="sm_90", choices=sorted(LIMITS))
     ap.add_argument("--kernels", action="store_true", help="one line per kernel")
     ap.add_argument("--json", action="store_true", help="machine-readable output")
+    ap.add_argument("--families", action="store_true",
+                    help="the estimated bandwidth fraction per kernel family")
     args = ap.parse_args(argv)
     plugin = args.plugin or default_plugin()
     if plugin is None:
@@ -235,15 +561,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     kernels = analyse(plugin, args.arch)
     s = summary(kernels)
     if args.json:
-        print(json.dumps({"summary": s, "kernels": [asdict(k) for k in kernels]}))
+        print(json.dumps({"summary": s, "kernels": [asdict(k) for k in kernels],
+                          "families": families(kernels)}))
+        return 0
+    if args.families:
+        print_families(families(kernels))
         return 0
     if args.kernels:
-        print(f"{'regs':>4} {'spill':>5} {'smem':>6} {'block':>5} {'occ':>5}  "
+        print(f"{'regs':>4} {'spill':>5} {'smem':>6} {'block':>5} {'occ':>5} {'fly':>3}  "
               f"accesses  kernel")
         for k in kernels:
             w = " ".join(f"{key}:{n}" for key, n in sorted(k.widths.items()))
             print(f"{k.regs:4d} {k.local + k.spill_ops:5d} {k.shared:6d} {k.block:5d} "
-                  f"{k.occupancy:5.0%}  {w}{' SHFL' if k.shfl else ''}  {k.name}")
+                  f"{k.occupancy:5.0%} {k.in_flight:3d}  {w}{' SHFL' if k.shfl else ''}  "
+                  f"{k.name}")
     print(f"{args.arch}: {s['kernels']} kernels, {s['accesses']} global/generic "
           f"loads+stores, {s['byte_wide_fraction']:.1%} byte-wide "
           f"(LDG/STG only: {s['global_byte_wide_fraction']:.1%} of "

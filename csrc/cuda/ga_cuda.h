@@ -12,10 +12,12 @@
  *   ga_cublas.cu        cuBLAS loaded at the first GEMM; integer GEMM kernel
  *   ga_cusolver.cu      cuSOLVER loaded at the first factorisation (gpuarr.linalg)
  *   k_elementwise.cu    elementwise ops and casts (math from ../ga_kernels.h)
- *   k_reduce.cu         reductions and scans
+ *   k_reduce.cu         reductions
+ *   k_scan.cu           scans (cumsum, cumprod)
  *   k_random.cu         random numbers (../ga_philox.h)
  *   k_index.cu          gather, scatter, nonzero, arange
- *   k_sort.cu           sort, searchsorted
+ *   k_sort.cu           sort (merge), searchsorted
+ *   k_radix.cu          sort of numeric keys (LSD radix, onesweep)
  *   ga_cuda_emu.h/.cpp  the emulation shim
  *   ga_cuda_emu_cusolver.cpp  its cuSOLVER reference (the host's LAPACK)
  */
@@ -117,6 +119,8 @@ void ga_cuda_free(int dev, void *ptr, size_t nbytes);
 int ga_cuda_elementwise(int dev, int op, const ga_loop *loop);
 int ga_cuda_reduce(int dev, const ga_reduce_desc *r);
 int ga_cuda_scan(int dev, const ga_scan_desc *s);
+/* k_radix.cu: the radix sort when it applies (*done = 1), else nothing (*done = 0). */
+int ga_cuda_radix_sort(int dev, const ga_sort_desc *d, int *done);
 int ga_cuda_gemm(int dev, const ga_gemm_desc *g);
 int ga_cuda_random(int dev, const ga_random_desc *r);
 int ga_cuda_gather(int dev, const ga_index_desc *d);

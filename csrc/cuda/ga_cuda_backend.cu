@@ -111,6 +111,7 @@ struct device_state {
     cudaStream_t stream;
     cudaEvent_t order; /* recorded on `stream` for cross-device ordering */
     cudaEvent_t handoff; /* recorded on `stream` for another library's stream */
+    cudaEvent_t taken_back; /* recorded on another library's stream for `stream` */
     ga_device_props props;
     /* the cache ("caching allocator" below) */
     std::unordered_map<size_t, std::vector<void *>> small_free; /* bin -> free blocks */
@@ -252,6 +253,7 @@ state(int dev, device_state **out)
         GA_CUDA_TRY(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
         GA_CUDA_TRY(cudaEventCreateWithFlags(&d->order, cudaEventDisableTiming));
         GA_CUDA_TRY(cudaEventCreateWithFlags(&d->handoff, cudaEventDisableTiming));
+        GA_CUDA_TRY(cudaEventCreateWithFlags(&d->taken_back, cudaEventDisableTiming));
         d->stats.total_bytes = p.totalGlobalMem;
         __atomic_store_n(&G.devs[dev], d, __ATOMIC_RELEASE);
     }
@@ -847,6 +849,32 @@ cuda_order_stream(int dev, uintptr_t stream)
     return GA_OK;
 }
 
+/* The reverse of cuda_order_stream: our stream waits for theirs. A DLPack export's
+ * block goes back to the cache when the consumer drops it, while the consumer's reads
+ * of it may still be queued on the stream it named: later work on our stream (the only
+ * work the cache hands the block to) then runs after them, with no host wait. */
+int
+cuda_order_after(int dev, uintptr_t stream)
+{
+    device_state *d;
+    GA_TRY(state(dev, &d));
+    cudaStream_t theirs = dlpack_stream(stream);
+    if (theirs == d->stream) {
+        return GA_OK;
+    }
+#ifdef GA_CUDA_EMULATION
+    if (!ga_emu_stream_known(theirs)) {
+        return ga_error(GA_ERR_VALUE, "stream=%#llx is not a CUDA stream of this process "
+                        "(emulation check)", (unsigned long long)stream);
+    }
+#endif
+    std::lock_guard<std::mutex> g(d->lock); /* record and wait as a pair, as above */
+    GA_CUDA_TRY(use_device(dev));
+    GA_CUDA_TRY(cudaEventRecord(d->taken_back, theirs));
+    GA_CUDA_TRY(cudaStreamWaitEvent(d->stream, d->taken_back, 0));
+    return GA_OK;
+}
+
 int
 cuda_device_wait(int dev)
 {
@@ -990,6 +1018,7 @@ const ga_backend table = {
     cuda_event_synchronize,
     cuda_event_elapsed,
     cuda_event_destroy,
+    cuda_order_after,
 };
 
 }  // namespace

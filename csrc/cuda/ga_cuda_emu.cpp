@@ -110,6 +110,7 @@ size_t memory_limit;
 int multiprocessors = 132; /* GPUARR_CUDA_EMULATE_SMS; an H100's count */
 ga_emu_device devices[64];
 double watchdog_seconds; /* GPUARR_CUDA_EMULATE_WATCHDOG; 0: none */
+long spin_limit = 10000;  /* GPUARR_CUDA_EMULATE_SPINS: __nanosleep calls per block */
 /* GPUARR_CUDA_EMULATE_SCHEDULE: the seed of the order of blocks and threads (see
  * "the schedule" below); "random" draws one per process and says which. */
 const unsigned long long default_schedule_seed = 1;
@@ -123,6 +124,7 @@ char device_fault_detail[64][512];
 std::map<uintptr_t, block_info> blocks; /* start address -> block */
 thread_local int current_device;
 std::atomic<long long> set_device_calls{0};
+std::atomic<long long> occupancy_calls{0}; /* the occupancy calculator, asked */
 thread_local cudaError_t last_error = cudaSuccess;
 thread_local char error_detail[512];
 
@@ -548,6 +550,16 @@ ga_emu_init(int n)
             memory_limit = (size_t)b;
         }
     }
+    spin_limit = 10000;
+    v = getenv("GPUARR_CUDA_EMULATE_SPINS");
+    if (v != NULL && *v != '\0') {
+        char *end;
+        errno = 0;
+        long spins = strtol(v, &end, 10);
+        if (errno == 0 && *end == '\0' && spins >= 1) {
+            spin_limit = spins;
+        }
+    }
     multiprocessors = 132;
     v = getenv("GPUARR_CUDA_EMULATE_SMS");
     if (v != NULL && *v != '\0') {
@@ -686,6 +698,14 @@ cudaSetDevice(int device)
 
 /* How many times cudaSetDevice was called (a driver call on a GPU: the plugin makes
  * it only when the thread's current device differs; tests/test_cuda_copies.py). */
+/* Test only: how often the occupancy calculator was asked (k_elementwise.cu keeps its
+ * answer per kernel and device). */
+extern "C" __attribute__((visibility("default"))) long long
+gpuarr_cuda_selftest_occupancy_calls(void)
+{
+    return occupancy_calls.load();
+}
+
 extern "C" __attribute__((visibility("default"))) long long
 gpuarr_cuda_selftest_set_device_calls(void)
 {
@@ -1275,6 +1295,7 @@ ga_emu_event_time_ns(cudaEvent_t event, int64_t *ns)
 cudaError_t
 ga_emu_occupancy(int *blocks, int block_size, size_t dynamic_shared)
 {
+    occupancy_calls++;
     if (blocks == NULL || block_size <= 0 || block_size > 1024 ||
         dynamic_shared > 48 * 1024) {
         return fail(cudaErrorInvalidValue);
@@ -1374,6 +1395,11 @@ const size_t fiber_stack_colours = 32, fiber_stack_colour = 320;
 
 enum { F_IDLE, F_AT_BARRIER, F_AT_WARP, F_READY, F_DONE };
 
+/* Thrown by __nanosleep out of a spin wait that cannot end (see there); caught where
+ * the emulated thread's kernel call began, on the same stack. */
+struct spin_deadlock {};
+
+
 /* A lane's arrival at a warp primitive, and the result it leaves with. */
 struct warp_op {
     int op;
@@ -1414,6 +1440,8 @@ struct launch_state {
     int bar_count;       /* threads that reached it */
     unsigned nthreads;   /* of the block that runs */
     cudaError_t fault;   /* a fault in a thread of the running block (ga_emu_fault) */
+    long spins;          /* __nanosleep calls in the running block */
+    int deadlock;        /* a spin wait of the running block never ended */
     std::vector<unsigned char> dynamic_shared;
     const void *sched_bottom;
     size_t sched_size;
@@ -1425,6 +1453,18 @@ struct launch_state {
  * is what it is, a cache. */
 std::vector<fiber *> &fiber_pool = *new std::vector<fiber *>();
 launch_state L;
+
+/* Run the kernel for the current thread; false when it was abandoned in a spin wait. */
+bool
+run_thread(void)
+{
+    try {
+        L.fn(L.ctx);
+    } catch (const spin_deadlock &) {
+        return false;
+    }
+    return true;
+}
 
 fiber *
 fiber_get(size_t i)
@@ -1480,7 +1520,7 @@ fiber_entry(void)
 #if GA_EMU_ASAN
     __sanitizer_finish_switch_fiber(nullptr, &L.sched_bottom, &L.sched_size);
 #endif
-    L.fn(L.ctx);
+    run_thread();
     f->state = F_DONE;
 #if GA_EMU_ASAN
     __sanitizer_start_switch_fiber(nullptr, L.sched_bottom, L.sched_size);
@@ -1632,6 +1672,14 @@ resolve_warps(unsigned nthreads)
                 unsigned bits = 0;
                 for (unsigned k = 0; k < n; k++) {
                     if ((w.mask >> k & 1) && fiber_pool[base + k]->w.value != 0) {
+                        bits |= 1u << k;
+                    }
+                }
+                w.result = bits;
+            } else if (w.op == GA_EMU_MATCH_ANY) {
+                unsigned bits = 0;
+                for (unsigned k = 0; k < n; k++) {
+                    if ((w.mask >> k & 1) && fiber_pool[base + k]->w.value == w.value) {
                         bits |= 1u << k;
                     }
                 }
@@ -1803,14 +1851,23 @@ run_block(unsigned nthreads, uint64_t key)
     L.bar_acc = 0;
     L.bar_count = 0;
     L.nthreads = nthreads;
-    if (start(f0, 0) == F_DONE) {
+    L.spins = 0;
+    L.deadlock = 0;
+    const int first = start(f0, 0);
+    if (L.deadlock) {
+        return -3;
+    }
+    if (first == F_DONE) {
         /* Thread 0 met no barrier and no warp primitive: the block has no intra-block
          * communication, so its threads may run one after another as plain calls. */
         for (unsigned k = 1; k < nthreads; k++) {
             set_thread_index(thread_of(thread_order[k]));
-            L.fn(L.ctx);
+            run_thread();
             if (L.direct_barrier) {
                 return -1;
+            }
+            if (L.deadlock) {
+                return -3;
             }
         }
         return 0;
@@ -1825,6 +1882,9 @@ run_block(unsigned nthreads, uint64_t key)
         start(fiber_pool[thread_order[k]], thread_order[k]);
     }
     for (;;) {
+        if (L.deadlock) {
+            return -3;
+        }
         int released = resolve_warps(nthreads);
         if (released < 0) {
             return -1;
@@ -1996,6 +2056,24 @@ __threadfence(void)
 }
 
 void
+__nanosleep(unsigned ns)
+{
+    (void)ns;
+    if (++L.spins < spin_limit) {
+        return;
+    }
+    snprintf(error_detail, sizeof(error_detail),
+             "thread (%u,%u,%u) of block (%u,%u,%u) paused %ld times in a spin wait that "
+             "did not end: the emulator runs blocks one after another, so it waited for a "
+             "block that runs later, or for nothing (a deadlock on a GPU whenever the two "
+             "are not resident together; GPUARR_CUDA_EMULATE_SPINS; emulation check)",
+             threadIdx.x, threadIdx.y, threadIdx.z, blockIdx.x, blockIdx.y, blockIdx.z,
+             L.spins);
+    L.deadlock = 1;
+    throw spin_deadlock();
+}
+
+void
 __threadfence_block(void)
 {
 }
@@ -2108,6 +2186,10 @@ run_grid(dim3 grid, dim3 block, size_t shmem, void (*thread_fn)(void *), void *c
         int r = run_block((unsigned)nthreads, mix64(key ^ b));
         if (r == -2) {
             fail_launch(cudaErrorLaunchOutOfResources);
+            return;
+        }
+        if (r == -3) {
+            fail_launch(cudaErrorLaunchTimeout);
             return;
         }
         if (r != 0) {

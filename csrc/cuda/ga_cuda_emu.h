@@ -56,6 +56,10 @@
  *     stream hand-off can be tested against fake producers and consumers that use
  *     this same emulated runtime through the plugin's gpuarr_cuda_selftest_dl_*
  *     entries (no real CUDA library can read emulated memory);
+ *   - spin waits: a block may wait (__nanosleep in a loop) for flags that blocks
+ *     which ran before it set (a one-pass scan taking tiles from an atomic counter);
+ *     a wait that does not end in GPUARR_CUDA_EMULATE_SPINS pauses is a deadlock and
+ *     fails the launch (cudaErrorLaunchTimeout), naming the waiting thread;
  *   - test only: GPUARR_CUDA_EMULATE_FAIL=<name> makes every call of the runtime
  *     function <name> (or "launch" for kernel launches) fail with
  *     cudaErrorIllegalAddress, read at each call.
@@ -278,6 +282,13 @@ int __syncthreads_and(int pred);
 int __syncthreads_or(int pred);
 void __threadfence(void);
 void __threadfence_block(void);
+/* A pause in a spin wait (a thread waiting for another block's flag). Blocks run one
+ * after another here, so what a waiting block waits for is done before it starts, or
+ * never: the GPUARR_CUDA_EMULATE_SPINS-th call (default 10000) in one block ends the
+ * launch with cudaErrorLaunchTimeout and says which thread waited (a kernel whose
+ * blocks wait for blocks that run later would hang a GPU too, when they are not
+ * resident together; emulation check). */
+void __nanosleep(unsigned ns);
 
 /* Why the last emulation check failed ("" if none), and forget it: the backend
  * appends it to its CUDA error messages. */
@@ -423,7 +434,8 @@ enum {
     GA_EMU_SHFL_DOWN,
     GA_EMU_SHFL_XOR,
     GA_EMU_BALLOT,
-    GA_EMU_SYNCWARP
+    GA_EMU_SYNCWARP,
+    GA_EMU_MATCH_ANY
 };
 
 extern "C" {
@@ -489,6 +501,16 @@ static inline int
 __all_sync(unsigned mask, int pred)
 {
     return __ballot_sync(mask, pred) == mask;
+}
+/* The lanes of `mask` whose `value` equals the caller's (sm_70+). */
+template <typename T>
+static inline unsigned
+__match_any_sync(unsigned mask, T value)
+{
+    static_assert(sizeof(T) <= 8 && std::is_integral<T>::value,
+                  "__match_any_sync compares 32- or 64-bit integers");
+    return (unsigned)ga_emu_warp(GA_EMU_MATCH_ANY, mask, (unsigned long long)value, 0,
+                                 warpSize);
 }
 static inline void
 __syncwarp(unsigned mask = 0xffffffffu)
@@ -578,6 +600,11 @@ static inline int
 __ffs(int v)
 {
     return __builtin_ffs(v);
+}
+static inline int
+__ffsll(long long v)
+{
+    return __builtin_ffsll(v);
 }
 static inline float
 __int_as_float(int v)

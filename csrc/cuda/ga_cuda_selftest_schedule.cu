@@ -11,6 +11,12 @@
  * blocks of a grid, and the threads of a block without and with a barrier, took a
  * ticket from an atomic counter. On a GPU these orders are whatever the hardware did;
  * in the emulator they are the schedule's, replayed by the same seed.
+ * Spin waits between blocks: "chain_by_ticket" (each block takes a ticket from an
+ * atomic counter and waits for the block with the previous ticket: ends on every
+ * schedule, as k_scan.cu's tiles do) passes; "chain_by_block_index" (block b waits for
+ * block b - 1, whichever runs first) must FAIL in the emulator, whose blocks run one
+ * after another in a shuffled order: the wait for a later block is reported as a
+ * deadlock (cudaErrorLaunchTimeout).
  */
 #include "ga_cuda_selftest.h"
 #include "k_common.cuh"
@@ -56,6 +62,63 @@ k_thread_order(unsigned *ticket, int32_t *order, int barrier)
     order[atomicAdd(ticket, 1u)] = (int32_t)threadIdx.x;
 }
 
+/* Block `me` (its ticket, or its index) waits until block me - 1 has set its flag,
+ * then sets its own: done[me] = 1 + done[me - 1], so done[CHAIN - 1] == CHAIN. */
+const unsigned CHAIN = 64;
+
+__global__ void
+k_chain(unsigned *ticket, volatile unsigned *done, int by_ticket)
+{
+    if (threadIdx.x != 0) {
+        return;
+    }
+    const unsigned me = by_ticket ? atomicAdd(ticket, 1u) : blockIdx.x;
+    unsigned before = 0;
+    if (me > 0) {
+        while ((before = done[me - 1]) == 0u) {
+            __nanosleep(100);
+        }
+    }
+    __threadfence();
+    done[me] = before + 1;
+}
+
+int
+chain(int dev, char *msg, size_t n, int by_ticket)
+{
+    const size_t bytes = (CHAIN + 1) * sizeof(unsigned);
+    unsigned *d = NULL;
+    unsigned done[CHAIN + 1];
+    cudaStream_t s;
+    int rc = 0;
+    CASE_TRY(ga_cuda_stream(dev, &s));
+    CASE_TRY(ga_cuda_alloc(dev, bytes, (void **)&d));
+    CASE_TRY(CU(cudaMemsetAsync(d, 0, bytes, s)));
+    GA_LAUNCH(k_chain, CHAIN, 32, 0, s, d + CHAIN, (volatile unsigned *)d, by_ticket);
+    CASE_TRY(CU(cudaGetLastError()));
+    CASE_TRY(CU(cudaMemcpyAsync(done, d, bytes, cudaMemcpyDeviceToHost, s)));
+    CASE_TRY(CU(cudaStreamSynchronize(s)));
+    if (done[CHAIN - 1] != CHAIN) {
+        snprintf(msg, n, "the last block of the chain counted %u, want %u",
+                 done[CHAIN - 1], CHAIN);
+        rc = 1;
+    }
+done:
+    ga_cuda_free(dev, d, bytes);
+    return rc;
+}
+
+int
+case_chain_by_ticket(int dev, char *msg, size_t n)
+{
+    return chain(dev, msg, n, 1);
+}
+
+int
+case_chain_by_block_index(int dev, char *msg, size_t n)
+{
+    return chain(dev, msg, n, 0);
+}
 
 int
 neighbour(int dev, char *msg, size_t n, int barrier)
@@ -188,6 +251,8 @@ gpuarr_cuda_selftest_schedule(int dev, const char *name, char *msg, size_t n)
         {"neighbour_with_barrier", case_neighbour_with_barrier},
         {"block_order", case_block_order},
         {"thread_order", case_thread_order},
+        {"chain_by_ticket", case_chain_by_ticket},
+        {"chain_by_block_index", case_chain_by_block_index},
     };
     msg[0] = '\0';
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -19,7 +19,7 @@
 
 namespace {
 
-const int WARP_OUT = 20; /* values each thread writes in k_warp */
+const int WARP_OUT = 22; /* values each thread writes in k_warp */
 const unsigned FULL = 0xffffffffu;
 
 __global__ void
@@ -60,6 +60,8 @@ k_warp(long long *out)
     o[17] = __clz(1) * 1000 + __clz(0);
     o[18] = __clzll(1) * 1000 + __clzll(-1LL);
     o[19] = __shfl_sync(FULL, 1.5f + (float)lane, 31, 16) * 2;
+    o[20] = __match_any_sync(FULL, (int)(lane % 3 + warp * 10));
+    o[21] = __ffsll(1ll << 40) * 1000 + __ffsll(0);
 }
 
 long long
@@ -107,6 +109,15 @@ warp_expected(unsigned tid, int j)
         return 63 * 1000 + 0;
     case 19: /* width 16, source lane 31 is 15 of each segment */
         return (long long)((1.5f + (float)((lane & ~15u) + 15)) * 2);
+    case 20: { /* the lanes with the same residue mod 3 */
+        long long m = 0;
+        for (unsigned k = lane % 3; k < 32; k += 3) {
+            m |= 1ll << k;
+        }
+        return m;
+    }
+    case 21:
+        return 41 * 1000 + 0;
     }
     return 0;
 }

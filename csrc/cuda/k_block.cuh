@@ -32,6 +32,22 @@ ga_shfl_by(T v, int delta)
     memcpy(&v, w, sizeof(T));
     return v;
 }
+/* Lane `src`'s v, for every lane of a full warp (any plain data). */
+template <class T>
+static GA_DEV inline T
+ga_shfl_by_idx(T v, int src)
+{
+    typedef typename std::conditional<sizeof(T) % 8 == 0, unsigned long long,
+                                      unsigned>::type word;
+    constexpr int words = (int)((sizeof(T) + sizeof(word) - 1) / sizeof(word));
+    word w[words] = {};
+    memcpy(w, &v, sizeof(T));
+    for (int i = 0; i < words; i++) {
+        w[i] = __shfl_sync(0xffffffffu, w[i], src);
+    }
+    memcpy(&v, w, sizeof(T));
+    return v;
+}
 template <class T>
 static GA_DEV inline T
 ga_shfl_down(T v, int delta)

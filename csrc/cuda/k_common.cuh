@@ -4,7 +4,7 @@
  * C++ compiler of the emulated build (GA_CUDA_EMULATION, ga_cuda_emu.h). The emulator
  * runs what a GPU runs:
  *   - warp primitives (__shfl*_sync with width, __ballot_sync, __any_sync, __all_sync,
- *     __activemask, __syncwarp, __popc/__popcll/__ffs/__clz/__clzll) in lockstep: each
+ *     __activemask, __syncwarp, __popc/__popcll/__ffs/__ffsll/__clz/__clzll) in lockstep: each
  *     *_sync call is a meeting point of the lanes its mask names, and a mask naming a
  *     lane that exited or waits at __syncthreads fails the launch (cudaErrorLaunchFailure,
  *     compute-sanitizer synccheck's barrier error). Emulation limit: a block whose

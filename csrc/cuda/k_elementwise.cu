@@ -10,6 +10,8 @@
  */
 #include "k_common.cuh"
 
+#include <atomic>
+
 /* ---- operand widths known at compile time ----
  * Each functor states the byte size of its output and inputs (0 = unused), so that the
  * kernel loads and stores whole typed words instead of bytes, and the vector path knows
@@ -293,31 +295,37 @@ k_restride_bytes(ga_restride r)
 
 /* The grid for n items of a grid-stride kernel: as many blocks as can be resident on
  * every multiprocessor at once (the occupancy calculator's answer times the SM count),
- * fewer when n needs fewer. */
+ * fewer when n needs fewer. The answer depends on the kernel and the device only, so
+ * it is asked once per (kernel, device) and kept in `per_sm` (0: not asked yet, -1:
+ * the calculator failed): the runtime call costs microseconds, as much as a small
+ * operation's whole host time. */
 typedef void (*ga_ew_kernel)(ga_ew_params);
 
 static unsigned
-ga_ew_grid(int dev, void (*kernel)(ga_ew_params), int64_t items, unsigned block)
+ga_ew_grid(int dev, void (*kernel)(ga_ew_params), std::atomic<int> *per_sm_cache,
+           int64_t items, unsigned block)
 {
     unsigned grid, blk;
     ga_cuda_launch_dims(dev, items, &grid, &blk);
-#ifndef GA_CUDA_EMULATION
-    int per_sm = 0;
-    int sms = ga_cuda_sm_count(dev);
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, (int)block, 0) ==
-            cudaSuccess &&
-        per_sm > 0 && sms > 0) {
+    if (dev < 0 || dev >= GA_MAX_DEVICES) {
+        return grid;
+    }
+    int per_sm = per_sm_cache[dev].load(std::memory_order_relaxed);
+    if (per_sm == 0) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, (int)block,
+                                                          0) != cudaSuccess ||
+            per_sm <= 0) {
+            (void)cudaGetLastError(); /* not sticky; fall back to 8 blocks per SM */
+            per_sm = -1;
+        }
+        per_sm_cache[dev].store(per_sm, std::memory_order_relaxed);
+    }
+    const int sms = ga_cuda_sm_count(dev);
+    if (per_sm > 0 && sms > 0) {
         int64_t want = (items + block - 1) / block;
         int64_t cap = (int64_t)per_sm * sms;
         grid = (unsigned)(want < 1 ? 1 : want < cap ? want : cap);
     }
-    else {
-        (void)cudaGetLastError(); /* not sticky; fall back to 8 blocks per SM */
-    }
-#else
-    (void)kernel;
-    (void)block;
-#endif
     return grid;
 }
 
@@ -347,6 +355,7 @@ typedef struct {
     int sizes[GA_MAXARGS]; /* F::SO, F::SA, F::SB, F::SC */
     int per_word; /* K of the vector path */
     ga_ew_kernel kernel;
+    std::atomic<int> *per_sm; /* GA_MAX_DEVICES: ga_ew_grid's cache */
 } ga_ew_kind;
 
 /* The launch of any k_elementwise<F>, written once: a template per functor would make
@@ -440,7 +449,7 @@ ga_ew_run(int dev, const ga_loop *loop, const ga_ew_kind &kind)
         else {
             p.mode = p.n <= (int64_t)UINT32_MAX ? GA_EW_STRIDED32 : GA_EW_STRIDED64;
         }
-        unsigned grid = ga_ew_grid(dev, kind.kernel, items, block);
+        unsigned grid = ga_ew_grid(dev, kind.kernel, kind.per_sm, items, block);
         GA_LAUNCH(kind.kernel, grid, block, 0, stream, p);
         cudaError_t err = cudaGetLastError();
         if (err != cudaSuccess) {
@@ -479,9 +488,10 @@ template <class F>
 static int
 ga_ew_launch(int dev, const ga_loop *loop)
 {
+    static std::atomic<int> per_sm[GA_MAX_DEVICES]; /* zero: not asked yet */
     static const ga_ew_kind kind = {{F::SO, F::SA, F::SB, F::SC},
                                     ga_ew_per_word(F::SO, F::SA, F::SB, F::SC),
-                                    k_elementwise<F>};
+                                    k_elementwise<F>, per_sm};
     return ga_ew_run(dev, loop, kind);
 }
 

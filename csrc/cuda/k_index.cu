@@ -11,6 +11,7 @@
  */
 #include "k_block.cuh"
 #include "k_common.cuh"
+#include "k_lookback.cuh"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,21 +31,111 @@ ga_copy_elem(char *dst, const char *src)
     memcpy(GA_K_ELEMENT(dst, A), &e, SZ);
 }
 
+/* The byte offset of loop element i in an operand: one multiply for a one-dimensional
+ * loop (what ga_loop_coalesce leaves of contiguous operands), where ga_offset would
+ * spend a 64-bit division (a GPU has no divide instruction: dozens of them). */
+static GA_HD inline int64_t
+ga_loop_offset(const ga_loop &l, const int64_t *strides, int64_t i)
+{
+    return l.ndim == 1 ? i * strides[0] : ga_offset(l.ndim, l.shape, strides, i);
+}
+
 enum { GA_IDX_GATHER = 0, GA_IDX_CHECK = 1, GA_IDX_SCATTER = 2 };
+
+/* Elements per thread and iteration of k_index's one-dimensional path: their index
+ * loads, then their element loads, are independent and in flight together. */
+#define GA_IDX_UNROLL 4
 
 /* One thread per element of the loop (the result for a gather, the value for a
  * scatter). CHECK only validates every index (a scatter runs it first, so that a bad
  * index leaves the destination untouched). SCATTER with index arrays first reads the
  * pending record: stream order makes the CHECK pass's writes visible, and a set record
  * (this scatter's bad index, or an earlier one not yet reported): write nothing. */
+/* k_index over a one-dimensional loop (x[idx] with a 1-d index, x[mask]): offsets are
+ * multiplies, and GA_IDX_UNROLL elements go at a time: their index loads together, then
+ * their element loads together (each into a register first: a store between two loads
+ * would keep the second from being issued before it, as they may alias), then the
+ * stores. */
 template <int SZ, int A>
-__global__ void
+static GA_DEV inline void
+ga_index_1d(const ga_index_desc &d, int mode, ga_k_errrec *err)
+{
+    const ga_loop &l = d.loop;
+    const int nidx = l.nargs - 2;
+    const ga_operand &x = l.args[0];
+    const int64_t s1 = l.args[1].strides[0], sx = x.strides[0];
+    const int64_t stride = ga_gstride();
+    /* 16-byte elements (complex128) two at a time: 32 bytes in flight, within 64
+     * registers (four spilled under k_index's launch bounds) */
+    constexpr int GA_IDX_U = SZ >= 16 ? 2 : GA_IDX_UNROLL;
+    for (int64_t i0 = ga_gtid(); i0 < l.size; i0 += GA_IDX_U * stride) {
+        int64_t off[GA_IDX_U];
+        bool ok[GA_IDX_U];
+#pragma unroll
+        for (int u = 0; u < GA_IDX_U; u++) {
+            const int64_t i = i0 + u * stride;
+            ok[u] = i < l.size;
+            off[u] = i * s1;
+        }
+        for (int j = 0; j < nidx; j++) {
+            const ga_operand &ix = l.args[2 + j];
+            int64_t v[GA_IDX_U];
+#pragma unroll
+            for (int u = 0; u < GA_IDX_U; u++) {
+                const int64_t i = i0 + u * stride;
+                v[u] = ix.is_scalar || !ok[u] ? ix.value.i
+                                              : ga_ld<GA_INT64>(ix.data + i * ix.strides[0]);
+            }
+#pragma unroll
+            for (int u = 0; u < GA_IDX_U; u++) {
+                const int64_t w = v[u] < 0 ? v[u] + d.index_dims[j] : v[u];
+                if (ok[u] && (w < 0 || w >= d.index_dims[j])) {
+                    ga_k_report(err, (unsigned)j, v[u], d.index_dims[j]);
+                    ok[u] = false;
+                }
+                off[u] += w * d.index_strides[j];
+            }
+        }
+        if (mode == GA_IDX_CHECK) {
+            continue;
+        }
+        ga_elem_bytes<SZ, A> e[GA_IDX_U] = {};
+#pragma unroll
+        for (int u = 0; u < GA_IDX_U; u++) {
+            const int64_t i = i0 + u * stride;
+            const char *src = mode == GA_IDX_GATHER ? l.args[1].data + off[u]
+                              : x.is_scalar         ? (const char *)x.value.bytes
+                                                    : x.data + i * sx;
+            if (ok[u]) {
+                memcpy(&e[u], GA_K_ELEMENT(src, A), SZ);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < GA_IDX_U; u++) {
+            const int64_t i = i0 + u * stride;
+            char *dst = mode == GA_IDX_GATHER ? x.data + i * sx : l.args[1].data + off[u];
+            if (ok[u]) {
+                memcpy(GA_K_ELEMENT(dst, A), &e[u], SZ);
+            }
+        }
+    }
+}
+
+/* Launched with ga_cuda_launch_dims's 256 threads; 4 resident blocks (50% occupancy)
+ * cap registers at 64 (16-byte elements four at a time took 86: 25%; two at a time,
+ * ga_index_1d, fit). */
+template <int SZ, int A>
+__global__ void GA_LAUNCH_BOUNDS(256, 4)
 k_index(const GA_GRID_CONSTANT ga_index_desc d, int mode, ga_k_errrec *err)
 {
     const ga_loop &l = d.loop;
     const int nidx = l.nargs - 2;
     if (mode == GA_IDX_SCATTER && nidx > 0 &&
         *(volatile unsigned int *)&err->count != 0u) {
+        return;
+    }
+    if (l.ndim == 1) {
+        ga_index_1d<SZ, A>(d, mode, err);
         return;
     }
     for (int64_t i = ga_gtid(); i < l.size; i += ga_gstride()) {
@@ -177,15 +268,16 @@ ga_cuda_scatter(int dev, const ga_index_desc *d)
 }
 
 /* ---- nonzero ----
- * The mask (C order) is cut into tiles so that a block per tile covers every
- * multiprocessor; three launches, no host wait (the core knows `count`, a SUM of the
- * mask, so no count is read back here):
- *   1. k_nonzero_counts: a block per tile counts its true elements;
- *   2. k_nonzero_offsets: one thread turns the counts into each tile's first output
- *      row (an exclusive scan over a few hundred tiles);
- *   3. k_nonzero_write: a block per tile walks it in rounds of GA_NZ_ITEMS consecutive
- *      elements per thread; a block-wide exclusive scan of the threads' counts gives
- *      each thread its first row, and it writes the positions of its true elements. */
+ * One launch (k_nonzero), no host wait (the core knows `count`, a SUM of the mask, so
+ * no count is read back here): a block per tile of GA_NZ_TILE mask elements (C
+ * order), tiles taken from an atomic counter. Each thread owns GA_NZ_PER_THREAD
+ * consecutive elements: 16-byte mask loads, GA_NZ_WORDS of them in flight, when the
+ * mask is C-contiguous and 16-byte aligned (a byte at a time otherwise), turned into a
+ * bit per element and counted with a popcount; a block-wide exclusive scan of the
+ * threads' counts, the tile's prefix from the look-back over the tree of tile counts
+ * (k_lookback.cuh, as the scans'), then each thread writes the positions of its true
+ * elements from its first row on. Before issue 29: three launches (counts, a serial
+ * thread over the tile counts, positions) with a 64-bit division per mask byte. */
 static GA_HD inline bool
 ga_mask_at(const ga_loop &m, int64_t i)
 {
@@ -193,7 +285,7 @@ ga_mask_at(const ga_loop &m, int64_t i)
     if (a.is_scalar) {
         return a.value.bytes[0] != 0;
     }
-    return ga_ld<GA_BOOL>(a.data + ga_offset(m.ndim, m.shape, a.strides, i)) != 0;
+    return ga_ld<GA_BOOL>(a.data + ga_loop_offset(m, a.strides, i)) != 0;
 }
 
 /* Counting as a block policy (k_block.cuh). */
@@ -219,68 +311,95 @@ struct ga_count_pol {
     }
 };
 
-#define GA_NZ_ITEMS 8
+#define GA_NZ_WORDS 4 /* 16-byte mask words a thread loads at once */
+#define GA_NZ_PER_THREAD (16 * GA_NZ_WORDS)
+#define GA_NZ_TILE ((int64_t)GA_RED_BLOCK * GA_NZ_PER_THREAD)
+
+/* Bit k of the result: byte k of the 16 is nonzero (any nonzero byte is true, as
+ * ga_ld<GA_BOOL> != 0 reads it). */
+static GA_DEV inline unsigned
+ga_nz_bits16(const uint4 &w)
+{
+    const unsigned v[4] = {w.x, w.y, w.z, w.w};
+    unsigned bits = 0;
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        /* the high bit of each byte: set when the byte is nonzero */
+        const unsigned t = (((v[q] & 0x7f7f7f7fu) + 0x7f7f7f7fu) | v[q]) & 0x80808080u;
+        const unsigned nib = (t >> 7 & 1u) | (t >> 14 & 2u) | (t >> 21 & 4u) | (t >> 28 & 8u);
+        bits |= nib << (4 * q);
+    }
+    return bits;
+}
 
 GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
-k_nonzero_counts(ga_loop m, int64_t tiles, int64_t *counts)
+k_nonzero(ga_loop m, int contiguous, ga_scan_tree t, int64_t count, int64_t *out)
 {
-    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        int64_t k0, k1, c = 0;
-        ga_chunk(m.size, tiles, t, &k0, &k1);
-        for (int64_t i = k0 + threadIdx.x; i < k1; i += blockDim.x) {
-            c += ga_mask_at(m, i) ? 1 : 0;
-        }
-        c = ga_block_reduce<ga_count_pol>(c, 0);
+    __shared__ int64_t tile_pre;
+    __shared__ unsigned long long tile_id;
+    const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+    const unsigned long long tiles = (unsigned long long)t.tiles;
+    for (;;) {
         if (threadIdx.x == 0) {
-            counts[t] = c;
+            tile_id = atomicAdd(t.next, 1ull);
         }
-    }
-}
-
-__global__ void
-k_nonzero_offsets(int64_t tiles, int64_t *counts)
-{
-    if (ga_gtid() == 0) {
-        int64_t run = 0;
-        for (int64_t t = 0; t < tiles; t++) {
-            int64_t c = counts[t];
-            counts[t] = run;
-            run += c;
+        __syncthreads();
+        const unsigned long long id = tile_id;
+        __syncthreads(); /* read by all before thread 0 takes the next one */
+        if (id >= tiles) {
+            return;
         }
-    }
-}
-
-GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
-k_nonzero_write(ga_loop m, int64_t tiles, const int64_t *first, int64_t count, int64_t *out)
-{
-    const int64_t round = (int64_t)blockDim.x * GA_NZ_ITEMS;
-    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        int64_t k0, k1;
-        ga_chunk(m.size, tiles, t, &k0, &k1);
-        int64_t carry = first[t];
-        for (int64_t base = k0; base < k1; base += round) {
-            const int64_t j0 = base + (int64_t)threadIdx.x * GA_NZ_ITEMS;
-            const int64_t j1 = j0 + GA_NZ_ITEMS < k1 ? j0 + GA_NZ_ITEMS : k1;
-            int64_t c = 0;
-            for (int64_t j = j0; j < j1; j++) {
-                c += ga_mask_at(m, j) ? 1 : 0;
+        const int64_t j0 = (int64_t)id * GA_NZ_TILE + (int64_t)threadIdx.x * GA_NZ_PER_THREAD;
+        unsigned long long bits = 0; /* bit k: element j0 + k is true */
+        if (contiguous && j0 + GA_NZ_PER_THREAD <= m.size) {
+            const uint4 *w = (const uint4 *)(m.args[0].data + j0);
+            uint4 x[GA_NZ_WORDS];
+#pragma unroll
+            for (int u = 0; u < GA_NZ_WORDS; u++) {
+                x[u] = ga_ld_vec(w + u);
             }
-            int64_t total;
-            int64_t row = carry + ga_block_exclusive_scan<ga_count_pol>(c, 0, &total);
-            /* row < count: the mask changed after the core counted it would write
-             * past the result; positions beyond it are dropped, never written */
-            for (int64_t j = j0; j < j1 && row < count; j++) {
-                if (!ga_mask_at(m, j)) {
-                    continue;
-                }
-                int64_t rem = j;
-                for (int k = m.ndim - 1; k >= 0; k--) {
-                    out[row * m.ndim + k] = rem % m.shape[k];
-                    rem /= m.shape[k];
-                }
-                row++;
+#pragma unroll
+            for (int u = 0; u < GA_NZ_WORDS; u++) {
+                bits |= (unsigned long long)ga_nz_bits16(x[u]) << (16 * u);
             }
-            carry += total;
+        }
+        else {
+            GA_NO_UNROLL /* the strided path: an offset per element */
+            for (int k = 0; k < GA_NZ_PER_THREAD; k++) {
+                if (j0 + k < m.size && ga_mask_at(m, j0 + k)) {
+                    bits |= 1ull << k;
+                }
+            }
+        }
+        int64_t total;
+        const int64_t before = ga_block_exclusive_scan<ga_count_pol>(
+            (int64_t)__popcll(bits), 0, &total);
+        if (warp == 0) {
+            int64_t pre = 0;
+            if (t.levels > 0) {
+                bool has;
+                ga_scan_publish<int64_t>(t, 0, (int64_t)id, total, 0); /* before waiting */
+                pre = ga_scan_prefix<int64_t>(t, 0, (int64_t)id, (int64_t)0, 0, &has);
+                pre = has ? pre : 0;
+            }
+            if (lane == 0) {
+                tile_pre = pre;
+            }
+        }
+        __syncthreads();
+        int64_t row = tile_pre + before;
+        /* row < count: a mask changed after the core counted it would write past the
+         * result; positions beyond it are dropped, never written */
+        while (bits != 0 && row < count) {
+            const int k = __ffsll((long long)bits) - 1;
+            bits &= bits - 1;
+            int64_t rem = j0 + k;
+            GA_NO_UNROLL
+            for (int d = m.ndim - 1; d >= 0; d--) {
+                out[row * m.ndim + d] = rem % m.shape[d];
+                rem /= m.shape[d];
+            }
+            row++;
         }
     }
 }
@@ -296,34 +415,24 @@ ga_cuda_nonzero(int dev, const ga_loop *mask, int64_t count, int64_t *out)
                         ga_k_dtype_name(mask->args[0].dtype));
     }
     cudaStream_t stream;
-    int st = ga_cuda_stream(dev, &stream);
-    if (st != GA_OK) {
-        return st;
+    GA_TRY(ga_cuda_stream(dev, &stream));
+    /* C-contiguous and 16-byte aligned: mask byte j is data[j], read 16 at a time */
+    const ga_operand &a = mask->args[0];
+    bool contiguous = !a.is_scalar && (uintptr_t)a.data % 16 == 0;
+    int64_t step = 1;
+    for (int d = mask->ndim - 1; d >= 0 && contiguous; d--) {
+        contiguous = mask->shape[d] == 1 || a.strides[d] == step;
+        step *= mask->shape[d];
     }
-    /* about 4 blocks per multiprocessor, each tile at least one round of its block */
-    const int64_t min_tile = (int64_t)GA_RED_BLOCK * GA_NZ_ITEMS;
-    int64_t tiles = 4 * (int64_t)ga_cuda_sm_count(dev);
-    if (tiles > (mask->size + min_tile - 1) / min_tile) {
-        tiles = (mask->size + min_tile - 1) / min_tile;
-    }
-    int64_t *first = nullptr;
-    st = ga_cuda_alloc(dev, (size_t)tiles * sizeof(int64_t), (void **)&first);
-    if (st != GA_OK) {
-        return st;
-    }
-    const unsigned blocks = ga_k_blocks_for(tiles);
-    GA_LAUNCH(k_nonzero_counts, blocks, GA_RED_BLOCK, 0, stream, *mask, tiles, first);
+    const int64_t tiles = (mask->size + GA_NZ_TILE - 1) / GA_NZ_TILE;
+    ga_scan_tree t;
+    void *scratch = nullptr;
+    size_t bytes = 0;
+    GA_TRY(ga_scan_tree_alloc<int64_t>(dev, stream, 1, tiles, &t, &scratch, &bytes));
+    GA_LAUNCH(k_nonzero, ga_k_blocks_for(tiles), GA_RED_BLOCK, 0, stream, *mask,
+              contiguous ? 1 : 0, t, count, out);
     cudaError_t err = cudaGetLastError();
-    if (err == cudaSuccess) {
-        GA_LAUNCH(k_nonzero_offsets, 1, 32, 0, stream, tiles, first);
-        err = cudaGetLastError();
-    }
-    if (err == cudaSuccess) {
-        GA_LAUNCH(k_nonzero_write, blocks, GA_RED_BLOCK, 0, stream, *mask, tiles,
-                  (const int64_t *)first, count, out);
-        err = cudaGetLastError();
-    }
-    ga_cuda_free(dev, first, (size_t)tiles * sizeof(int64_t)); /* stream-ordered */
+    ga_cuda_free(dev, scratch, bytes); /* stream-ordered */
     if (err != cudaSuccess) {
         return ga_cuda_error(err, "nonzero launch", __FILE__, __LINE__);
     }

@@ -1,5 +1,5 @@
-/* k_reduce.cu: reductions (sum, prod, max, min, argmax, argmin, all, any) and scans
- * (cumsum, cumprod) on a CUDA device.
+/* k_reduce.cu: reductions (sum, prod, max, min, argmax, argmin, all, any) on a CUDA
+ * device (scans: k_scan.cu).
  *
  * A reduction is described by the core as out[o] = reduce_r in[o, r], with the input
  * addressed through two stride sets (ga_backend.h). Each operation is a small policy
@@ -105,13 +105,16 @@ ga_ld_cmp(const char *p)
 
 /* ---- the policies ----
  * Each has: acc_t (plain data: it lives in shared memory), state_t (a thread's serial
- * accumulator), init(op), load(p, r) -> acc_t, push(state, x, op), value(state),
+ * accumulator), ESIZE (the element's bytes), init(op), load(p, r) -> acc_t,
+ * push(state, x, op), value(state),
  * combine(a, b, op) (associative), store(p, out_dtype, acc). `op` is the ga_reduce_op;
  * pairs of ops that differ only in direction share a policy. */
 
 /* SUM and PROD of dtype DT accumulated in A (the accumulator of the output dtype). */
 template <int DT, class A> struct ga_rp_sum {
     typedef A acc_t;
+    static constexpr int DTYPE = DT;
+    static constexpr int ESIZE = (int)sizeof(typename ga_storage<DT>::type);
     typedef struct {
         A s, c;
     } state_t;
@@ -129,11 +132,21 @@ template <int DT, class A> struct ga_rp_sum {
         (void)r;
         return ga_ld_as<DT, A>(p);
     }
+    /* a real element in a complex sum: its imaginary part is +0.0 */
+    static constexpr bool REAL_INTO_COMPLEX = !std::is_arithmetic<A>::value &&
+                                              DT != GA_COMPLEX64 && DT != GA_COMPLEX128;
     static GA_HD void
     push(state_t &st, acc_t x, int op)
     {
         if (ga_rm_is_prod(op, 0)) {
             st.s = ga_rm_sp(st.s, x, 1);
+        }
+        else if constexpr (REAL_INTO_COMPLEX) {
+            /* Kahan's steps on +0.0 terms keep s.im and c.im +0.0 (0 - 0, 0 + 0): the
+             * same bits without them. Half the work and registers: the full complex
+             * step spilled 4 bytes on sm_120 in the wheel's build (sums of 1- to 4-byte
+             * elements) */
+            ga_kahan(st.s.re, st.c.re, x.re);
         }
         else {
             ga_kahan(st.s, st.c, x);
@@ -183,6 +196,8 @@ template <int DT> struct ga_ext_acc {
 template <int DT>
 struct ga_rp_ext : ga_rp_simple<ga_rp_ext<DT>, ga_ext_acc<DT>> {
     typedef ga_ext_acc<DT> acc_t;
+    static constexpr int DTYPE = DT;
+    static constexpr int ESIZE = (int)sizeof(typename ga_storage<DT>::type);
     static GA_HD acc_t
     init(int op)
     {
@@ -223,6 +238,8 @@ template <int DT> struct ga_arg_acc {
 template <int DT>
 struct ga_rp_arg : ga_rp_simple<ga_rp_arg<DT>, ga_arg_acc<DT>> {
     typedef ga_arg_acc<DT> acc_t;
+    static constexpr int DTYPE = DT;
+    static constexpr int ESIZE = (int)sizeof(typename ga_storage<DT>::type);
     static GA_HD acc_t
     init(int op)
     {
@@ -251,6 +268,17 @@ struct ga_rp_arg : ga_rp_simple<ga_rp_arg<DT>, ga_arg_acc<DT>> {
         }
         return ga_rm_arg_takes(a.v, a.i, b.v, b.i, op == GA_RED_ARGMAX) ? b : a;
     }
+    /* A thread pushes its elements in increasing index order, so the later one is
+     * always x: ga_rm_takes alone decides (the first NaN stays, ties keep the earlier),
+     * without the index comparison of a combine in any order. Lighter: argmax of
+     * complex128 with combine here spilled 12 bytes on sm_120 in the wheel's build. */
+    static GA_HD void
+    push(acc_t &st, acc_t x, int op)
+    {
+        if (st.i < 0 || ga_rm_takes(st.v, x.v, op == GA_RED_ARGMAX)) {
+            st = x;
+        }
+    }
     static GA_HD void
     store(char *p, int dt, acc_t a)
     {
@@ -278,6 +306,8 @@ GA_DTYPES(GA_X_TRUTH)
 template <int DT>
 struct ga_rp_bool : ga_rp_simple<ga_rp_bool<DT>, int> {
     typedef int acc_t;
+    static constexpr int DTYPE = DT;
+    static constexpr int ESIZE = (int)sizeof(typename ga_storage<DT>::type);
     static GA_HD acc_t
     init(int op)
     {
@@ -326,9 +356,217 @@ ga_red_put(const ga_reduce_desc &d, typename P::acc_t *partial, int64_t s, int64
     }
 }
 
+/* Independent loads in flight per thread in the reductions' main loops (the static
+ * report's rule: at least 4, tools/cuda_report.py). */
+#define GA_RED_UNROLL 4
+
+/* An element of the input as stored (its dtype's storage type). The main loops load
+ * these first and convert them (P::load from the register copy) after all of a round's
+ * loads are issued: a conversion at the load (float -> int64 has branches) kept nvcc
+ * from issuing the next load before it, one load in flight instead of GA_RED_UNROLL. */
+template <class P> using ga_red_raw = typename ga_storage<P::DTYPE>::type;
+
+template <int ES> struct ga_red_bits;
+template <> struct ga_red_bits<1> {
+    typedef uint8_t type;
+};
+template <> struct ga_red_bits<2> {
+    typedef uint16_t type;
+};
+template <> struct ga_red_bits<4> {
+    typedef uint32_t type;
+};
+template <> struct ga_red_bits<8> {
+    typedef uint64_t type;
+};
+
+/* The word of the contiguous path's loads: 16 bytes, except 4 elements for elements of
+ * 1 and 2 bytes (4 and 8 bytes): with 16 or 8 of them per 16-byte word, a round of
+ * GA_RED_UNROLL words was 32 to 64 pushes, and nvcc issued the later loads among the
+ * pushes of the first (1 to 3 in flight); 16 pushes a round, as for float32, keep the
+ * four in flight (16 bytes a thread: the 16 KB per multiprocessor at 50% occupancy
+ * that hide DRAM's latency). */
+template <int BYTES> struct ga_red_word; /* a word of BYTES bytes, by 32-bit parts */
+template <> struct ga_red_word<16> {
+    typedef uint4 type;
+    static GA_DEV uint32_t
+    part(const type &w, int q)
+    {
+        return q == 0 ? w.x : q == 1 ? w.y : q == 2 ? w.z : w.w;
+    }
+};
+template <> struct ga_red_word<8> {
+    typedef uint2 type;
+    static GA_DEV uint32_t
+    part(const type &w, int q)
+    {
+        return q == 0 ? w.x : w.y;
+    }
+};
+template <> struct ga_red_word<4> {
+    typedef uint32_t type;
+    static GA_DEV uint32_t
+    part(const type &w, int q)
+    {
+        (void)q;
+        return w;
+    }
+};
+template <> struct ga_red_word<2> {
+    typedef uint16_t type;
+    static GA_DEV uint32_t
+    part(const type &w, int q)
+    {
+        (void)q;
+        return w;
+    }
+};
+
+/* Whether a policy's push converts a floating element into an integer sum (a
+ * conversion with range checks per element). */
+template <class P> struct ga_red_converts {
+    static constexpr bool value = false;
+};
+template <int DT, class A> struct ga_red_converts<ga_rp_sum<DT, A>> {
+    static constexpr bool FLOAT_DT = DT == GA_COMPLEX64 || DT == GA_COMPLEX128 ||
+                                     DT == GA_FLOAT16 || DT == GA_FLOAT32 ||
+                                     DT == GA_FLOAT64;
+    static constexpr bool value = std::is_integral<A>::value && FLOAT_DT;
+};
+
+/* The word of policy P's contiguous loads. Sums that convert (above) take 2 elements a
+ * word where others take 4: with 16 such pushes a round, ptxas spilled 4 bytes under
+ * the 64-register cap on sm_120 in the wheel's build (every target assembled from
+ * compute_75 PTX: int64 sums of float32).
+ * The loads stay 4 in flight; 8 bytes each at 50% occupancy are 32 KB per
+ * multiprocessor, still twice the 16 KB that hide DRAM's latency. */
+template <class P> struct ga_red_word_of {
+    static constexpr int ES = P::ESIZE;
+    static constexpr int FULL = ES == 1 ? 4 : ES == 2 ? 8 : 16;
+    static constexpr int BYTES =
+        ga_red_converts<P>::value && FULL / ES == 4 ? FULL / 2 : FULL;
+    typedef typename ga_red_word<BYTES>::type type;
+};
+
+/* Element k of the BYTES / ESIZE a word holds, taken out with shifts: reading it
+ * through a char pointer into the word made nvcc keep the words in local memory (80
+ * bytes of stack, an STL.128 per word: tools/cuda_report.py). k is a constant once the
+ * caller's loop is unrolled. */
+template <class P>
+static GA_DEV inline ga_red_raw<P>
+ga_red_word_elem(const typename ga_red_word_of<P>::type &w, int k)
+{
+    constexpr int ES = P::ESIZE;
+    typedef ga_red_word<ga_red_word_of<P>::BYTES> WB;
+    ga_red_raw<P> v;
+    if constexpr (ES == 16) {
+        memcpy(&v, &w, sizeof(v));
+    }
+    else if constexpr (ES == 8) {
+        const uint64_t b = k == 0 ? ((uint64_t)w.y << 32 | w.x) : ((uint64_t)w.w << 32 | w.z);
+        memcpy(&v, &b, sizeof(v));
+    }
+    else {
+        const uint32_t word = WB::part(w, k * ES / 4);
+        const typename ga_red_bits<ES>::type b =
+            (typename ga_red_bits<ES>::type)(word >> (8 * (k * ES % 4)));
+        memcpy(&v, &b, sizeof(v));
+    }
+    return v;
+}
+
+/* Push the V = BYTES / ESIZE elements of a word w (elements r, r + 1, ...). */
+template <class P>
+static GA_DEV inline void
+ga_red_push_word(typename P::state_t &st, const typename ga_red_word_of<P>::type &w,
+                 int64_t r, int op)
+{
+    constexpr int V = ga_red_word_of<P>::BYTES / P::ESIZE;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        const ga_red_raw<P> e = ga_red_word_elem<P>(w, k);
+        P::push(st, P::load((const char *)&e, r + k), op);
+    }
+}
+
+/* A thread's share of a cooperative fold of elements [r0, r1) of the row at `in`:
+ * elements lane0, lane0 + step, ... (a block: step = blockDim.x; a warp: 32), pushed
+ * into st in increasing order. GA_RED_UNROLL independent loads per iteration. When the
+ * reduced axis is contiguous the loads are words of V elements (ga_red_word; word lane0,
+ * lane0 + step, ...), after a scalar head up to the first 16-byte boundary and before
+ * a scalar tail (each shorter than V <= step, so one element per thread at most). */
+template <class P>
+static GA_DEV inline void
+ga_red_fold(const ga_reduce_desc &d, const char *in, int64_t r0, int64_t r1, int lane0,
+            int step, typename P::state_t &st)
+{
+    const int op = d.op;
+    constexpr int ES = P::ESIZE;
+    if (d.red_ndim == 1 && d.in_red_strides[0] == ES && ES <= 16 && 16 % ES == 0) {
+        typedef typename ga_red_word_of<P>::type W;
+        constexpr int V = ga_red_word_of<P>::BYTES / ES;
+        const uintptr_t a = (uintptr_t)(in + r0 * ES);
+        int64_t head = (int64_t)((16 - a % 16) % 16) / ES;
+        head = head < r1 - r0 ? head : r1 - r0;
+        if (lane0 < head) {
+            P::push(st, P::load(in + (r0 + lane0) * ES, r0 + lane0), op);
+        }
+        const int64_t b0 = r0 + head, nw = (r1 - b0) / V;
+        const W *w = (const W *)(in + b0 * ES);
+        int64_t v = lane0;
+        for (; v + (GA_RED_UNROLL - 1) * step < nw; v += GA_RED_UNROLL * step) {
+            W x[GA_RED_UNROLL];
+#pragma unroll
+            for (int u = 0; u < GA_RED_UNROLL; u++) {
+                x[u] = ga_ld_vec(w + v + u * step);
+            }
+#pragma unroll
+            for (int u = 0; u < GA_RED_UNROLL; u++) {
+                ga_red_push_word<P>(st, x[u], b0 + (v + u * step) * V, op);
+            }
+        }
+        /* fewer than GA_RED_UNROLL rounds left: not unrolled (nvcc unrolled it into a
+         * chain of dependent loads, which the report took for the main loop) */
+        GA_NO_UNROLL
+        for (; v < nw; v += step) {
+            ga_red_push_word<P>(st, ga_ld_vec(w + v), b0 + v * V, op);
+        }
+        const int64_t t = b0 + nw * V + lane0;
+        if (t < r1) {
+            P::push(st, P::load(in + t * ES, t), op);
+        }
+        return;
+    }
+    int64_t r = r0 + lane0;
+    for (; r + (GA_RED_UNROLL - 1) * step < r1; r += GA_RED_UNROLL * step) {
+        /* the offsets first (64-bit divisions, a call each where red_ndim > 1): made
+         * between the loads, they kept the last load from issuing before the first
+         * push */
+        int64_t off[GA_RED_UNROLL];
+#pragma unroll
+        for (int u = 0; u < GA_RED_UNROLL; u++) {
+            off[u] = ga_red_offset(d, r + u * step);
+        }
+        ga_red_raw<P> x[GA_RED_UNROLL];
+#pragma unroll
+        for (int u = 0; u < GA_RED_UNROLL; u++) {
+            x[u] = ga_ld<P::DTYPE>(in + off[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < GA_RED_UNROLL; u++) {
+            P::push(st, P::load((const char *)&x[u], r + u * step), op);
+        }
+    }
+    GA_NO_UNROLL
+    for (; r < r1; r += step) {
+        P::push(st, P::load(in + ga_red_offset(d, r), r), op);
+    }
+}
+
 /* A block per (output, split): its threads fold the split's elements with a stride
- * of the block (neighbouring threads read neighbouring elements when the reduced axis
- * is contiguous), then the block combines them. For reductions along the inner axis. */
+ * of the block (neighbouring threads read neighbouring elements, or 16-byte words, when
+ * the reduced axis is contiguous), then the block combines them. For reductions along
+ * the inner axis longer than GA_RED_WARP_MAX. */
 /* 4 blocks of 256 per multiprocessor (50% occupancy) caps registers at 64 */
 template <class P>
 GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
@@ -342,9 +580,7 @@ k_reduce_block(ga_reduce_desc d, int64_t splits, typename P::acc_t *partial)
         ga_chunk(d.red_size, splits, s, &r0, &r1);
         const char *in = d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
         typename P::state_t st = P::init(d.op);
-        for (int64_t r = r0 + t; r < r1; r += blockDim.x) {
-            P::push(st, P::load(in + ga_red_offset(d, r), r), d.op);
-        }
+        ga_red_fold<P>(d, in, r0, r1, t, (int)blockDim.x, st);
         typename P::acc_t v = ga_block_reduce<P>(P::value(st), d.op);
         if (t == 0) {
             ga_red_put<P>(d, partial, s, o, v);
@@ -352,18 +588,31 @@ k_reduce_block(ga_reduce_desc d, int64_t splits, typename P::acc_t *partial)
     }
 }
 
-/* Loads in flight per thread of k_reduce_cols: unrolled 4 deep, except max/min of
- * 64-bit integers, which spilled to local memory at 64 registers (cuobjdump
- * -res-usage: 24 spill instructions unrolled 2 deep, none unrolled once). */
-template <class P> struct ga_cols_unroll {
-    static constexpr int value = 4;
-};
-template <> struct ga_cols_unroll<ga_rp_ext<GA_INT64>> {
-    static constexpr int value = 1;
-};
-template <> struct ga_cols_unroll<ga_rp_ext<GA_UINT64>> {
-    static constexpr int value = 1;
-};
+/* A warp per output, 8 outputs per block: for inner-axis reductions of more than
+ * GA_RED_SERIAL_MAX and at most GA_RED_WARP_MAX elements, where a block per output
+ * would leave most of its threads idle. Lanes fold as a block's threads do, then a
+ * shuffle tree (lower lane first). Never split: rows this short are many or small. */
+template <class P>
+GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
+k_reduce_warps(ga_reduce_desc d)
+{
+    const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+    const int warps = (int)blockDim.x / 32;
+    for (int64_t o = (int64_t)blockIdx.x * warps + warp; o < d.out_size;
+         o += (int64_t)gridDim.x * warps) {
+        const char *in = d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
+        typename P::state_t st = P::init(d.op);
+        ga_red_fold<P>(d, in, 0, d.red_size, lane, 32, st);
+        typename P::acc_t v = P::value(st);
+        for (int h = 16; h > 0; h /= 2) {
+            v = P::combine(v, ga_shfl_down(v, h), d.op);
+        }
+        if (lane == 0) {
+            P::store(d.out + ga_offset(d.out_ndim, d.out_shape, d.out_strides, o),
+                     d.out_dtype, v);
+        }
+    }
+}
 
 /* A thread per (output, split), the splits along the grid's y: neighbouring threads
  * own neighbouring outputs, so when those are neighbours in memory (a reduction along
@@ -382,9 +631,22 @@ k_reduce_cols(ga_reduce_desc d, int64_t splits, typename P::acc_t *partial)
                 d.in + ga_offset(d.out_ndim, d.out_shape, d.in_out_strides, o);
             typename P::state_t st = P::init(d.op);
             if (d.red_ndim == 1) {
+                /* GA_RED_UNROLL independent loads, then their pushes */
                 const int64_t step = d.in_red_strides[0];
-#pragma unroll(ga_cols_unroll<P>::value)
-                for (int64_t r = r0; r < r1; r++) {
+                int64_t r = r0;
+                for (; r + GA_RED_UNROLL <= r1; r += GA_RED_UNROLL) {
+                    ga_red_raw<P> x[GA_RED_UNROLL];
+#pragma unroll
+                    for (int u = 0; u < GA_RED_UNROLL; u++) {
+                        x[u] = ga_ld<P::DTYPE>(in + (r + u) * step);
+                    }
+#pragma unroll
+                    for (int u = 0; u < GA_RED_UNROLL; u++) {
+                        P::push(st, P::load((const char *)&x[u], r + u), d.op);
+                    }
+                }
+                GA_NO_UNROLL
+                for (; r < r1; r++) {
                     P::push(st, P::load(in + r * step, r), d.op);
                 }
             }
@@ -444,6 +706,9 @@ typedef int (*ga_red_launcher)(int dev, const ga_reduce_desc *d);
 /* Reductions this short go to one thread each: a block of GA_RED_BLOCK threads would
  * leave most of them idle, and a serial Kahan sum of 64 terms loses nothing. */
 #define GA_RED_SERIAL_MAX 64
+/* Inner-axis reductions up to this long go to a warp each (k_reduce_warps): 8 rounds
+ * of 32 lanes x 8 elements (float32, 16-byte loads) at most; longer ones to a block. */
+#define GA_RED_WARP_MAX 2048
 /* Resident blocks of GA_RED_BLOCK threads per multiprocessor the launch bounds allow:
  * a grid of that many per multiprocessor keeps every one busy. */
 #define GA_RED_BLOCKS_PER_SM 4
@@ -470,9 +735,10 @@ ga_red_splits(int dev, int64_t blocks, int64_t red_size, int64_t min_per_split)
 }
 
 /* Geometry (documented in tests/test_cuda_budgets.py, which counts it): an outer-axis
- * or short reduction runs k_reduce_cols, any other k_reduce_block; when its grid would
- * leave multiprocessors idle the reduced range is split over more blocks and
- * k_reduce_finish combines the splits: at most 2 launches, no host wait. */
+ * or short reduction runs k_reduce_cols, an inner-axis one of up to GA_RED_WARP_MAX
+ * elements k_reduce_warps, any other k_reduce_block; when the grid of the first or the
+ * last would leave multiprocessors idle the reduced range is split over more blocks and
+ * a finish kernel combines the splits: at most 2 launches, no host wait. */
 template <class P>
 static int
 ga_red_launch(int dev, const ga_reduce_desc *d)
@@ -490,6 +756,13 @@ ga_red_launch(int dev, const ga_reduce_desc *d)
                      llabs(d->in_red_strides[d->red_ndim - 1]) &&
                  d->out_size >= 32;
     bool cols = d->red_size <= GA_RED_SERIAL_MAX || outer;
+    if (!cols && d->red_size <= GA_RED_WARP_MAX) {
+        const int64_t warps = GA_RED_BLOCK / 32;
+        GA_LAUNCH(k_reduce_warps<P>, ga_k_blocks_for((d->out_size + warps - 1) / warps),
+                  GA_RED_BLOCK, 0, stream, *d);
+        GA_CUDA_TRY(cudaGetLastError());
+        return GA_OK;
+    }
     int64_t splits;
     unsigned grid_x, block;
     if (cols) {
@@ -624,257 +897,4 @@ ga_cuda_reduce(int dev, const ga_reduce_desc *d)
     default:
         return ga_error(GA_ERR_VALUE, "reduce: unknown operation %d", (int)d->op);
     }
-}
-
-/* ---- scans ----
- * Many rows (more rows than a grid needs threads): k_scan_rows, a thread per row, in
- * the CPU's order with the CPU's accumulator (ga_scan_acc_kind: floating scans in
- * double or complex128, rounded once into the output), so the two agree exactly.
- * Few long rows (a cumulative sum of one vector)
- * would leave the GPU idle on that kernel, so they run reduce-then-scan over tiles:
- *   1. k_scan_tile_sums: a block per (row, tile) reduces its tile (block reduction);
- *   2. k_scan_tile_offsets: a thread per row turns its tiles' sums into exclusive
- *      prefixes (few tiles per row: a serial loop);
- *   3. k_scan_tile_apply: a block per (row, tile) scans its tile from that prefix in
- *      rounds of GA_SCAN_ITEMS consecutive elements per thread (a warp reads one
- *      contiguous stretch), a block-wide exclusive scan of the threads' sums (warp
- *      shuffles, then one warp over the warps' totals) giving each thread its start.
- * Three launches, no host wait. Integer results are exact (wrapping arithmetic is
- * associative); floating results are a differently ordered sum of the same terms. */
-
-/* The scan's combine as a reduction policy (for ga_block_reduce and the block scan). */
-template <class A> struct ga_scan_pol {
-    typedef A acc_t;
-    typedef A state_t;
-    static GA_HD A
-    init(int op)
-    {
-        return ga_rm_identity<A>(ga_rm_is_prod(op, 1));
-    }
-    static GA_HD A
-    value(const A &a)
-    {
-        return a;
-    }
-    static GA_HD A
-    combine(A a, A b, int op)
-    {
-        return ga_rm_sp(a, b, ga_rm_is_prod(op, 1));
-    }
-};
-
-template <int DT, class A>
-static GA_HD inline A
-ga_scan_load(const ga_scan_desc &s, const char *p)
-{
-    (void)s;
-    return ga_ld_as<DT, A>(p);
-}
-
-template <int DT, class A>
-__global__ void
-k_scan_rows(ga_scan_desc s)
-{
-    const int nd = s.ndim;
-    const int64_t len = s.shape[nd - 1];
-    const int64_t is = s.in_strides[nd - 1];
-    const int64_t os = s.out_strides[nd - 1];
-    int64_t rows = 1;
-    for (int k = 0; k < nd - 1; k++) {
-        rows *= s.shape[k];
-    }
-    for (int64_t row = ga_gtid(); row < rows; row += ga_gstride()) {
-        const char *in = s.in + ga_offset(nd - 1, s.shape, s.in_strides, row);
-        char *out = s.out + ga_offset(nd - 1, s.shape, s.out_strides, row);
-        const int prod = ga_rm_is_prod(s.op, 1);
-        A acc = ga_rm_identity<A>(prod);
-        for (int64_t k = 0; k < len; k++) {
-            acc = ga_rm_scan_step(acc, ga_scan_load<DT, A>(s, in + k * is), prod, k == 0);
-            ga_rm_store(out + k * os, s.out_dtype, acc);
-        }
-    }
-}
-
-/* Consecutive elements per thread in a round of k_scan_tile_apply. */
-#define GA_SCAN_ITEMS 8
-/* A tile is worth its block from this many elements (a round of the whole block). */
-#define GA_SCAN_MIN_TILE (GA_RED_BLOCK * GA_SCAN_ITEMS)
-
-template <int DT, class A>
-GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
-k_scan_tile_sums(ga_scan_desc s, int64_t rows, int64_t tiles, A *sums)
-{
-    const int nd = s.ndim;
-    const int64_t len = s.shape[nd - 1], is = s.in_strides[nd - 1];
-    for (int64_t b = blockIdx.x; b < rows * tiles; b += gridDim.x) {
-        int64_t k0, k1;
-        ga_chunk(len, tiles, b % tiles, &k0, &k1);
-        const char *in = s.in + ga_offset(nd - 1, s.shape, s.in_strides, b / tiles);
-        A acc = ga_scan_pol<A>::init(s.op);
-        for (int64_t k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
-            acc = ga_scan_pol<A>::combine(acc, ga_scan_load<DT, A>(s, in + k * is), s.op);
-        }
-        acc = ga_block_reduce<ga_scan_pol<A>>(acc, s.op);
-        if (threadIdx.x == 0) {
-            sums[b] = acc;
-        }
-    }
-}
-
-template <class A>
-__global__ void
-k_scan_tile_offsets(int op, int64_t rows, int64_t tiles, A *sums)
-{
-    for (int64_t row = ga_gtid(); row < rows; row += ga_gstride()) {
-        A acc = ga_scan_pol<A>::init(op);
-        for (int64_t t = 0; t < tiles; t++) {
-            A x = sums[row * tiles + t];
-            sums[row * tiles + t] = acc;
-            acc = ga_scan_pol<A>::combine(acc, x, op);
-        }
-    }
-}
-
-template <int DT, class A>
-GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
-k_scan_tile_apply(ga_scan_desc s, int64_t rows, int64_t tiles, const A *offsets)
-{
-    typedef ga_scan_pol<A> P;
-    const int nd = s.ndim;
-    const int64_t len = s.shape[nd - 1];
-    const int64_t is = s.in_strides[nd - 1], os = s.out_strides[nd - 1];
-    const int64_t round = (int64_t)blockDim.x * GA_SCAN_ITEMS;
-    for (int64_t b = blockIdx.x; b < rows * tiles; b += gridDim.x) {
-        int64_t k0, k1;
-        ga_chunk(len, tiles, b % tiles, &k0, &k1);
-        const int64_t row = b / tiles;
-        const char *in = s.in + ga_offset(nd - 1, s.shape, s.in_strides, row);
-        char *out = s.out + ga_offset(nd - 1, s.shape, s.out_strides, row);
-        A carry = offsets[b];
-        for (int64_t base = k0; base < k1; base += round) {
-            int64_t j0 = base + (int64_t)threadIdx.x * GA_SCAN_ITEMS;
-            int64_t j1 = j0 + GA_SCAN_ITEMS < k1 ? j0 + GA_SCAN_ITEMS : k1;
-            A part = P::init(s.op);
-            /* 4 loads in flight; 8 (the whole run) spilled 64-bit scans on sm_120 */
-#pragma unroll 4
-            for (int64_t j = j0; j < j1; j++) {
-                part = P::combine(part, ga_scan_load<DT, A>(s, in + j * is), s.op);
-            }
-            A total;
-            A acc = P::combine(carry, ga_block_exclusive_scan<P>(part, s.op, &total), s.op);
-            /* each step ends in the output dtype switch: copies of it bought nothing
-             * and spilled 64-bit scans on sm_120 (-Xptxas=-warn-spills) */
-            GA_NO_UNROLL
-            for (int64_t j = j0; j < j1; j++) {
-                acc = ga_rm_scan_step(acc, ga_scan_load<DT, A>(s, in + j * is),
-                                      ga_rm_is_prod(s.op, 1), j == 0);
-                ga_rm_store(out + j * os, s.out_dtype, acc);
-            }
-            carry = P::combine(carry, total, s.op);
-        }
-    }
-}
-
-typedef int (*ga_scan_launcher)(int dev, const ga_scan_desc *s, int64_t rows);
-
-template <int DT, class A>
-static int
-ga_scan_launch(int dev, const ga_scan_desc *s, int64_t rows)
-{
-    unsigned grid, block;
-    cudaStream_t stream;
-    int st = ga_k_setup(dev, rows, &grid, &block, &stream);
-    if (st != GA_OK) {
-        return st;
-    }
-    /* tiles only when a thread per row leaves multiprocessors idle; then enough of
-     * them that the tile kernels' grid (a block per row and tile) covers every one */
-    const int64_t len = s->shape[s->ndim - 1];
-    const int64_t tiles = ga_red_splits(dev, grid, len, GA_SCAN_MIN_TILE) > 1
-                              ? ga_red_splits(dev, rows, len, GA_SCAN_MIN_TILE)
-                              : 1;
-    if (tiles <= 1) {
-        GA_LAUNCH((k_scan_rows<DT, A>), grid, block, 0, stream, *s);
-        GA_CUDA_TRY(cudaGetLastError());
-        return GA_OK;
-    }
-    A *sums = nullptr;
-    const size_t bytes = (size_t)(rows * tiles) * sizeof(A);
-    st = ga_cuda_alloc(dev, bytes, (void **)&sums);
-    if (st != GA_OK) {
-        return st;
-    }
-    const unsigned blocks = ga_k_blocks_for(rows * tiles);
-    GA_LAUNCH((k_scan_tile_sums<DT, A>), blocks, GA_RED_BLOCK, 0, stream, *s, rows, tiles,
-              sums);
-    cudaError_t err = cudaGetLastError();
-    if (err == cudaSuccess) {
-        GA_LAUNCH(k_scan_tile_offsets<A>, grid, block, 0, stream, (int)s->op, rows, tiles,
-                  sums);
-        err = cudaGetLastError();
-    }
-    if (err == cudaSuccess) {
-        GA_LAUNCH((k_scan_tile_apply<DT, A>), blocks, GA_RED_BLOCK, 0, stream, *s, rows,
-                  tiles, (const A *)sums);
-        err = cudaGetLastError();
-    }
-    ga_cuda_free(dev, sums, bytes); /* stream-ordered, like the reductions' scratch */
-    if (err != cudaSuccess) {
-        return ga_cuda_error(err, "scan launch", __FILE__, __LINE__);
-    }
-    return GA_OK;
-}
-
-/* Scans accumulate floats in double (complex in complex128) whatever the output, as
- * the CPU's do (ga_reduce_math.h): a float32 running sum of many terms drifts. A scan
- * reads and writes every element once, so the wider arithmetic costs no bandwidth. */
-static int
-ga_scan_acc_kind(int out_dt)
-{
-    const int k = ga_acc_kind(out_dt);
-    return k == GA_ACC_F32 ? GA_ACC_F64 : k == GA_ACC_C64 ? GA_ACC_C128 : k;
-}
-
-typedef struct {
-    ga_scan_launcher fn[GA_NTYPES][GA_NACC];
-} ga_scan_table;
-
-static ga_scan_table
-ga_scan_build_table(void)
-{
-    ga_scan_table t;
-#define GA_X_SCAN(e, name, kind, size, ch, ctype)                                      \
-    t.fn[e][GA_ACC_I64] = ga_scan_launch<e, int64_t>;                                  \
-    t.fn[e][GA_ACC_U64] = ga_scan_launch<e, uint64_t>;                                 \
-    t.fn[e][GA_ACC_F32] = nullptr; /* ga_scan_acc_kind never picks it */               \
-    t.fn[e][GA_ACC_F64] = ga_scan_launch<e, double>;                                   \
-    t.fn[e][GA_ACC_C64] = nullptr;                                                     \
-    t.fn[e][GA_ACC_C128] = ga_scan_launch<e, ga_cd>;
-    GA_DTYPES(GA_X_SCAN)
-#undef GA_X_SCAN
-    return t;
-}
-
-extern "C" int
-ga_cuda_scan(int dev, const ga_scan_desc *s)
-{
-    static const ga_scan_table table = ga_scan_build_table();
-    if (s->in_dtype < 0 || s->in_dtype >= GA_NTYPES || s->out_dtype < 0 ||
-        s->out_dtype >= GA_NTYPES || s->ndim < 1 || s->ndim > GA_MAXDIMS) {
-        return ga_error(GA_ERR_VALUE, "scan: bad descriptor (dtypes %d -> %d, ndim %d)",
-                        (int)s->in_dtype, (int)s->out_dtype, (int)s->ndim);
-    }
-    if (s->op != GA_SCAN_CUMSUM && s->op != GA_SCAN_CUMPROD) {
-        return ga_error(GA_ERR_VALUE, "scan: unknown operation %d", (int)s->op);
-    }
-    int64_t rows = 1;
-    for (int k = 0; k < s->ndim; k++) {
-        if (s->shape[k] == 0) {
-            return GA_OK;
-        }
-        if (k < s->ndim - 1) {
-            rows *= s->shape[k];
-        }
-    }
-    return table.fn[s->in_dtype][ga_scan_acc_kind(s->out_dtype)](dev, s, rows);
 }

@@ -382,6 +382,11 @@ ga_cuda_sort(int dev, const ga_sort_desc *d)
     if (d->rows <= 0 || d->n <= 0 || (d->values == nullptr && d->indices == nullptr)) {
         return GA_OK;
     }
+    int done = 0;
+    int st = ga_cuda_radix_sort(dev, d, &done); /* numeric keys, rows past a tile */
+    if (done || st != GA_OK) {
+        return st;
+    }
     return table[d->dtype][d->descending != 0](dev, d);
 }
 

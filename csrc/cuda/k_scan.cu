@@ -1,0 +1,505 @@
+/* k_scan.cu: cumulative sums and products (cumsum, cumprod) on a CUDA device.
+ *
+ * A scan runs along the last axis of ga_scan_desc (the core moves the axis there):
+ * `rows` rows of `len` elements, each addressed through the strides. The partial
+ * results are ../ga_reduce_math.h's: accumulated in the scan's accumulator A (double
+ * for floating outputs, complex128 for complex ones, 64-bit integers otherwise) and
+ * rounded once into the output; a row's first partial result is its first element
+ * itself (NumPy's accumulate copies it), so no combine ever involves an identity.
+ *
+ * Three kernels, chosen by the shape (ga_scan_launch):
+ *   - k_scan_rows, a thread per row: rows of at most GA_SCAN_SERIAL_MAX elements, and
+ *     scans along an outer axis (neighbouring rows are neighbours in memory, so a
+ *     warp's loads are coalesced at every step). Loads go GA_SCAN_ITEMS at a time
+ *     (independent, in flight together) and results leave through shared memory, so
+ *     the store loop with its output dtype switch is not copied per item.
+ *   - k_scan_warps, a warp per row, for rows shorter than two tiles: rounds of 32 x
+ *     ITEMS elements, each lane scanning ITEMS consecutive ones after a warp-striped
+ *     (coalesced) load transposed through shared memory, the lanes' totals combined
+ *     by a warp shuffle scan, a carry from round to round.
+ *   - k_scan_tiles, a block per tile of GA_SCAN_TILE-ish elements (8 warps of the
+ *     above), one pass: each block takes the next tile from an atomic counter, scans
+ *     it, publishes its total and finds the total of everything before it in its row
+ *     by a look-back over a fixed tree of tile totals (below), then writes. One
+ *     launch, each element read once and written once, no host wait.
+ *
+ * The look-back tree. CUB's decoupled look-back combines each tile's predecessors as
+ * it finds them (some as inclusive prefixes, some as totals), so a float scan's
+ * rounding depends on the timing of the blocks. Here the grouping is fixed: tile
+ * totals are the leaves (level 0) of a tree of fan-out 32; the total of a level-l
+ * node is the fold, in order, of its (up to) 32 children, computed by whichever child
+ * arrives last (an atomic counter per node) and published with a flag. The prefix
+ * of tile i is the fold, top level first, of the preceding siblings of i's ancestor
+ * at each level (each a warp-wide fold of at most 31 published totals): a cover of
+ * tiles [0, i) whose grouping depends on i alone. So a scan gives the same bits on
+ * every run, every GPU and the emulator (tests/test_cuda_scans.py). A tile waits only
+ * for totals of tiles with smaller ids, taken from the counter by blocks that are
+ * running or done, and publishes its own total before it waits: the wait ends on any
+ * schedule. (The emulator runs blocks one after another: with ids taken in running
+ * order every wait is over before it starts; a wait that is not is reported there as
+ * a deadlock by __nanosleep.) Depth: 32^levels >= tiles per row, 3 levels for 2^26
+ * float32 elements.
+ */
+#include "k_block.cuh"
+#include "k_common.cuh"
+#include "k_lookback.cuh"
+
+#include "../ga_reduce_math.h"
+
+/* Consecutive elements a thread scans per round: 8 (4 for 16-byte accumulators, which
+ * hold complex128 partial results: 8 of them would not fit the 64 registers). */
+template <class A> struct ga_scan_items {
+    static constexpr int value = sizeof(A) > 8 ? 4 : 8;
+};
+/* k_scan_tiles keeps more live state than the other two (the tile loop, the look-back
+ * tree, the carry), and under its 64-register cap (4 blocks of 256 per multiprocessor,
+ * 50% occupancy) ptxas spilled 4 to 16 bytes with the items above in the wheel's build
+ * (every SASS target assembled from compute_75 PTX): complex128 sums with 4 items on
+ * sm_75 and sm_80, and float, float16 or complex elements converted into 64-bit integer
+ * sums with 8 on sm_120. Those take half as many per round in a tile; every other pair
+ * keeps ga_scan_items. */
+template <int DT, class A> struct ga_scan_tile_items {
+    static constexpr bool FLOAT_TO_INT =
+        std::is_integral<A>::value && (DT == GA_FLOAT16 || DT == GA_FLOAT32 ||
+                                       DT == GA_FLOAT64 || DT == GA_COMPLEX64 ||
+                                       DT == GA_COMPLEX128);
+    static constexpr int value = sizeof(A) > 8 || FLOAT_TO_INT
+                                     ? ga_scan_items<A>::value / 2
+                                     : ga_scan_items<A>::value;
+};
+#define GA_SCAN_WARPS (GA_RED_BLOCK / 32)
+/* A thread per row up to this many elements: a warp would leave most lanes idle. */
+#define GA_SCAN_SERIAL_MAX 16
+
+/* Element e of a warp's 32 x IT stretch in the transpose buffer: one padding slot per
+ * lane's run of IT, so the blocked reads below do not all hit one bank. */
+template <int IT>
+static GA_DEV inline int
+ga_tpos(int e)
+{
+    return e + e / IT;
+}
+
+/* The warp's stretch [base, base + 32 IT) of a row, clipped to `end`: loaded
+ * warp-striped (lane l reads base + l, base + 32 + l, ...: each load instruction of
+ * the warp is one coalesced access, and the IT loads are independent, in flight
+ * together), converted to A, and handed back blocked through `sm` (lane l gets
+ * elements l IT .. l IT + IT - 1 in x). Returns how many of its IT are in the row. */
+template <int DT, class A, int IT>
+static GA_DEV inline int
+ga_scan_load_warp(const char *in, int64_t is, int64_t base, int64_t end, A *sm,
+                  A (&x)[IT])
+{
+    const int lane = (int)threadIdx.x % 32;
+    typedef typename ga_storage<DT>::type T;
+    if constexpr (sizeof(T) <= 8) {
+        /* the IT elements as stored first, converted after: a conversion at its load
+         * (float -> int64 has branches) kept nvcc from issuing the next load before it.
+         * (complex128 into a real accumulator, rare, converts at the load: 8 raw
+         * elements of 16 bytes spilled) */
+        T raw[IT] = {};
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            const int e = k * 32 + lane;
+            if (base + e < end) {
+                raw[k] = ga_ld<DT>(in + (base + e) * is);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            const int e = k * 32 + lane;
+            if (base + e < end) {
+                sm[ga_tpos<IT>(e)] = ga_ld_as<DT, A>((const char *)&raw[k]);
+            }
+        }
+    }
+    else {
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            const int e = k * 32 + lane;
+            if (base + e < end) {
+                sm[ga_tpos<IT>(e)] = ga_ld_as<DT, A>(in + (base + e) * is);
+            }
+        }
+    }
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < IT; k++) {
+        x[k] = sm[ga_tpos<IT>(lane * IT + k)];
+    }
+    __syncwarp();
+    const int64_t n = end - base - (int64_t)lane * IT;
+    return n <= 0 ? 0 : n >= IT ? IT : (int)n;
+}
+
+/* The reverse: lane l's y (elements l IT ..) back through `sm`, stored warp-striped
+ * (coalesced) into the output dtype. The store loop is not unrolled: each store is the
+ * output dtype's switch (ga_rm_store), read from shared memory by index. */
+template <class A, int IT>
+static GA_DEV inline void
+ga_scan_store_warp(char *out, int64_t os, int dt, int64_t base, int64_t end, A *sm,
+                   const A (&y)[IT])
+{
+    const int lane = (int)threadIdx.x % 32;
+#pragma unroll
+    for (int k = 0; k < IT; k++) {
+        sm[ga_tpos<IT>(lane * IT + k)] = y[k];
+    }
+    __syncwarp();
+    GA_NO_UNROLL
+    for (int k = 0; k < IT; k++) {
+        const int e = k * 32 + lane;
+        if (base + e < end) {
+            ga_rm_store(out + (base + e) * os, dt, sm[ga_tpos<IT>(e)]);
+        }
+    }
+    __syncwarp();
+}
+
+/* One warp's round: x (this lane's n items of the stretch) becomes the scan of the
+ * row so far, from `carry` (the partial result before the stretch; `ch` false at the
+ * start of a row). Returns the stretch's total (and *th whether there is one). */
+template <class A, int IT>
+static GA_DEV inline A
+ga_scan_warp_round(A (&x)[IT], int n, A carry, bool ch, int prod, bool *th)
+{
+    const int lane = (int)threadIdx.x % 32;
+    A part = x[0];
+#pragma unroll
+    for (int k = 1; k < IT; k++) {
+        if (k < n) {
+            part = ga_rm_sp(part, x[k], prod);
+        }
+    }
+    bool has = n > 0;
+    const A inc = ga_warp_scan_incl(part, has, prod);
+    const A ex = ga_shfl_up(inc, 1);
+    const bool exh = __shfl_up_sync(0xffffffffu, has ? 1 : 0, 1u) != 0 && lane > 0;
+    const bool toth = __shfl_sync(0xffffffffu, has ? 1 : 0, 31) != 0;
+    const A tot = ga_shfl_by_idx(inc, 31);
+    A acc = ga_scan_cat(carry, ch, ex, exh, prod);
+    bool ah = ch || exh;
+#pragma unroll
+    for (int k = 0; k < IT; k++) {
+        acc = ga_scan_cat(acc, ah, x[k], true, prod);
+        ah = true;
+        x[k] = acc;
+    }
+    *th = toth;
+    return tot;
+}
+
+/* The address of row `row`'s first element. */
+static GA_DEV inline int64_t
+ga_scan_row_off(const ga_scan_desc &s, const int64_t *strides, int64_t row)
+{
+    return ga_offset(s.ndim - 1, s.shape, strides, row);
+}
+
+/* ---- a thread per row ---- */
+
+template <int DT, class A, int PROD>
+__global__ void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
+k_scan_rows(ga_scan_desc s, int64_t rows)
+{
+    constexpr int IT = ga_scan_items<A>::value;
+    /* a thread's results on their way out (its own row of the buffer only) */
+    __shared__ A staged[GA_RED_BLOCK][IT + 1];
+    const int nd = s.ndim;
+    constexpr int prod = PROD; /* the op a constant: no sum-or-product select per step */
+    const int64_t len = s.shape[nd - 1];
+    const int64_t is = s.in_strides[nd - 1], os = s.out_strides[nd - 1];
+    A *mine = staged[threadIdx.x];
+    for (int64_t row = ga_gtid(); row < rows; row += ga_gstride()) {
+        const char *in = s.in + ga_scan_row_off(s, s.in_strides, row);
+        char *out = s.out + ga_scan_row_off(s, s.out_strides, row);
+        A acc = ga_rm_identity<A>(prod);
+        for (int64_t k0 = 0; k0 < len; k0 += IT) {
+            /* loaded as stored, then converted (see ga_scan_load_warp) */
+            typedef typename ga_storage<DT>::type T;
+            constexpr int RAW = sizeof(T) <= 8 ? IT : 1;
+            T raw[RAW] = {};
+            if constexpr (sizeof(T) <= 8) {
+#pragma unroll
+                for (int k = 0; k < IT; k++) {
+                    if (k0 + k < len) {
+                        raw[k] = ga_ld<DT>(in + (k0 + k) * is);
+                    }
+                }
+            }
+            A x[IT];
+#pragma unroll
+            for (int k = 0; k < IT; k++) {
+                const char *p =
+                    sizeof(T) <= 8 ? (const char *)&raw[k % RAW] : in + (k0 + k) * is;
+                x[k] = k0 + k < len ? ga_ld_as<DT, A>(p) : acc;
+            }
+#pragma unroll
+            for (int k = 0; k < IT; k++) {
+                if (k0 + k < len) {
+                    acc = ga_rm_scan_step(acc, x[k], prod, k0 + k == 0);
+                    mine[k] = acc;
+                }
+            }
+            GA_NO_UNROLL
+            for (int k = 0; k < IT && k0 + k < len; k++) {
+                ga_rm_store(out + (k0 + k) * os, s.out_dtype, mine[k]);
+            }
+        }
+    }
+}
+
+/* ---- a warp per row ---- */
+
+template <int DT, class A, int PROD>
+GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
+k_scan_warps(ga_scan_desc s, int64_t rows)
+{
+    constexpr int IT = ga_scan_items<A>::value;
+    __shared__ A sm[GA_SCAN_WARPS][32 * (IT + 1)];
+    const int warp = (int)threadIdx.x / 32;
+    const int nd = s.ndim;
+    constexpr int prod = PROD; /* the op a constant: no sum-or-product select per step */
+    const int64_t len = s.shape[nd - 1];
+    const int64_t is = s.in_strides[nd - 1], os = s.out_strides[nd - 1];
+    const int64_t step = (int64_t)gridDim.x * GA_SCAN_WARPS;
+    for (int64_t row = (int64_t)blockIdx.x * GA_SCAN_WARPS + warp; row < rows;
+         row += step) {
+        const char *in = s.in + ga_scan_row_off(s, s.in_strides, row);
+        char *out = s.out + ga_scan_row_off(s, s.out_strides, row);
+        A carry = ga_rm_identity<A>(prod);
+        bool ch = false;
+        for (int64_t base = 0; base < len; base += 32 * IT) {
+            A x[IT];
+            const int n = ga_scan_load_warp<DT, A, IT>(in, is, base, len, sm[warp], x);
+            bool th;
+            const A tot = ga_scan_warp_round<A, IT>(x, n, carry, ch, prod, &th);
+            ga_scan_store_warp<A, IT>(out, os, s.out_dtype, base, len, sm[warp], x);
+            carry = ga_scan_cat(carry, ch, tot, th, prod);
+            ch = ch || th;
+        }
+    }
+}
+
+/* ---- a block per tile, one pass ---- */
+
+template <int DT, class A, int PROD>
+GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
+k_scan_tiles(ga_scan_desc s, int64_t rows, ga_scan_tree t)
+{
+    constexpr int IT = ga_scan_tile_items<DT, A>::value;
+    constexpr int64_t TILE = (int64_t)GA_SCAN_WARPS * 32 * IT;
+    __shared__ A sm[GA_SCAN_WARPS][32 * (IT + 1)];
+    __shared__ A wpre[GA_SCAN_WARPS]; /* each warp's total, then the warps before it */
+    __shared__ int wpre_has[GA_SCAN_WARPS];
+    __shared__ A tile_pre;
+    __shared__ int tile_pre_has;
+    __shared__ unsigned long long tile_id;
+    const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+    const int nd = s.ndim;
+    constexpr int prod = PROD; /* the op a constant: no sum-or-product select per step */
+    const int64_t len = s.shape[nd - 1];
+    const int64_t is = s.in_strides[nd - 1], os = s.out_strides[nd - 1];
+    const unsigned long long total = (unsigned long long)(rows * t.tiles);
+    for (;;) {
+        if (threadIdx.x == 0) {
+            tile_id = atomicAdd(t.next, 1ull);
+        }
+        __syncthreads();
+        const unsigned long long id = tile_id;
+        __syncthreads(); /* read by all before thread 0 takes the next one */
+        if (id >= total) {
+            return;
+        }
+        const int64_t row = (int64_t)id / t.tiles, i = (int64_t)id % t.tiles;
+        const int64_t k0 = i * TILE, k1 = k0 + TILE < len ? k0 + TILE : len;
+        const char *in = s.in + ga_scan_row_off(s, s.in_strides, row);
+        char *out = s.out + ga_scan_row_off(s, s.out_strides, row);
+        const int64_t base = k0 + (int64_t)warp * 32 * IT;
+
+        A x[IT];
+        const int n = ga_scan_load_warp<DT, A, IT>(in, is, base, k1, sm[warp], x);
+        bool th;
+        const A wt = ga_scan_warp_round<A, IT>(x, n, x[0], false, prod, &th);
+        if (lane == 0) {
+            wpre[warp] = wt;
+            wpre_has[warp] = th;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            /* the warps' totals: exclusive prefixes for each warp, and the tile's */
+            bool h = lane < GA_SCAN_WARPS && wpre_has[lane];
+            A v = lane < GA_SCAN_WARPS ? wpre[lane] : wt;
+            const A inc = ga_warp_scan_incl(v, h, prod);
+            const A ex = ga_shfl_up(inc, 1);
+            const bool exh =
+                __shfl_up_sync(0xffffffffu, h ? 1 : 0, 1u) != 0 && lane > 0;
+            const A agg = ga_shfl_by_idx(inc, GA_SCAN_WARPS - 1);
+            if (lane < GA_SCAN_WARPS) {
+                wpre[lane] = ex;
+                wpre_has[lane] = exh;
+            }
+            bool ph = false;
+            A pre = agg;
+            if (t.levels > 0) {
+                ga_scan_publish<A>(t, row, i, agg, prod); /* before any wait */
+                pre = ga_scan_prefix<A>(t, row, i, agg, prod, &ph);
+            }
+            if (lane == 0) {
+                tile_pre = pre;
+                tile_pre_has = ph;
+            }
+        }
+        __syncthreads();
+        /* this warp's start: the tiles before, then the warps before in this tile */
+        const A carry = ga_scan_cat(tile_pre, tile_pre_has != 0, wpre[warp],
+                                    wpre_has[warp] != 0, prod);
+        const bool ch = tile_pre_has != 0 || wpre_has[warp] != 0;
+        /* rescan from the carry: the items are still in x as this tile's own scan, so
+         * combine the carry in front (x holds the scan from the warp's stretch start)
+         */
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            x[k] = ga_scan_cat(carry, ch, x[k], true, prod);
+        }
+        ga_scan_store_warp<A, IT>(out, os, s.out_dtype, base, k1, sm[warp], x);
+    }
+}
+
+/* ---- host side ---- */
+
+typedef int (*ga_scan_launcher)(int dev, const ga_scan_desc *s, int64_t rows);
+
+/* Geometry (tests/test_cuda_scans.py and tests/test_cuda_budgets.py count it): one
+ * launch whatever the shape, no host wait. */
+template <int DT, class A, int PROD>
+static int
+ga_scan_launch_op(int dev, const ga_scan_desc *s, int64_t rows)
+{
+    cudaStream_t stream;
+    int st = ga_cuda_stream(dev, &stream);
+    if (st != GA_OK) {
+        return st;
+    }
+    const int nd = s->ndim;
+    const int64_t len = s->shape[nd - 1];
+    constexpr int64_t TILE =
+        (int64_t)GA_SCAN_WARPS * 32 * ga_scan_tile_items<DT, A>::value;
+    /* an outer-axis scan: neighbouring rows are neighbouring elements (with fewer
+     * rows than a warp, a thread per row would idle its warp) */
+    bool outer = false;
+    for (int k = nd - 2; k >= 0; k--) {
+        if (s->shape[k] > 1) {
+            outer =
+                llabs(s->in_strides[k]) < llabs(s->in_strides[nd - 1]) && rows >= 32;
+            break;
+        }
+    }
+    if (len <= GA_SCAN_SERIAL_MAX || outer) {
+        unsigned grid, block;
+        ga_cuda_launch_dims(dev, rows, &grid, &block);
+        GA_LAUNCH((k_scan_rows<DT, A, PROD>), grid, block, 0, stream, *s, rows);
+        GA_CUDA_TRY(cudaGetLastError());
+        return GA_OK;
+    }
+    if (len < 2 * TILE) {
+        GA_LAUNCH((k_scan_warps<DT, A, PROD>),
+                  ga_k_blocks_for((rows + GA_SCAN_WARPS - 1) / GA_SCAN_WARPS),
+                  GA_RED_BLOCK, 0, stream, *s, rows);
+        GA_CUDA_TRY(cudaGetLastError());
+        return GA_OK;
+    }
+    const int64_t tiles = (len + TILE - 1) / TILE;
+    ga_scan_tree t;
+    void *scratch = nullptr;
+    size_t bytes = 0;
+    GA_TRY(ga_scan_tree_alloc<A>(dev, stream, rows, tiles, &t, &scratch, &bytes));
+    GA_LAUNCH((k_scan_tiles<DT, A, PROD>), ga_k_blocks_for(rows * tiles), GA_RED_BLOCK, 0,
+              stream, *s, rows, t);
+    cudaError_t err = cudaGetLastError();
+    ga_cuda_free(dev, scratch,
+                 bytes); /* stream-ordered, like the reductions' scratch */
+    if (err != cudaSuccess) {
+        return ga_cuda_error(err, "scan launch", __FILE__, __LINE__);
+    }
+    return GA_OK;
+}
+
+/* A kernel per op (PROD: cumulative_prod), so that each step is the op's own
+ * arithmetic: with the op a run-time flag, every step computed both the sum and the
+ * product and selected one (twice the instructions of a tile, tools/cuda_report.py). */
+template <int DT, class A>
+static int
+ga_scan_launch(int dev, const ga_scan_desc *s, int64_t rows)
+{
+    return ga_rm_is_prod(s->op, 1) ? ga_scan_launch_op<DT, A, 1>(dev, s, rows)
+                                   : ga_scan_launch_op<DT, A, 0>(dev, s, rows);
+}
+
+/* Scans accumulate floats in double (complex in complex128) whatever the output, as
+ * the CPU's do (ga_reduce_math.h): a float32 running sum of many terms drifts. A scan
+ * reads and writes every element once, so the wider arithmetic costs no bandwidth. */
+enum { GA_SACC_I64, GA_SACC_U64, GA_SACC_F64, GA_SACC_C128, GA_NSACC };
+
+static int
+ga_scan_acc_kind(int out_dt)
+{
+    switch (out_dt) {
+    case GA_UINT8:
+    case GA_UINT16:
+    case GA_UINT32:
+    case GA_UINT64:
+        return GA_SACC_U64;
+    case GA_FLOAT16:
+    case GA_FLOAT32:
+    case GA_FLOAT64:
+        return GA_SACC_F64;
+    case GA_COMPLEX64:
+    case GA_COMPLEX128:
+        return GA_SACC_C128;
+    default:
+        return GA_SACC_I64;
+    }
+}
+
+typedef struct {
+    ga_scan_launcher fn[GA_NTYPES][GA_NSACC];
+} ga_scan_table;
+
+static ga_scan_table
+ga_scan_build_table(void)
+{
+    ga_scan_table t;
+#define GA_X_SCAN(e, name, kind, size, ch, ctype)                                      \
+    t.fn[e][GA_SACC_I64] = ga_scan_launch<e, int64_t>;                                 \
+    t.fn[e][GA_SACC_U64] = ga_scan_launch<e, uint64_t>;                                \
+    t.fn[e][GA_SACC_F64] = ga_scan_launch<e, double>;                                  \
+    t.fn[e][GA_SACC_C128] = ga_scan_launch<e, ga_cd>;
+    GA_DTYPES(GA_X_SCAN)
+#undef GA_X_SCAN
+    return t;
+}
+
+extern "C" int
+ga_cuda_scan(int dev, const ga_scan_desc *s)
+{
+    static const ga_scan_table table = ga_scan_build_table();
+    if (s->in_dtype < 0 || s->in_dtype >= GA_NTYPES || s->out_dtype < 0 ||
+        s->out_dtype >= GA_NTYPES || s->ndim < 1 || s->ndim > GA_MAXDIMS) {
+        return ga_error(GA_ERR_VALUE, "scan: bad descriptor (dtypes %d -> %d, ndim %d)",
+                        (int)s->in_dtype, (int)s->out_dtype, (int)s->ndim);
+    }
+    if (s->op != GA_SCAN_CUMSUM && s->op != GA_SCAN_CUMPROD) {
+        return ga_error(GA_ERR_VALUE, "scan: unknown operation %d", (int)s->op);
+    }
+    int64_t rows = 1;
+    for (int k = 0; k < s->ndim; k++) {
+        if (s->shape[k] == 0) {
+            return GA_OK;
+        }
+        if (k < s->ndim - 1) {
+            rows *= s->shape[k];
+        }
+    }
+    return table.fn[s->in_dtype][ga_scan_acc_kind(s->out_dtype)](dev, s, rows);
+}
