@@ -92,6 +92,9 @@ int pyga_array_arg(PyObject *o, void *out /* PyObject** */);
 int pyga_dtype_converter(PyObject *o, void *out /* int* */);
 /* device: None -> the current default device; a Device or a string. */
 int pyga_device_converter(PyObject *o, void *out /* ga_device* */);
+/* The same, for a device that must exist (a GPU index past num_gpus() raises, as
+ * ga_device_check says). */
+int pyga_existing_device_converter(PyObject *o, void *out /* ga_device* */);
 /* The current default device for creation (the innermost `with device:` of this
  * thread, else the global default). */
 ga_device pyga_default_device(void);

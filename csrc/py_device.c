@@ -115,6 +115,20 @@ pyga_device_converter(PyObject *o, void *out)
     return 0;
 }
 
+int
+pyga_existing_device_converter(PyObject *o, void *out)
+{
+    if (!pyga_device_converter(o, out)) {
+        return 0;
+    }
+    int st = ga_device_check(*(ga_device *)out);
+    if (st != GA_OK) {
+        pyga_raise(st);
+        return 0;
+    }
+    return 1;
+}
+
 static PyObject *
 device_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {

@@ -131,12 +131,8 @@ fn_device_model(PyObject *m, PyObject *arg)
 {
     (void)m;
     ga_device d;
-    if (!pyga_device_converter(arg, &d)) {
+    if (!pyga_existing_device_converter(arg, &d)) {
         return NULL;
-    }
-    int st = ga_device_check(d);
-    if (st != GA_OK) {
-        return pyga_raise(st);
     }
     const ga_gpu_model *g = ga_model_of(d);
     return g != NULL ? model_dict(g) : Py_NewRef(Py_None);

@@ -109,12 +109,8 @@ fn_work_counters(PyObject *m, PyObject *arg)
 {
     (void)m;
     ga_device d;
-    if (!pyga_device_converter(arg, &d)) {
+    if (!pyga_existing_device_converter(arg, &d)) {
         return NULL;
-    }
-    int st = ga_device_check(d);
-    if (st != GA_OK) {
-        return pyga_raise(st);
     }
     int64_t c[GA_WORK_NKINDS];
     ga_device_work_counters(d, c);
