@@ -63,9 +63,13 @@ def _ours(obj):
 
 
 def _generated(fn):
-    """Methods written by dataclasses/namedtuple, not by us."""
-    code = getattr(inspect.unwrap(fn), "__code__", None)
-    return code is not None and code.co_filename.startswith("<")
+    """Methods written by dataclasses/namedtuple, not by us: generated code, or a
+    function of the dataclasses module itself (Python 3.13 sets a dataclass's
+    __replace__ to dataclasses._replace)."""
+    fn = inspect.unwrap(fn)
+    code = getattr(fn, "__code__", None)
+    return code is not None and (code.co_filename.startswith("<")
+                                 or getattr(fn, "__module__", None) == "dataclasses")
 
 
 def _class_members(qual, cls):

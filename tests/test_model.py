@@ -25,7 +25,9 @@ GIB = 2 ** 30
 
 def run_python(code, **env):
     """Run code in a fresh interpreter with only the given GPU settings."""
-    e = dict(os.environ, PYTHONPATH=PYDIR)
+    # this process's whole path: where gpuarr and its compiled module were found (the
+    # platform checks import the package from the tree and _core from their build)
+    e = dict(os.environ, PYTHONPATH=os.pathsep.join([PYDIR] + [p for p in sys.path if p]))
     for k in ("GPUARR_SIMULATE_GPUS", "GPUARR_CUDA_EMULATE"):
         e.pop(k, None)
     e.update({k: str(v) for k, v in env.items()})

@@ -29,8 +29,18 @@ CSRC = ROOT / "csrc"
 def cmake_flags():
     """The warning flags of every target and the per-file options, from CMakeLists.txt."""
     text = (ROOT / "CMakeLists.txt").read_text()
-    m = re.search(r"target_compile_options\(\$\{target\} PRIVATE ([^$)]*)", text)
-    warnings = m[1].split()
+    m = re.search(r"target_compile_options\(\$\{target\} PRIVATE(.*?)\)\s*\n", text, re.S)
+    warnings = []
+    for tok in m[1].split():
+        # generator expressions: a GNU/Clang-only flag is ours (every cross compiler
+        # here is GCC or Clang: -ffp-contract=off, "One arithmetic" in DESIGN.md);
+        # the -Werror switch is --werror's
+        g = re.fullmatch(r"\$<\$<C_COMPILER_ID:([^>]*)>:([^>]*)>", tok)
+        if g:
+            if {"GNU", "Clang"} & set(g[1].split(",")):
+                warnings.append(g[2])
+        elif not tok.startswith("$<"):
+            warnings.append(tok)
     per_file = {}
     m = re.search(r"set_source_files_properties\(([^)]*?)PROPERTIES\s+COMPILE_OPTIONS\s+"
                   r'"([^"]*)"', text)
