@@ -18,16 +18,16 @@ import pytest
 
 import gpuarr
 
-PYDIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                     "python")
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
 GIB = 2 ** 30
 
 
 def run_python(code, **env):
     """Run code in a fresh interpreter with only the given GPU settings."""
-    # this process's whole path: where gpuarr and its compiled module were found (the
-    # platform checks import the package from the tree and _core from their build)
-    e = dict(os.environ, PYTHONPATH=os.pathsep.join([PYDIR] + [p for p in sys.path if p]))
+    # the folder this process imported gpuarr from: the tree here, site-packages in
+    # the platform checks (whose tree has no _core)
+    e = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [PKG_PARENT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     for k in ("GPUARR_SIMULATE_GPUS", "GPUARR_CUDA_EMULATE"):
         e.pop(k, None)
     e.update({k: str(v) for k, v in env.items()})
