@@ -121,6 +121,19 @@ def to_numpy(x):
     return x.numpy() if isinstance(x, gpuarr.Array) else np.asarray(x)
 
 
+def cxx_throws_under_asan():
+    """Whether a C++ exception would kill this process: an ASan runtime preloaded into
+    python3 without libstdc++ looks up the real __cxa_throw at start, finds none, and
+    the first throw (matplotlib's extension, the emulator's spin-wait deadlock) dies in
+    an ASan CHECK. CI's sanitizer stages preload libstdc++ with it (.ci/run)."""
+    pre = os.environ.get("LD_PRELOAD", "")
+    return "libasan" in pre and "libstdc++" not in pre
+
+
+CXX_UNDER_ASAN = ("C++ exceptions under a preloaded AddressSanitizer runtime need "
+                  "libstdc++ preloaded with it (LD_PRELOAD, as .ci/run sets it)")
+
+
 # --- skips that may not hide a regression -------------------------------------------
 # Every reason a test of this suite may skip for: the device mode or the machine lacks
 # something (a GPU, a tool, a second core), or a check runs once in another mode. With
@@ -131,7 +144,7 @@ ALLOWED_SKIP_REASONS = (
     "needs a second core", "needs cmake", "needs fork", "needs readelf", "needs a source checkout",
     "needs a C compiler", "readelf (binutils", "mypy is not installed",
     "matplotlib is not installed",  # tools/linux_aarch64_qemu.sh installs no matplotlib
-    "matplotlib under a preloaded AddressSanitizer",  # CI's sanitizer stages
+    "C++ exceptions under a preloaded AddressSanitizer",  # see cxx_throws_under_asan
     "NumPy >= 2.1 is the oracle", "array_api_compat", "nbclient", "nbformat",
     "cuobjdump/nvdisasm not found", "no CPU BLAS installed", "no BLAS", "not OpenBLAS",
     "the host block cache is compiled out", "the plugin holds no sm_90 code",

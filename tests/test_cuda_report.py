@@ -279,3 +279,29 @@ def test_fma_count_skips_moves_and_division_but_not_contraction():
     # a*b - c*d contracted: one FMUL and one FFMA
     assert cuda_report.fused_multiply_adds(_sass(["FMUL R0, R4, R6",
                                                   "FFMA R0, R5, -R7, R0"])) == 1
+
+
+def test_the_report_cache_keeps_a_result_per_plugin_and_reads_it_back(tmp_path, monkeypatch):
+    # GPUARR_CUDA_REPORT_CACHE (CI reads one plugin three times): a second analysis of
+    # the same bytes comes from the folder; other bytes or another arch are analysed
+    calls = []
+
+    def fake(plugin, arch):
+        calls.append((plugin, arch))
+        data = open(plugin, "rb").read()
+        return [cuda_report.Kernel(name=f"k{len(data)}", mangled="_Z1kv", regs=len(data),
+                                   widths={"LDG.32": 3})]
+
+    monkeypatch.setattr(cuda_report, "_analyse", fake)
+    monkeypatch.setenv("GPUARR_CUDA_REPORT_CACHE", str(tmp_path / "cache"))
+    plugin = tmp_path / "libfake.so"
+    plugin.write_bytes(b"abc")
+    first = cuda_report.analyse(str(plugin), "sm_90")
+    assert cuda_report.analyse(str(plugin), "sm_90") == first and len(calls) == 1
+    assert first[0].widths == {"LDG.32": 3} and first[0].regs == 3
+    assert cuda_report.analyse(str(plugin), "sm_80") == first and len(calls) == 2
+    plugin.write_bytes(b"abcd")  # rebuilt: not the kept result
+    assert cuda_report.analyse(str(plugin), "sm_90")[0].regs == 4 and len(calls) == 3
+    monkeypatch.delenv("GPUARR_CUDA_REPORT_CACHE")  # unset: nothing kept, nothing read
+    cuda_report.analyse(str(plugin), "sm_90")
+    assert len(calls) == 4

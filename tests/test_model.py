@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import gpuarr
+from conftest import CXX_UNDER_ASAN, cxx_throws_under_asan
 
 PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
 GIB = 2 ** 30
@@ -90,10 +91,12 @@ def recs(p):
 out["records"] = recs(prof)
 out["table"] = prof.table()
 out["trace"] = prof.chrome_trace()
-# matplotlib's C++ extension cannot run under a preloaded ASan runtime (CI's sanitizer
-# stages); the test that reads xlabel skips there, and where matplotlib is missing
+# matplotlib's C++ extension throws, which an ASan runtime preloaded without libstdc++
+# cannot (tests/conftest.py: cxx_throws_under_asan); the test that reads xlabel skips
+# there, and where matplotlib is missing
 import importlib.util, os
-if ("libasan" not in os.environ.get("LD_PRELOAD", "")
+pre = os.environ.get("LD_PRELOAD", "")
+if (("libasan" not in pre or "libstdc++" in pre)
         and importlib.util.find_spec("matplotlib") is not None):
     import matplotlib
     matplotlib.use("Agg")
@@ -226,8 +229,8 @@ def test_every_record_is_modeled_and_labelled(modeled):
 
 
 def test_the_plot_labels_its_clock(modeled):
-    if "libasan" in os.environ.get("LD_PRELOAD", ""):
-        pytest.skip("matplotlib under a preloaded AddressSanitizer runtime crashes")
+    if cxx_throws_under_asan():
+        pytest.skip(CXX_UNDER_ASAN)  # matplotlib's extension throws
     pytest.importorskip("matplotlib",
                         reason="matplotlib is not installed (prof.plot draws with it)")
     assert modeled["xlabel"] == "time (us, modeled H100)"

@@ -12,7 +12,7 @@ import pytest
 
 import gpuarr
 
-from conftest import to_numpy
+from conftest import CXX_UNDER_ASAN, cxx_throws_under_asan, to_numpy
 
 FIELDS = ["device", "queue", "kind", "name", "start_us", "end_us", "modeled_start_us",
           "modeled_end_us"]
@@ -169,10 +169,8 @@ def test_table_and_plot(device):
     assert "measured" in table
     row = next(line for line in table.splitlines() if " multiply " in line)
     assert row.split()[-3] == "3"  # count
-    if "libasan" in os.environ.get("LD_PRELOAD", ""):
-        # as the notebooks are in CI's sanitizer stages (.ci/run): matplotlib's C++
-        # extension throws exceptions a preloaded ASan runtime cannot intercept
-        pytest.skip("matplotlib under a preloaded AddressSanitizer runtime crashes")
+    if cxx_throws_under_asan():
+        pytest.skip(CXX_UNDER_ASAN)  # matplotlib's extension throws
     matplotlib = pytest.importorskip(
         "matplotlib", reason="matplotlib is not installed (prof.plot draws with it)")
     matplotlib.use("Agg")
