@@ -4,7 +4,7 @@
 
 Simulated GPUs queue every operation on a worker thread per device (docs/DESIGN.md,
 "Ordering: one model for simulated and CUDA devices"), so the lessons about time can
-be seen without a GPU. Four rows, each the median of --rounds:
+be seen without a GPU. Five rows, each the median of --rounds:
 
   queue vs compute   ((x * 2 + 1).exp() * x).sqrt() on 2^23 float32 elements: the time
                      until the calls return (what a clock stopped without synchronize()
@@ -18,6 +18,10 @@ be seen without a GPU. Four rows, each the median of --rounds:
                      compute-bound MLP 512-2048-2048-10 on batches of 1024 rows:
                      nn.DataParallel over gpu(0) and gpu(1) against the model on gpu(0)
                      (issue 24's target: 1.4x or more on 2 simulated GPUs)
+  profiler cost      a + b on 8 float32 elements of gpu(0), 2000 calls then
+                     synchronize(), inside `with ga.profile()` and outside one,
+                     interleaved: the difference per call is what recording an
+                     operation costs (issue 25's target: 1 us at most)
 
 What the numbers mean on simulated GPUs: the ratios (queued/computed, the two-device
 speed-up, what synchronising every step costs) show the behaviour of a GPU program;
@@ -148,6 +152,27 @@ def data_parallel(d0, d1, batch, width, steps, rounds):
     return statistics.median(one) / steps, statistics.median(two) / steps
 
 
+def profiler_cost(device, calls, rounds):
+    a = ga.ones(8, dtype="float32", device=device)
+    b = a + 1
+
+    def per_call():
+        ga.synchronize(device)
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            a + b
+        ga.synchronize(device)
+        return (time.perf_counter() - t0) / calls
+
+    per_call()  # warm up
+    on, off = [], []
+    for _ in range(rounds):  # interleaved, so both see the same load
+        with ga.profile():
+            on.append(per_call())
+        off.append(per_call())
+    return statistics.median(on), statistics.median(off)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=5)
@@ -181,6 +206,9 @@ def main():
     print(f"DataParallel training step (MLP 512-{width}-{width}-10, batch {batch}): "
           f"{d0} alone {t_one * 1e3:.1f} ms, DataParallel over {d0} and {d1} "
           f"{t_two * 1e3:.1f} ms; speed-up {t_one / t_two:.2f}")
+    t_on, t_off = profiler_cost(d0, 2000, 3 * rounds)
+    print(f"profiler cost (a + b, 8 float32): {t_off * 1e6:.2f} us a call, "
+          f"{t_on * 1e6:.2f} us profiled; {(t_on - t_off) * 1e6:+.2f} us an operation")
     print(f"load average after: {os.getloadavg()[0]:.2f} (a shared machine: every "
           "number depends on whether the other core is free)")
     return 0

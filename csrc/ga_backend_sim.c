@@ -99,6 +99,7 @@ typedef struct task {
     int64_t count;       /* nonzero */
     int64_t *nonzero_out; /* nonzero */
     ga_fault_record *rec; /* index_checked: where the outcome goes, or NULL */
+    ga_sim_stamp *stamp;  /* the profiler's, or NULL (ga_sim_stamp_tasks) */
 } task;
 
 typedef struct {
@@ -115,6 +116,13 @@ typedef struct {
 
 static sim_queue queues[GA_MAX_DEVICES];
 static ga_mutex start_mu = GA_MUTEX_INIT;
+static GA_THREAD_LOCAL ga_sim_stamp *stamp_next; /* ga_sim_stamp_tasks */
+
+void
+ga_sim_stamp_tasks(ga_sim_stamp *s)
+{
+    stamp_next = s;
+}
 
 static void
 event_release(sim_event *ev)
@@ -194,7 +202,14 @@ worker_main(void *arg)
         }
         ga_mutex_unlock(&q->mu);
 
+        ga_sim_stamp *stamp = t->stamp;
+        if (stamp != NULL && __atomic_load_n(&stamp->start_ns, __ATOMIC_RELAXED) == 0) {
+            __atomic_store_n(&stamp->start_ns, ga_monotonic_ns(), __ATOMIC_RELAXED);
+        }
         int st = run_task(a.dev, t);
+        if (stamp != NULL) {
+            __atomic_store_n(&stamp->end_ns, ga_monotonic_ns(), __ATOMIC_RELAXED);
+        }
         if (t->rec != NULL) {
             /* the operation's own outcome, filled before `pending` drops, so a wait
              * for the queue sees it; the failure belongs to the operation's results
@@ -339,6 +354,7 @@ new_task(task_kind kind)
         t->kind = kind;
         t->op = 0;
         t->rec = NULL;
+        t->stamp = stamp_next;
     }
     return t;
 }

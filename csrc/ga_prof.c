@@ -4,25 +4,34 @@
  * thousands of operations, not millions). Each thread has at most one open record:
  * opened at a dispatch point or before a host wait, closed when the backend call
  * returns. A GPU operation's device times come from two timing events recorded
- * around it in the device's queue; they are read when the profile stops, after a wait
- * that is not counted in the transfer ledger (profiling must not change the counts it
- * is used to explain). */
+ * around it in the device's queue, or on a simulated GPU from stamps its worker writes
+ * on the operation's own tasks (ga_sim.h: two events there were two more tasks each,
+ * 3-5 us per operation); they are read when the profile stops, after a wait that is
+ * not counted in the transfer ledger (profiling must not change the counts it is used
+ * to explain). */
 #include "ga_prof.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_backend.h"
 #include "ga_error.h"
 #include "ga_event.h"
 #include "ga_platform.h"
+#include "ga_sim.h"
 
 int ga_prof_active;
 
 typedef struct {
     ga_prof_record r;
-    ga_event *ev_start, *ev_end; /* GPU operations only */
+    ga_event *ev_start, *ev_end; /* GPU operations, but on simulated GPUs */
+    ga_sim_stamp *stamp;         /* operations on simulated GPUs */
 } slot;
+
+static GA_THREAD_LOCAL int64_t open_idx = -1;
+static GA_THREAD_LOCAL int in_prof; /* our own event calls: not operations */
+static GA_THREAD_LOCAL char cause[48];
 
 static ga_mutex mu = GA_MUTEX_INIT;
 static slot *slots;
@@ -30,10 +39,52 @@ static int64_t nslots, capslots;
 /* per GPU: an event completed when the profile started, and the host's time then */
 static ga_event *base_ev[GA_MAX_DEVICES];
 static int64_t base_ns[GA_MAX_DEVICES];
+static int simulated[GA_MAX_DEVICES]; /* stamped by its worker, not by events */
 
-static GA_THREAD_LOCAL int64_t open_idx = -1;
-static GA_THREAD_LOCAL int in_prof; /* our own event calls: not operations */
-static GA_THREAD_LOCAL char cause[48];
+/* The simulated GPUs' stamps, in blocks that never move and are never freed: a worker
+ * may write one after the profile stopped (a task that another thread queued inside
+ * an operation it still had open then), so the next profile reuses the blocks. 16
+ * bytes per operation of the largest profile, reachable until exit. */
+enum { STAMPS_PER_BLOCK = 4096 };
+static ga_sim_stamp **stamp_blocks;
+static int64_t nstamp_blocks, nstamps;
+
+/* A zeroed stamp for the next operation (mu held), or NULL when out of memory. */
+static ga_sim_stamp *
+new_stamp(void)
+{
+    int64_t b = nstamps / STAMPS_PER_BLOCK;
+    if (b == nstamp_blocks) {
+        ga_sim_stamp **table = realloc(stamp_blocks, (size_t)(b + 1) * sizeof(*table));
+        if (table == NULL) {
+            return NULL;
+        }
+        stamp_blocks = table;
+        table[b] = malloc(STAMPS_PER_BLOCK * sizeof(ga_sim_stamp));
+        if (table[b] == NULL) {
+            return NULL;
+        }
+        nstamp_blocks++;
+    }
+    ga_sim_stamp *st = &stamp_blocks[b][nstamps++ % STAMPS_PER_BLOCK];
+    __atomic_store_n(&st->start_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&st->end_ns, 0, __ATOMIC_RELAXED);
+    return st;
+}
+
+/* An event recorded now in `d`'s queue for the profile (not an operation of the
+ * user's), or NULL when it could not be (the record keeps the host's times). */
+static ga_event *
+queue_event(ga_device d)
+{
+    ga_event *ev = NULL;
+    in_prof = 1;
+    if (ga_event_record(d, &ev) != GA_OK) {
+        ev = NULL;
+    }
+    in_prof = 0;
+    return ev;
+}
 
 static const char *const work_names[] = {
 #define GA_WORK_NAME_(e, n, w) #n,
@@ -104,14 +155,12 @@ ga_prof_close(void)
         slots[i].r.model_end_s = me;
         slots[i].r.model_host_s = mh;
     }
+    int stamped = slots[i].stamp != NULL;
     ga_mutex_unlock(&mu);
-    if (gpu) {
-        ga_event *ev = NULL;
-        in_prof = 1;
-        if (ga_event_record(d, &ev) != GA_OK) {
-            ev = NULL;
-        }
-        in_prof = 0;
+    if (stamped) {
+        ga_sim_stamp_tasks(NULL);
+    } else if (gpu) {
+        ga_event *ev = queue_event(d);
         ga_mutex_lock(&mu);
         slots[i].ev_end = ev;
         ga_mutex_unlock(&mu);
@@ -134,14 +183,13 @@ ga_prof_op_begin(ga_device d, int work_kind)
     ga_mutex_lock(&mu);
     slots[i].r.work_kind = work_kind;
     int gpu = is_gpu_op(d, 0);
+    ga_sim_stamp *stamp = gpu && simulated[d.index] ? new_stamp() : NULL;
+    slots[i].stamp = stamp;
     ga_mutex_unlock(&mu);
-    if (gpu) {
-        ga_event *ev = NULL;
-        in_prof = 1;
-        if (ga_event_record(d, &ev) != GA_OK) {
-            ev = NULL;
-        }
-        in_prof = 0;
+    if (stamp != NULL) {
+        ga_sim_stamp_tasks(stamp); /* until ga_prof_close */
+    } else if (gpu) {
+        ga_event *ev = queue_event(d);
         ga_mutex_lock(&mu);
         slots[i].ev_start = ev;
         ga_mutex_unlock(&mu);
@@ -220,9 +268,11 @@ drop_all(void)
         ga_event_free(slots[i].ev_end);
     }
     nslots = 0;
+    nstamps = 0;
     for (int d = 0; d < GA_MAX_DEVICES; d++) {
         ga_event_free(base_ev[d]);
         base_ev[d] = NULL;
+        simulated[d] = 0;
     }
 }
 
@@ -242,6 +292,8 @@ ga_prof_start(void)
     int n = ga_num_gpus();
     for (int d = 0; d < n && d < GA_MAX_DEVICES; d++) {
         ga_device dev = {GA_DEV_GPU, d};
+        const ga_backend *be;
+        simulated[d] = ga_device_backend(dev, &be) == GA_OK && be == &ga_backend_simulated;
         ga_event *ev;
         /* an idle device stamps the base event about when it is recorded (only a
          * GPU's own clock needs it: ga_event_host_time_ns) */
@@ -290,6 +342,17 @@ ga_prof_stop(ga_prof_record **out, int64_t *n)
     __atomic_store_n(&ga_prof_active, 0, __ATOMIC_RELAXED);
     *out = NULL;
     *n = 0;
+    /* a simulated GPU's stamps are written once its worker has run the tasks: one
+     * uncounted wait per such device (an event after all of them) */
+    for (int d = 0; d < GA_MAX_DEVICES; d++) {
+        if (simulated[d] && base_ev[d] != NULL) {
+            ga_event *ev = queue_event((ga_device){GA_DEV_GPU, d});
+            if (ev != NULL) {
+                (void)ga_event_wait_uncounted(ev);
+                ga_event_free(ev);
+            }
+        }
+    }
     in_prof = 1;
     ga_mutex_lock(&mu);
     ga_prof_record *recs = malloc((size_t)(nslots > 0 ? nslots : 1) * sizeof(*recs));
@@ -305,7 +368,13 @@ ga_prof_stop(ga_prof_record **out, int64_t *n)
         if (r->host_end_ns == 0) {
             r->host_end_ns = r->host_start_ns; /* never closed (another thread's) */
         }
-        if (is_gpu_op(r->device, r->is_wait)) {
+        if (s->stamp != NULL) {
+            /* no task queued (a view, a host-side refusal): the host's times */
+            int64_t a = __atomic_load_n(&s->stamp->start_ns, __ATOMIC_RELAXED);
+            int64_t b = __atomic_load_n(&s->stamp->end_ns, __ATOMIC_RELAXED);
+            r->dev_start_ns = a != 0 && b != 0 ? a : r->host_start_ns;
+            r->dev_end_ns = a != 0 && b != 0 ? b : r->host_end_ns;
+        } else if (is_gpu_op(r->device, r->is_wait)) {
             r->dev_start_ns = device_ns(r->device, s->ev_start, r->host_start_ns);
             r->dev_end_ns = device_ns(r->device, s->ev_end, r->host_end_ns);
             if (r->dev_end_ns < r->dev_start_ns) {

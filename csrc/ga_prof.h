@@ -4,9 +4,10 @@
  * core counts it (ga_device_count_work: the dispatch points of every device kind) and
  * closed when the backend call returns (ga_backend_status), and every host wait for a
  * device (synchronize, a read to the host, an event's synchronize) the same way. An
- * operation on a GPU also gets two timing events (ga_event.h) around it in the
- * device's queue, so its device-side start and end are the device's own; on the CPU
- * the host's clock around the call is the operation's time. Off, the cost is one
+ * operation on a CUDA GPU also gets two timing events (ga_event.h) around it in the
+ * device's queue, and on a simulated GPU the worker stamps its tasks (ga_sim.h), so
+ * its device-side start and end are the device's own; on the CPU the host's clock
+ * around the call is the operation's time. Off, the cost is one
  * relaxed load at each dispatch point. docs/DESIGN.md, "Profiler".
  */
 #ifndef GA_PROF_H

@@ -46,6 +46,10 @@ def test_notebook_executes(path, tmp_path, monkeypatch):
 LESSONS_01 = [
     ("ga.info()", "devices (2 GPUs"),
     ("X + Y", "DeviceMismatchError:"),
+    # queued is not done: the host's launches and the device's ops, on two rows
+    ("queued is not done ...", "the device finished the work at"),
+    ("queued is not done ...", "    host launch multiply"),
+    ("queued is not done ...", " compute     op sqrt"),
     ("one device-to-host copy per step", "device->host: 100 copies, 400 bytes"),
     ("one copy at the end", "device->host: 1 copy, 400 bytes"),
     ("np.asarray(X)", "TypeError:"),

@@ -5,6 +5,7 @@ intervals of one queue overlapping); profiling changes no result and no count.""
 import dataclasses
 import json
 import os
+import time
 
 import numpy as np
 
@@ -12,7 +13,7 @@ import pytest
 
 import gpuarr
 
-from conftest import CXX_UNDER_ASAN, cxx_throws_under_asan, to_numpy
+from conftest import CXX_UNDER_ASAN, cxx_throws_under_asan, held_queue, simulated_gpus, to_numpy
 
 FIELDS = ["device", "queue", "kind", "name", "start_us", "end_us", "modeled_start_us",
           "modeled_end_us"]
@@ -67,6 +68,30 @@ def test_profile_records_operations_and_waits(device):
         assert waits[0].end_us >= ops[1].end_us
     else:
         assert not [e for e in ev if e.queue == "host"]  # the CPU never waits
+
+
+@pytest.mark.skipif(not simulated_gpus(),
+                    reason="needs simulated GPUs (GPUARR_SIMULATE_GPUS=2)")
+def test_a_simulated_gpu_stamps_the_operations_own_work():
+    # the worker stamps the operation's own tasks (no timing events queued around it:
+    # two more tasks each, 3-5 us per operation): the device's interval is when the
+    # worker ran it, after the gate opened, not the host's 50 ms beside it
+    d = gpuarr.gpu(0)
+    x = gpuarr.ones((256,), dtype="float32", device=d)
+    gpuarr.synchronize(d)
+    with gpuarr.profile() as prof:
+        with held_queue(d):
+            y = x + 1
+            # the gate and the add: nothing queued for the profile
+            assert gpuarr._core._pending_work(d) == 2
+            time.sleep(0.05)
+        gpuarr.synchronize(d)
+        x.reshape(16, 16)  # a view queues nothing: no device interval of its own
+    assert float(y[0]) == 2.0
+    launch = next(e for e in prof.events if e.kind == "launch" and e.name == "add")
+    op = next(e for e in prof.events if e.kind == "op" and e.name == "add")
+    assert op.start_us >= launch.end_us + 40_000, (launch, op)
+    assert op.start_us <= op.end_us < op.start_us + 40_000, op
 
 
 def _validate_trace(trace):
