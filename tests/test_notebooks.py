@@ -37,56 +37,75 @@ def execute(path, tmp_path, monkeypatch):
     return texts
 
 
+def check_lessons(name, lessons, tmp_path, monkeypatch, simulate=None):
+    """Run notebooks/`name` as a student opens it (no emulated CUDA; GPUARR_SIMULATE_GPUS
+    = `simulate`, or unset) and check each (line of a code cell, regular expression)
+    of `lessons` against that cell's output. Returns (texts, sources) per code cell."""
+    monkeypatch.delenv("GPUARR_CUDA_EMULATE", raising=False)
+    if simulate is None:
+        monkeypatch.delenv("GPUARR_SIMULATE_GPUS", raising=False)
+    else:
+        monkeypatch.setenv("GPUARR_SIMULATE_GPUS", simulate)
+    path = next(p for p in NOTEBOOKS if p.name == name)
+    texts = execute(path, tmp_path, monkeypatch)
+    sources = [c.source for c in nbformat.read(path, as_version=4).cells
+               if c.cell_type == "code"]
+    for line, expected in lessons:
+        assert re.search(expected, cell_output(texts, sources, line)), \
+            (line, expected, cell_output(texts, sources, line))
+    return texts, sources
+
+
+def cell_output(texts, sources, line):
+    """The output of the code cell that holds `line`."""
+    return texts[next(i for i, s in enumerate(sources) if line in s)]
+
+
+# The lessons are checked once, in the suite run without GPUs: each test sets up the
+# GPUs it needs.
+lessons_once = pytest.mark.skipif(
+    gpuarr._core._gpu_mode()[0] != "none",
+    reason="the lessons are checked once, in the suite run without GPUs (each test sets "
+           "up the GPUs it needs)")
+SIMULATES = "No GPU found: gpuarr simulates 2 GPUs"
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_executes(path, tmp_path, monkeypatch):
     execute(path, tmp_path, monkeypatch)
 
 
-# Cell text (a line of the code) -> what its output must show, on two GPUs.
+# Cell text (a line of the code) -> a regular expression its output must match, on
+# two GPUs.
 LESSONS_01 = [
-    ("ga.info()", "devices (2 GPUs"),
-    ("X + Y", "DeviceMismatchError:"),
+    ("ga.info()", r"devices \(2 GPUs"),
+    ("X + Y", r"DeviceMismatchError:"),
     # queued is not done: the host's launches and the device's ops, on two rows
-    ("queued is not done ...", "the device finished the work at"),
-    ("queued is not done ...", "    host launch multiply"),
-    ("queued is not done ...", " compute     op sqrt"),
-    ("one device-to-host copy per step", "device->host: 100 copies, 400 bytes"),
-    ("one copy at the end", "device->host: 1 copy, 400 bytes"),
-    ("np.asarray(X)", "TypeError:"),
+    ("queued is not done ...", r"the device finished the work at"),
+    ("queued is not done ...", r"    host launch multiply"),
+    ("queued is not done ...", r" compute     op sqrt"),
+    ("one device-to-host copy per step", r"device->host: 100 copies, 400 bytes"),
+    ("one copy at the end", r"device->host: 1 copy, 400 bytes"),
+    ("np.asarray(X)", r"TypeError:"),
     # the model's 2 parameters once, 2 epochs of 10 batches of (X, y); the 20 losses once
-    ("def prepare_batch(self, batch)", "host->device: 42 copies"),
-    ("def prepare_batch(self, batch)", "device->host: 1 copy, 80 bytes"),
-    ("criterion.to(try_gpu())", "DeviceMismatchError:"),
-    ("criterion.to(try_gpu())", "criterion.cuda()"),
-    ("criterion.to(try_gpu())", "(gpu(0), gpu(0))"),
+    ("def prepare_batch(self, batch)", r"host->device: 42 copies"),
+    ("def prepare_batch(self, batch)", r"device->host: 1 copy, 80 bytes"),
+    ("criterion.to(try_gpu())", r"DeviceMismatchError:"),
+    ("criterion.to(try_gpu())", r"criterion\.cuda\(\)"),
+    ("criterion.to(try_gpu())", r"\(gpu\(0\), gpu\(0\)\)"),
     # the input to gpu(0), the activation to gpu(1) and its gradient back to gpu(0)
-    ("class VeryBigModule", "host->device: 1 copy"),
-    ("class VeryBigModule", "device->device: 2 copies"),
-    ("class VeryBigModule", "(gpu(0), gpu(1))"),
+    ("class VeryBigModule", r"host->device: 1 copy"),
+    ("class VeryBigModule", r"device->device: 2 copies"),
+    ("class VeryBigModule", r"\(gpu\(0\), gpu\(1\)\)"),
 ]
 
 
-@pytest.mark.skipif(gpuarr._core._gpu_mode()[0] != "none",
-                    reason="the lessons are checked once, in the suite run without "
-                           "GPUs (each test sets up the GPUs it needs)")
+@lessons_once
 @pytest.mark.parametrize("variable", [None, "2"],
                          ids=["jupyter started plainly", "GPUARR_SIMULATE_GPUS=2"])
 def test_notebook_01_teaches_the_same_without_setup(variable, tmp_path, monkeypatch):
-    monkeypatch.delenv("GPUARR_CUDA_EMULATE", raising=False)
-    if variable is None:
-        monkeypatch.delenv("GPUARR_SIMULATE_GPUS", raising=False)
-    else:
-        monkeypatch.setenv("GPUARR_SIMULATE_GPUS", variable)
-    path = NOTEBOOKS[0]
-    assert path.name == "01_gpus.ipynb"
-    texts = execute(path, tmp_path, monkeypatch)
-    sources = [c.source for c in nbformat.read(path, as_version=4).cells
-               if c.cell_type == "code"]
-    said = "No GPU found: gpuarr simulates 2 GPUs"
-    assert (said in texts[0]) == (variable is None), texts[0]
-    for line, expected in LESSONS_01:
-        cell = next(i for i, s in enumerate(sources) if line in s)
-        assert expected in texts[cell], (line, texts[cell])
+    texts, _ = check_lessons("01_gpus.ipynb", LESSONS_01, tmp_path, monkeypatch, variable)
+    assert (SIMULATES in texts[0]) == (variable is None), texts[0]
 
 
 # Cell text -> a regular expression its output must match, on two simulated GPUs
@@ -125,39 +144,25 @@ LESSONS_02 = [
 ]
 
 
-@pytest.mark.skipif(gpuarr._core._gpu_mode()[0] != "none",
-                    reason="the lessons are checked once, in the suite run without "
-                           "GPUs (each test sets up the GPUs it needs)")
+@lessons_once
 @pytest.mark.parametrize("variable", [None, "2:T4"],
                          ids=["jupyter started plainly", "GPUARR_SIMULATE_GPUS=2:T4"])
 def test_notebook_02_measures_the_same_without_setup(variable, tmp_path, monkeypatch):
-    monkeypatch.delenv("GPUARR_CUDA_EMULATE", raising=False)
-    if variable is None:
-        monkeypatch.delenv("GPUARR_SIMULATE_GPUS", raising=False)
-    else:
-        monkeypatch.setenv("GPUARR_SIMULATE_GPUS", variable)
-    path = NOTEBOOKS[1]
-    assert path.name == "02_exercises.ipynb"
-    texts = execute(path, tmp_path, monkeypatch)
-    sources = [c.source for c in nbformat.read(path, as_version=4).cells
-               if c.cell_type == "code"]
-    said = "No GPU found: gpuarr simulates 2 GPUs"
-    assert (said in texts[0]) == (variable is None), texts[0]
-    for line, expected in LESSONS_02:
-        cell = next(i for i, s in enumerate(sources) if line in s)
-        assert re.search(expected, texts[cell]), (line, expected, texts[cell])
-    cell = next(i for i, s in enumerate(sources) if "queued, done = [], []" in s)
-    queued, done = map(float, re.findall(r"([0-9.]+) ms", texts[cell]))
-    assert queued < done / 2, texts[cell]
+    texts, sources = check_lessons("02_exercises.ipynb", LESSONS_02, tmp_path, monkeypatch,
+                                   variable)
+    assert (SIMULATES in texts[0]) == (variable is None), texts[0]
+    out = cell_output(texts, sources, "queued, done = [], []")
+    queued, done = map(float, re.findall(r"([0-9.]+) ms", out))
+    assert queued < done / 2, out
     # on the modeled clock: the host returns at once, the device works on; the host's
     # .item() waits cost more than one wait at the end
-    cell = next(i for i, s in enumerate(sources) if "y = ((x * 2 + 1).exp() * x).sqrt()\n"
-                "    ga.synchronize(device)" in s)
-    returned, finished = map(float, re.findall(r"([0-9.]+) us", texts[cell]))
-    assert returned < finished / 2, texts[cell]
-    cell = next(i for i, s in enumerate(sources) if "def item_loop" in s)
-    item, on_device = map(float, re.findall(r"in ([0-9.]+) ms", texts[cell]))
-    assert item > on_device, texts[cell]
+    out = cell_output(texts, sources, "y = ((x * 2 + 1).exp() * x).sqrt()\n"
+                                      "    ga.synchronize(device)")
+    returned, finished = map(float, re.findall(r"([0-9.]+) us", out))
+    assert returned < finished / 2, out
+    out = cell_output(texts, sources, "def item_loop")
+    item, on_device = map(float, re.findall(r"in ([0-9.]+) ms", out))
+    assert item > on_device, out
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -187,20 +192,11 @@ LESSONS_04 = [
 ]
 
 
-@pytest.mark.skipif(gpuarr._core._gpu_mode()[0] != "none",
-                    reason="the lessons are checked once, in the suite run without "
-                           "GPUs (each test sets up the GPUs it needs)")
+@lessons_once
 def test_notebook_04_trains_the_same_on_one_and_two_devices(tmp_path, monkeypatch):
-    monkeypatch.delenv("GPUARR_CUDA_EMULATE", raising=False)
-    monkeypatch.delenv("GPUARR_SIMULATE_GPUS", raising=False)
-    path = next(p for p in NOTEBOOKS if p.name == "04_multi_gpu_training.ipynb")
-    texts = execute(path, tmp_path, monkeypatch)
-    sources = [c.source for c in nbformat.read(path, as_version=4).cells
-               if c.cell_type == "code"]
-    assert "No GPU found: gpuarr simulates 2 GPUs" in texts[0], texts[0]
-    for line, expected in LESSONS_04:
-        cell = next(i for i, s in enumerate(sources) if line in s)
-        assert re.search(expected, texts[cell]), (line, expected, texts[cell])
+    texts, _ = check_lessons("04_multi_gpu_training.ipynb", LESSONS_04, tmp_path,
+                             monkeypatch)
+    assert SIMULATES in texts[0], texts[0]
 
 
 LESSONS_03 = [
@@ -219,24 +215,15 @@ LESSONS_03 = [
 ]
 
 
-@pytest.mark.skipif(gpuarr._core._gpu_mode()[0] != "none",
-                    reason="the lessons are checked once, in the suite run without "
-                           "GPUs (each test sets up the GPUs it needs)")
+@lessons_once
 def test_notebook_03_shows_queues_waits_and_two_devices(tmp_path, monkeypatch):
-    monkeypatch.delenv("GPUARR_CUDA_EMULATE", raising=False)
-    monkeypatch.delenv("GPUARR_SIMULATE_GPUS", raising=False)
-    path = next(p for p in NOTEBOOKS if p.name == "03_async_parallel.ipynb")
-    texts = execute(path, tmp_path, monkeypatch)
-    sources = [c.source for c in nbformat.read(path, as_version=4).cells
-               if c.cell_type == "code"]
-    for line, expected in LESSONS_03:
-        cell = next(i for i, s in enumerate(sources) if line in s)
-        assert re.search(expected, texts[cell]), (line, expected, texts[cell])
-    cell = next(i for i, s in enumerate(sources) if "queued = time.perf_counter()" in s)
-    queued, done = map(float, re.findall(r"([0-9.]+) ms", texts[cell]))
-    assert queued < done / 2, texts[cell]
+    texts, sources = check_lessons("03_async_parallel.ipynb", LESSONS_03, tmp_path,
+                                   monkeypatch)
+    out = cell_output(texts, sources, "queued = time.perf_counter()")
+    queued, done = map(float, re.findall(r"([0-9.]+) ms", out))
+    assert queued < done / 2, out
     # the same total both ways: a float32 sum on the device, a float64 one of float32
     # reads on the host (they may differ in the last printed digit: 1283.401, 1283.4)
-    cell = next(i for i, s in enumerate(sources) if "read once at the end" in s)
-    once, every = map(float, re.findall(r"(?:end|step): +([0-9.]+)", texts[cell]))
-    assert abs(once - every) <= 1e-5 * abs(every), texts[cell]
+    out = cell_output(texts, sources, "read once at the end")
+    once, every = map(float, re.findall(r"(?:end|step): +([0-9.]+)", out))
+    assert abs(once - every) <= 1e-5 * abs(every), out
