@@ -51,6 +51,7 @@ typedef struct {
     PyObject *LinAlgError;         /* ValueError (gpuarr.linalg.LinAlgError) */
     PyObject *cpu_device;          /* Device cpu(0) */
     PyObject *numpy;               /* the numpy module, imported lazily */
+    PyObject *AxisError; /* numpy.exceptions.AxisError, looked up at its first raise */
     PyObject *asarray;  /* gpuarr.asarray, handed over by the package at import
                          * (_core._register_asarray): C never imports gpuarr */
     int warn_transfers; /* emit TransferWarning on implicit-looking reads */
