@@ -16,14 +16,18 @@
  *     and peer copies into a block wait for the queue first, and empty_cache too). A
  *     block that would go back to the system is freed by the worker, after the work
  *     queued before the free;
- *   waiting for the queue: copy_d2h (the host reads what the queue wrote), copy_peer
- *     (after the work of both devices), copy_h2d (the destination may still be in use
- *     by queued work), synchronize, memory_stats and empty_cache (exact numbers);
+ *   copies between devices (copy_peer): a task on each device's queue; the copy is
+ *     made when both workers have reached theirs (peer_meet), so it follows the work
+ *     queued before it on both devices and precedes the work queued after it on
+ *     either, with no wait on the host;
+ *   waiting for the queue: copy_d2h (the host reads what the queue wrote), copy_h2d
+ *     (the destination may still be in use by queued work), synchronize,
+ *     memory_stats and empty_cache (exact numbers);
  *   errors: an operation queued with a failure record (index_checked) writes its
  *     outcome there when it has run, and the core marks its results failed
  *     (docs/DESIGN.md, "Failed queued work"). Any other task that fails keeps its
  *     status and message (the first one since the last report) for the device; the
- *     next synchronizing call on that device (synchronize, copy_d2h, copy_peer)
+ *     next synchronizing call on that device (synchronize, copy_d2h)
  *     returns it, as CUDA reports a faulted kernel at the next synchronizing call.
  *     Later tasks still run (their inputs may be garbage, as on a GPU).
  *
@@ -61,8 +65,21 @@ typedef enum {
     TASK_COPY,
     TASK_FREE,
     TASK_EVENT,
-    TASK_GATE /* tests: the worker waits here until ga_sim_hold(dev, 0) */
+    TASK_PEER, /* one half of a copy between two devices (peer_meet) */
+    TASK_GATE  /* tests: the worker waits here until ga_sim_hold(dev, 0) */
 } task_kind;
+
+/* A copy between two simulated GPUs: a task on each queue, and the copy happens when
+ * both workers have reached theirs, so it comes after the work queued before it on
+ * both devices and before the work queued after it on either (the CUDA backend's
+ * rule: the destination stream waits for the source's, and the source's for the
+ * copy). Owned by the two tasks; the last to leave frees it. */
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t nbytes;
+    int arrived, done, refs; /* under peer_mu */
+} sim_peer;
 
 /* A timing event (ABI 9): owned by the caller and by its task until the worker has
  * stamped it, whichever lets go last frees it. */
@@ -95,6 +112,7 @@ typedef struct task {
             size_t nbytes;
         } block;
         sim_event *event;
+        sim_peer *peer;
     } u;
     int64_t count;       /* nonzero */
     int64_t *nonzero_out; /* nonzero */
@@ -117,6 +135,13 @@ typedef struct {
 static sim_queue queues[GA_MAX_DEVICES];
 static ga_mutex start_mu = GA_MUTEX_INIT;
 static GA_THREAD_LOCAL ga_sim_stamp *stamp_next; /* ga_sim_stamp_tasks */
+/* Peer copies: their two halves enter the two queues under pair_mu, so all pairs are
+ * queued in one global order and no two workers can wait for each other in a cycle
+ * (each waits only for a pair queued before the one it holds). peer_mu and peer_cv
+ * serve every pair's meeting. */
+static ga_mutex pair_mu = GA_MUTEX_INIT;
+static ga_mutex peer_mu = GA_MUTEX_INIT;
+static ga_cond peer_cv = GA_COND_INIT;
 
 void
 ga_sim_stamp_tasks(ga_sim_stamp *s)
@@ -129,6 +154,32 @@ event_release(sim_event *ev)
 {
     if (__atomic_sub_fetch(&ev->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         free(ev);
+    }
+}
+
+/* A worker reaches its half of a peer copy: the second to arrive copies (outside the
+ * lock, so pairs of other devices go on) and wakes the first. */
+static void
+peer_meet(sim_peer *p)
+{
+    ga_mutex_lock(&peer_mu);
+    int second = ++p->arrived == 2;
+    ga_mutex_unlock(&peer_mu);
+    if (second) {
+        memcpy(p->dst, p->src, p->nbytes);
+        ga_mutex_lock(&peer_mu);
+        p->done = 1;
+        ga_cond_broadcast(&peer_cv);
+    } else {
+        ga_mutex_lock(&peer_mu);
+        while (!p->done) {
+            ga_cond_wait(&peer_cv, &peer_mu);
+        }
+    }
+    int last = --p->refs == 0;
+    ga_mutex_unlock(&peer_mu);
+    if (last) {
+        free(p);
     }
 }
 
@@ -166,6 +217,9 @@ run_task(int dev, task *t)
         return ga_cpu_fft_cached(dev, &t->u.fft);
     case TASK_COPY:
         memcpy(t->u.copy.dst, t->u.copy.src, t->u.copy.nbytes);
+        return GA_OK;
+    case TASK_PEER:
+        peer_meet(t->u.peer);
         return GA_OK;
     case TASK_FREE:
         ga_host_free(1 + dev, t->u.block.ptr, t->u.block.nbytes);
@@ -275,6 +329,11 @@ after_fork_child(void)
         q->pending = 0;
         q->started = 0;
     }
+    /* another thread of the parent may have held them (no pair is in flight: the
+     * queues were drained before the fork) */
+    ga_mutex_reset(&pair_mu);
+    ga_mutex_reset(&peer_mu);
+    ga_cond_reset(&peer_cv);
 }
 
 /* The queue of `dev`, its worker started on first use. */
@@ -529,9 +588,33 @@ sim_copy_d2d(int dev, void *dst, const void *src, size_t nbytes)
 static int
 sim_copy_peer(int dst_dev, void *dst, int src_dev, const void *src, size_t nbytes)
 {
-    GA_TRY(wait_idle(src_dev, 1));
-    GA_TRY(wait_idle(dst_dev, 1));
-    memcpy(dst, src, nbytes);
+    if (dst_dev == src_dev) {
+        return sim_copy_d2d(dst_dev, dst, src, nbytes);
+    }
+    /* both workers first: once one half is queued the other must be (enqueue fails
+     * only when a worker cannot start) */
+    sim_queue *q;
+    GA_TRY(queue_of(src_dev, &q));
+    GA_TRY(queue_of(dst_dev, &q));
+    sim_peer *p = malloc(sizeof(*p));
+    task *a = new_task(TASK_PEER), *b = new_task(TASK_PEER);
+    if (p == NULL || a == NULL || b == NULL) {
+        free(p);
+        free(a);
+        free(b);
+        return ga_error(GA_ERR_NOMEM, "out of host memory queuing a copy from gpu(%d) to "
+                        "gpu(%d)", src_dev, dst_dev);
+    }
+    p->dst = dst;
+    p->src = src;
+    p->nbytes = nbytes;
+    p->arrived = p->done = 0;
+    p->refs = 2;
+    a->u.peer = b->u.peer = p;
+    ga_mutex_lock(&pair_mu);
+    (void)enqueue(src_dev, a); /* both queues are started: cannot fail */
+    (void)enqueue(dst_dev, b);
+    ga_mutex_unlock(&pair_mu);
     return GA_OK;
 }
 

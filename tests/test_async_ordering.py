@@ -86,6 +86,60 @@ def test_a_copy_to_another_device_waits_for_the_source_queue(two_gpus):
 
 
 @needs_simulated
+def test_a_copy_between_devices_is_queued_on_both_without_a_host_wait(two_gpus):
+    # a task on each queue; the copy is made when both workers reach theirs: after the
+    # work before it on both devices, before the work after it on either
+    d0, d1 = two_gpus
+    x = gpuarr.arange(1000, dtype="float32", device=d0)
+    w = gpuarr.zeros(1000, device=d1)
+    gpuarr.synchronize()
+    waits = gpuarr.transfer_stats().syncs
+    with _held(d1):
+        w += 7                 # queued on d1 before the copy
+        y = x.to(d1)           # returns although d1 is held: no host wait
+        x += 1                 # d0's later work: must not reach the copy's source first
+        z = y * 2              # d1's later work: reads the copy
+        assert _core._pending_work(d1) == 4  # the gate, w += 7, the copy's half, z
+        assert _core._pending_work(d0) >= 1  # d0's half waits for d1's
+    assert gpuarr.transfer_stats().syncs == waits  # the host waited for nothing
+    want = np.arange(1000, dtype=np.float32)
+    np.testing.assert_array_equal(y.numpy(), want)
+    np.testing.assert_array_equal(z.numpy(), want * 2)
+    np.testing.assert_array_equal(x.numpy(), want + 1)
+    assert (w.numpy() == 7).all()
+
+
+@needs_simulated
+def test_copies_between_devices_from_two_threads_in_both_directions_finish(two_gpus):
+    # the halves of each pair enter both queues in one global order, so no two workers
+    # wait for each other in a cycle however two host threads interleave their copies
+    import threading
+    d0, d1 = two_gpus
+    a = gpuarr.arange(4096, dtype="float64", device=d0)
+    b = gpuarr.arange(4096, dtype="float64", device=d1) * -1
+    out, errors = {}, []
+
+    def worker(name, src, dst):
+        try:
+            got = [src.to(dst) for _ in range(200)]
+            out[name] = [g.numpy() for g in got[::50]]
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=worker, args=("ab", a, d1)),
+          threading.Thread(target=worker, args=("ba", b, d0))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout=120)
+    assert not errors and not any(t.is_alive() for t in ts), errors
+    for g in out["ab"]:
+        np.testing.assert_array_equal(g, np.arange(4096.0))
+    for g in out["ba"]:
+        np.testing.assert_array_equal(g, -np.arange(4096.0))
+
+
+@needs_simulated
 def test_memory_of_a_freed_array_is_not_reused_before_queued_readers():
     d = gpuarr.gpu(0)
     x = gpuarr.arange(1 << 16, dtype="float64", device=d)
