@@ -93,7 +93,9 @@ ga_index_1d(const ga_index_desc &d, int mode, ga_k_errrec *err)
                     ga_k_report(err, (unsigned)j, v[u], d.index_dims[j]);
                     ok[u] = false;
                 }
-                off[u] += w * d.index_strides[j];
+                /* a rejected index adds nothing: w * stride of one outside the
+                 * axis (up to INT64_MAX, uint64's clamp in ga_index.c) overflows */
+                off[u] += (ok[u] ? w : 0) * d.index_strides[j];
             }
         }
         if (mode == GA_IDX_CHECK) {
