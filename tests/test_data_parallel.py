@@ -83,6 +83,40 @@ def test_a_forward_and_backward_pass_never_waits():
     assert (t.d2d_count, t.h2d_count, t.d2h_count, t.syncs) == (11, 0, 0, 0), t
 
 
+def test_backward_feeds_the_other_device_first_and_copies_gradients_home_last(
+        monkeypatch):
+    """Each device's queue is in order and a copy between two devices is a task on
+    both, so the order in which backward queues the nodes decides whether the
+    replicas' backward passes overlap (autograd._Ready). The gradient's copy to
+    gpu(1) comes before anything of gpu(1)'s; the replica's parameter gradients go
+    home to gpu(0) only after every other node of the pass (queued earlier, gpu(0)
+    would wait there for gpu(1)'s whole backward pass before doing its own)."""
+    if len(GPUS) < 2:
+        pytest.skip("needs two GPUs (set GPUARR_SIMULATE_GPUS=2 to simulate them)")
+    from gpuarr import autograd
+    seen = []
+    node_grads = autograd._node_grads
+
+    def recording(node, g):
+        x = node._edges()[0][1]
+        cross = node._op == autograd._TO and g is not None and x.device != g.device
+        seen.append(("home" if cross and x.grad_fn is None else
+                     "feed" if cross else "node", g.device if g is not None else None))
+        return node_grads(node, g)
+
+    monkeypatch.setattr(autograd, "_node_grads", recording)
+    net = nn.Sequential(_net(), nn.ReLU(), nn.Linear(3, 3))
+    dp = nn.DataParallel(net.to(GPUS[0]), devices=GPUS[:2])
+    X, y = (gpuarr.asarray(a, device=GPUS[0]) for a in _batch(10))
+    nn.CrossEntropyLoss()(dp(X), y).backward()
+    kinds = [k for k, _ in seen]
+    assert kinds.count("feed") == 1 and kinds.count("home") == 6, seen
+    first_home = kinds.index("home")
+    assert set(kinds[first_home:]) == {"home"}, seen
+    on_gpu1 = [i for i, (k, dev) in enumerate(seen) if k == "node" and dev == GPUS[1]]
+    assert on_gpu1 and kinds.index("feed") < on_gpu1[0], seen
+
+
 def test_one_device_is_the_module_itself():
     net = _net()
     dp = nn.DataParallel(net, devices=[gpuarr.cpu()])
