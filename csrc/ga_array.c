@@ -9,12 +9,14 @@
 #include "ga_error.h"
 #include "ga_live.h"
 #include "ga_fault.h"
+#include "ga_host_ready.h"
 
 int
 ga_storage_new(ga_device device, size_t nbytes, ga_storage **out)
 {
     const ga_backend *be;
-    GA_TRY(ga_device_backend(device, &be));
+    /* an allocation touches no pending host block: no fence (ga_host_ready.h) */
+    GA_TRY(ga_device_backend_nowait(device, &be));
     ga_storage *s = (ga_storage *)calloc(1, sizeof(*s));
     if (s == NULL) {
         return ga_error(GA_ERR_NOMEM, "out of host memory for an array header");
@@ -64,6 +66,9 @@ ga_storage_decref(ga_storage *s)
         return;
     }
     ga_live_remove(s);
+    if (s->pending != NULL) {
+        ga_host_ready_release(s); /* a queued copy still uses the block */
+    }
     if (s->faults != NULL) {
         ga_faultset_release(s->faults);
     }
@@ -72,7 +77,7 @@ ga_storage_decref(ga_storage *s)
     } else {
         const ga_backend *be;
         /* The device existed when the block was made, so this cannot fail. */
-        if (ga_device_backend(s->device, &be) == GA_OK) {
+        if (ga_device_backend_nowait(s->device, &be) == GA_OK) {
             be->free(ga_device_local(s->device), s->data, s->nbytes);
         }
     }

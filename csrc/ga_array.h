@@ -38,11 +38,18 @@ typedef struct ga_storage {
     /* Queued operations that may have failed and whose results flowed into this
      * block, or NULL (ga_fault.h: a read of a failed result raises the failure). */
     struct ga_faultset *faults;
-    /* Page-locked host memory (x.pin_memory(), empty(..., pin_memory=True)): for now
-     * a flag that x.is_pinned() reports and views share; copies do not depend on it
+    /* Page-locked host memory (x.pin_memory(), empty(..., pin_memory=True),
+     * x.to(cpu(), non_blocking=True)): GA_PINNED_LOCKED where the GPU backend made it
+     * (cudaHostAlloc: copies from it stay asynchronous), GA_PINNED_FLAG where host
+     * memory is the device's already (simulated GPUs, no GPU); views share it
      * (docs/DESIGN.md, "Non-blocking copies and pinned memory"). */
     int pinned;
+    /* A queued copy still reads or writes this host block, or NULL (ga_host_ready.h:
+     * the host waits for it before touching the block). */
+    struct ga_host_pending *pending;
 } ga_storage;
+
+enum { GA_PINNED_NO = 0, GA_PINNED_FLAG = 1, GA_PINNED_LOCKED = 2 };
 
 typedef struct {
     ga_storage *storage; /* owned reference */

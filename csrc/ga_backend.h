@@ -30,9 +30,10 @@
 /* 3: sort and searchsorted entries; 4: kernel_counters; 5: the DLPack stream
  * hand-off; 6: linalg (LAPACK / cuSOLVER factorisations); 7: fft; 8: failure
  * records (index_checked, fault_poll); 9: timing events (event_*); 10: order_after (a
- * DLPack export ordered after the consumer's stream). Entries only ever added at the
- * end of ga_backend. */
-#define GA_BACKEND_ABI_VERSION 10
+ * DLPack export ordered after the consumer's stream); 11: non-blocking copies to the
+ * host and page-locked host memory (copy_d2h_async, host_alloc_pinned,
+ * host_free_pinned). Entries only ever added at the end of ga_backend. */
+#define GA_BACKEND_ABI_VERSION 11
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -419,6 +420,20 @@ typedef struct ga_backend {
      * on `stream` may then go back to the cache (DLPack export). NULL: not a CUDA
      * backend (the core falls back to device_wait). */
     int (*order_after)(int dev, uintptr_t stream);
+
+    /* ABI 11: x.to(cpu(), non_blocking=True) (docs/DESIGN.md, "Non-blocking copies and
+     * pinned memory"). Queue a copy of `nbytes` at `src` on `dev` into host memory
+     * `dst`, after the work queued so far on `dev`, and return without waiting; an
+     * event recorded after it (event_record) completes when `dst` holds the data. The
+     * core keeps `dst` alive and untouched by the host until then. NULL: the core
+     * copies with copy_d2h (a host wait). */
+    int (*copy_d2h_async)(int dev, void *dst, const void *src, size_t nbytes);
+    /* Page-locked host memory that the device can copy to and from without staging
+     * (cudaHostAlloc), so that those copies stay asynchronous; freed with
+     * host_free_pinned. NULL: the backend has no such memory (simulated GPUs: host
+     * memory is the device's), and "pinned" is a flag of ordinary host memory. */
+    int (*host_alloc_pinned)(size_t nbytes, void **ptr);
+    void (*host_free_pinned)(void *ptr);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

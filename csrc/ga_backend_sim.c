@@ -20,6 +20,8 @@
  *     made when both workers have reached theirs (peer_meet), so it follows the work
  *     queued before it on both devices and precedes the work queued after it on
  *     either, with no wait on the host;
+ *   non-blocking copies to the host (copy_d2h_async): queued as a copy within the
+ *     device; the core keeps the host block from the host until an event after it;
  *   waiting for the queue: copy_d2h (the host reads what the queue wrote), copy_h2d
  *     (the destination may still be in use by queued work), synchronize,
  *     memory_stats and empty_cache (exact numbers);
@@ -433,6 +435,9 @@ wait_idle(int dev, int report)
     if (!q->started) {
         return GA_OK;
     }
+    /* the GIL goes while the host waits, as in the CUDA backend (its wait hooks):
+     * other Python threads run, and one of them may be what the queue waits for */
+    void *token = ga_host_work_begin();
     ga_mutex_lock(&q->mu);
     while (q->pending > 0) {
         ga_cond_wait(&q->idle, &q->mu);
@@ -445,6 +450,7 @@ wait_idle(int dev, int report)
         q->err_status = GA_OK;
     }
     ga_mutex_unlock(&q->mu);
+    ga_host_work_end(token);
     if (st != GA_OK) {
         return ga_error(st, "%s (raised by work queued earlier on gpu(%d), reported at "
                             "the next synchronizing call)",
@@ -583,6 +589,15 @@ sim_copy_d2d(int dev, void *dst, const void *src, size_t nbytes)
     t->u.copy.src = src;
     t->u.copy.nbytes = nbytes;
     return enqueue(dev, t);
+}
+
+/* x.to(cpu(), non_blocking=True): a task like a copy within the device (the host
+ * block is memory the worker can write); the core waits for an event after it before
+ * the host touches `dst`. */
+static int
+sim_copy_d2h_async(int dev, void *dst, const void *src, size_t nbytes)
+{
+    return sim_copy_d2d(dev, dst, src, nbytes);
 }
 
 static int
@@ -773,11 +788,13 @@ sim_event_synchronize(int dev, void *ev)
 {
     sim_event *e = ev;
     sim_queue *q = &queues[dev];
+    void *token = ga_host_work_begin(); /* as wait_idle */
     ga_mutex_lock(&q->mu);
     while (!__atomic_load_n(&e->done, __ATOMIC_ACQUIRE)) {
         ga_cond_wait(&q->idle, &q->mu);
     }
     ga_mutex_unlock(&q->mu);
+    ga_host_work_end(token);
     return GA_OK;
 }
 
@@ -830,4 +847,5 @@ const ga_backend ga_backend_simulated = {
     .event_synchronize = sim_event_synchronize,
     .event_elapsed = sim_event_elapsed,
     .event_destroy = sim_event_destroy,
+    .copy_d2h_async = sim_copy_d2h_async,
 };

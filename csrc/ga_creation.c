@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ga_error.h"
+#include "ga_host_ready.h"
 #include "ga_loop.h"
 #include "ga_philox.h"
 #include "ga_prof.h"
@@ -104,8 +105,11 @@ ga_fill(ga_array *a, const ga_scalar_bytes *value)
     if (ga_array_size(a) == 0) {
         return GA_OK;
     }
+    /* the block filled is the only one touched: wait for it alone (a non-blocking
+     * copy may still write it), not for every pending host block (ga_host_ready.h) */
+    GA_TRY(ga_host_ready_wait(a->storage, 1));
     const ga_backend *be;
-    GA_TRY(ga_device_backend(ga_array_device(a), &be));
+    GA_TRY(ga_device_backend_nowait(ga_array_device(a), &be));
     if (be->elementwise == NULL) {
         return ga_error(GA_ERR_UNSUPPORTED,
                         "filling arrays is not supported by the %s "
@@ -183,7 +187,7 @@ ga_arange(ga_array *out, ga_device device, ga_dtype dtype, int64_t n, double sta
         return GA_OK;
     }
     const ga_backend *be;
-    int st = ga_device_backend(device, &be);
+    int st = ga_device_backend_nowait(device, &be); /* a new block: nothing to wait for */
     if (st == GA_OK && be->arange == NULL) {
         st = ga_error(GA_ERR_UNSUPPORTED, "arange is not supported by the %s backend",
                       be->name);
@@ -335,7 +339,7 @@ ga_random(ga_array *out, ga_device device, ga_dtype dtype, int dist, int ndim,
     const uint64_t q = (uint64_t)ga_random_words(dist, dtype);
     const uint64_t counter = random_counter + (q - random_counter % q) % q;
     const ga_backend *be;
-    int st = ga_device_backend(device, &be);
+    int st = ga_device_backend_nowait(device, &be); /* a new block: nothing to wait for */
     if (st == GA_OK && be->random == NULL) {
         st = ga_error(GA_ERR_UNSUPPORTED,
                       "random numbers are not supported by the %s "

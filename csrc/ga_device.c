@@ -15,6 +15,7 @@
 #include "ga_blas.h"
 #include "ga_error.h"
 #include "ga_fault.h"
+#include "ga_host_ready.h"
 #include "ga_model.h"
 #include "ga_platform.h"
 #include "ga_prof.h"
@@ -356,6 +357,22 @@ int
 ga_device_backend(ga_device d, const ga_backend **out)
 {
     if (d.kind == GA_DEV_CPU) {
+        GA_TRY(ga_host_ready_fence());
+    }
+    return ga_device_backend_nowait(d, out);
+}
+
+const ga_backend *
+ga_device_gpu_backend(void)
+{
+    resolve();
+    return devs.env_error || devs.count == 0 ? NULL : devs.gpu_backend;
+}
+
+int
+ga_device_backend_nowait(ga_device d, const ga_backend **out)
+{
+    if (d.kind == GA_DEV_CPU) {
         if (d.index != 0) {
             return ga_error(GA_ERR_DEVICE, "cpu(%d) does not exist: the CPU is cpu(0)",
                             (int)d.index);
@@ -386,7 +403,7 @@ int
 ga_device_check(ga_device d)
 {
     const ga_backend *be;
-    return ga_device_backend(d, &be);
+    return ga_device_backend_nowait(d, &be);
 }
 
 int
@@ -409,7 +426,7 @@ ga_device_describe(ga_device d, ga_device_desc *out)
 {
     const ga_backend *be;
     memset(out, 0, sizeof(*out));
-    GA_TRY(ga_device_backend(d, &be));
+    GA_TRY(ga_device_backend_nowait(d, &be));
     ga_device_props p;
     memset(&p, 0, sizeof(p));
     if (be->device_props != NULL) {

@@ -78,8 +78,15 @@ int ga_simulate_gpus_if_none(int n, const char *model, int *switched);
 const char *ga_gpu_reason(void);
 
 /* The backend that serves `d`, or an error naming the device and listing those that
- * exist (GA_ERR_DEVICE). */
+ * exist (GA_ERR_DEVICE). For the CPU, first waits for the host blocks that queued
+ * copies still use (ga_host_ready.h): the caller is about to compute on the host. */
 int ga_device_backend(ga_device d, const struct ga_backend **out);
+/* The same without that wait: for allocating, freeing, copying (whose callers wait
+ * for the blocks they touch themselves), and for asking about a device (events,
+ * statistics, streams, checks), which touches no array. */
+int ga_device_backend_nowait(ga_device d, const struct ga_backend **out);
+/* The GPU backend that was found (CUDA, emulated, simulated), or NULL. */
+const struct ga_backend *ga_device_gpu_backend(void);
 /* GA_OK if `d` exists, else ga_device_backend's error (the binding's check). */
 int ga_device_check(ga_device d);
 

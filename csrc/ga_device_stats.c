@@ -17,7 +17,7 @@ ga_device_memory_stats(ga_device d, ga_memory_stats *out)
 {
     const ga_backend *be;
     memset(out, 0, sizeof(*out));
-    GA_TRY(ga_device_backend(d, &be));
+    GA_TRY(ga_device_backend_nowait(d, &be));
     if (be->memory_stats == NULL) {
         return GA_OK;
     }
@@ -28,7 +28,7 @@ int
 ga_device_empty_cache(ga_device d)
 {
     const ga_backend *be;
-    GA_TRY(ga_device_backend(d, &be));
+    GA_TRY(ga_device_backend_nowait(d, &be));
     if (be->empty_cache == NULL) {
         return GA_OK;
     }
@@ -42,7 +42,7 @@ ga_device_kernel_counters(ga_device d, int reset_max, ga_kernel_counters *out,
     const ga_backend *be;
     memset(out, 0, sizeof(*out));
     *counted = 0;
-    GA_TRY(ga_device_backend(d, &be));
+    GA_TRY(ga_device_backend_nowait(d, &be));
     if (be->kernel_counters == NULL) {
         return GA_OK;
     }
@@ -110,7 +110,7 @@ ga_device_hold_queue(ga_device d, int hold)
                         "_hold_queue: only a simulated GPU has a queue that can be held");
     }
     const ga_backend *be;
-    GA_TRY(ga_device_backend(d, &be)); /* checks that the device exists */
+    GA_TRY(ga_device_backend_nowait(d, &be)); /* checks that the device exists */
     return ga_sim_hold(d.index, hold);
 }
 

@@ -34,7 +34,7 @@ ga_event_record(ga_device d, ga_event **out)
 {
     const ga_backend *be;
     *out = NULL;
-    GA_TRY(ga_device_backend(d, &be));
+    GA_TRY(ga_device_backend_nowait(d, &be));
     ga_event *ev = calloc(1, sizeof(*ev));
     if (ev == NULL) {
         return ga_error(GA_ERR_NOMEM, "out of host memory for an event");

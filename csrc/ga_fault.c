@@ -572,7 +572,7 @@ settle(ga_storage *st)
             ga_device d = s->pending[i]->device;
             const ga_backend *be;
             if (d.index < 0 || d.index >= 64 || ((asked >> d.index) & 1) ||
-                ga_device_backend(d, &be) != GA_OK) {
+                ga_device_backend_nowait(d, &be) != GA_OK) {
                 continue;
             }
             asked |= (uint64_t)1 << d.index;
@@ -742,7 +742,7 @@ ga_fault_report_exit(char *buf, size_t n)
         }
         ga_device d = {GA_DEV_GPU, i};
         const ga_backend *be;
-        if (ga_device_backend(d, &be) != GA_OK) {
+        if (ga_device_backend_nowait(d, &be) != GA_OK) {
             continue;
         }
         int cuda_before = __atomic_load_n(&cuda_error_seen, __ATOMIC_RELAXED);

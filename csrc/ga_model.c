@@ -238,8 +238,22 @@ ga_model_op_cost(const char *name, int dtype, int ndim, const int64_t *shape,
     ga_mutex_unlock(&mu);
 }
 
+static void model_copy(ga_device dst, ga_device src, int64_t nbytes, int host_waits);
+
 void
 ga_model_copy(ga_device dst, ga_device src, int64_t nbytes)
+{
+    model_copy(dst, src, nbytes, 1);
+}
+
+void
+ga_model_copy_queued(ga_device src, int64_t nbytes)
+{
+    model_copy(ga_cpu(), src, nbytes, 0);
+}
+
+static void
+model_copy(ga_device dst, ga_device src, int64_t nbytes, int host_waits)
 {
     int si = -1, di = -1;
     const ga_gpu_model *ms = model_slot(src, &si), *md = model_slot(dst, &di);
@@ -266,10 +280,14 @@ ga_model_copy(ga_device dst, ga_device src, int64_t nbytes)
     /* the host waits for every copy (the simulated and CUDA backends' copies to and
      * from the host, and between devices, return when the data has arrived); a read
      * to the host is a host wait, with its latency */
-    host_clock = dst.kind == GA_DEV_CPU ? end + m->sync_latency : end;
+    if (host_waits) {
+        host_clock = dst.kind == GA_DEV_CPU ? end + m->sync_latency : end;
+    } else {
+        host_clock = h + m->launch_latency; /* queued: the host goes on */
+    }
     double h_end = host_clock;
     ga_mutex_unlock(&mu);
-    if (dst.kind == GA_DEV_CPU) {
+    if (dst.kind == GA_DEV_CPU && host_waits) {
         set_last(src, h, h_end, h); /* the host's wait */
     } else {
         set_last(md != NULL ? dst : src, start, end, h);

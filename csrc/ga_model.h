@@ -74,6 +74,10 @@ void ga_model_op_cost(const char *name, int dtype, int ndim, const int64_t *shap
 /* A copy of `nbytes` from `src` to `dst` (one of them a GPU) over the host link; a
  * read to the host ends in a host wait. */
 void ga_model_copy(ga_device dst, ga_device src, int64_t nbytes);
+/* A copy of `nbytes` from GPU `src` to the host queued without a host wait
+ * (x.to(cpu(), non_blocking=True)): the device's clock advances, the host's does not;
+ * the wait for it is modeled where the host waits (an event's time). */
+void ga_model_copy_queued(ga_device src, int64_t nbytes);
 /* The host waits until everything queued on `d` is done. */
 void ga_model_host_wait(ga_device d);
 /* The host waits for a point of `d`'s modeled clock (an event's time). */

@@ -293,7 +293,7 @@ ga_prof_start(void)
     for (int d = 0; d < n && d < GA_MAX_DEVICES; d++) {
         ga_device dev = {GA_DEV_GPU, d};
         const ga_backend *be;
-        simulated[d] = ga_device_backend(dev, &be) == GA_OK && be == &ga_backend_simulated;
+        simulated[d] = ga_device_backend_nowait(dev, &be) == GA_OK && be == &ga_backend_simulated;
         ga_event *ev;
         /* an idle device stamps the base event about when it is recorded (only a
          * GPU's own clock needs it: ga_event_host_time_ns) */

@@ -8,7 +8,7 @@
 static int
 sharing_backend(ga_device d, const ga_backend **out)
 {
-    GA_TRY(ga_device_backend(d, out));
+    GA_TRY(ga_device_backend_nowait(d, out));
     if (!ga_stream_shares_memory(d)) {
         char dev[32];
         return ga_error(GA_ERR_UNSUPPORTED, "%s has no CUDA stream to share",
@@ -22,7 +22,7 @@ ga_stream_shares_memory(ga_device d)
 {
     const ga_backend *be;
     /* a device that does not exist shares nothing; the caller reports it later */
-    if (d.kind != GA_DEV_GPU || ga_device_backend(d, &be) != GA_OK) {
+    if (d.kind != GA_DEV_GPU || ga_device_backend_nowait(d, &be) != GA_OK) {
         return 0;
     }
     return be->shares_memory != NULL && be->stream_handle != NULL &&

@@ -6,6 +6,7 @@
 #include "ga_backend.h"
 #include "ga_error.h"
 #include "ga_fault.h"
+#include "ga_host_ready.h"
 #include "ga_loop.h"
 #include "ga_platform.h"
 #include "ga_prof.h"
@@ -17,7 +18,13 @@
 static ga_transfer_stats ledger, ledger_base;
 static ga_mutex ledger_mu = GA_MUTEX_INIT;
 
-typedef enum { LEDGER_H2D, LEDGER_D2H, LEDGER_D2D, LEDGER_SYNC } ledger_kind;
+typedef enum {
+    LEDGER_H2D,
+    LEDGER_D2H,
+    LEDGER_D2H_QUEUED, /* non_blocking: the wait comes when the host touches it */
+    LEDGER_D2D,
+    LEDGER_SYNC
+} ledger_kind;
 
 static void
 ledger_add(ledger_kind kind, size_t nbytes)
@@ -32,6 +39,10 @@ ledger_add(ledger_kind kind, size_t nbytes)
         ledger.d2h_bytes += (int64_t)nbytes;
         ledger.d2h_count++;
         ledger.syncs++;
+        break;
+    case LEDGER_D2H_QUEUED:
+        ledger.d2h_bytes += (int64_t)nbytes;
+        ledger.d2h_count++;
         break;
     case LEDGER_D2D:
         ledger.d2d_bytes += (int64_t)nbytes;
@@ -178,9 +189,10 @@ ga_element_aligned(const ga_array *src, ga_array *out)
 static int
 raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
 {
+    /* the callers wait for the host blocks they pass (ga_host_ready.h) */
     const ga_backend *dbe, *sbe;
-    GA_TRY(ga_device_backend(dd, &dbe));
-    GA_TRY(ga_device_backend(sd, &sbe));
+    GA_TRY(ga_device_backend_nowait(dd, &dbe));
+    GA_TRY(ga_device_backend_nowait(sd, &sbe));
     if (nbytes == 0) {
         return GA_OK;
     }
@@ -225,17 +237,46 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
     return GA_OK;
 }
 
+/* A host block a copy is about to read: ready first (a non-blocking copy may still
+ * be writing it). */
+static int
+host_source_ready(const ga_array *c)
+{
+    return ga_array_device(c).kind == GA_DEV_CPU ? ga_host_ready_wait(c->storage, 0)
+                                                 : GA_OK;
+}
+
+/* After a copy from host block `c` was queued on GPU `dd`: page-locked memory is read
+ * by the device after the call returned, so the block stays from the host until an
+ * event after the copy (pageable memory was staged before the call returned). */
+static int
+host_source_in_use(const ga_array *c, ga_device dd)
+{
+    if (ga_array_device(c).kind != GA_DEV_CPU || dd.kind == GA_DEV_CPU ||
+        c->storage->pinned != GA_PINNED_LOCKED) {
+        return GA_OK;
+    }
+    int st = ga_host_ready_track(c->storage, dd, 0);
+    return st == GA_OK ? st : ga_synchronize(dd); /* untracked: wait for it now */
+}
+
 int
 ga_copy_to_device(const ga_array *src, ga_device device, ga_array *out)
 {
     ga_array c;
     GA_TRY(ga_contiguous(src, &c));
-    int st = ga_array_empty(out, device, (ga_dtype)src->dtype, src->ndim, src->shape);
+    int st = host_source_ready(&c);
+    if (st == GA_OK) {
+        st = ga_array_empty(out, device, (ga_dtype)src->dtype, src->ndim, src->shape);
+    }
     if (st == GA_OK) {
         size_t nbytes =
             (size_t)ga_array_size(src) * (size_t)ga_dtype_itemsize(src->dtype);
         st = raw_copy(device, ga_array_data(out), ga_array_device(&c),
                       ga_array_data(&c), nbytes);
+        if (st == GA_OK && nbytes > 0) {
+            st = host_source_in_use(&c, device);
+        }
         if (st == GA_OK && device.kind == GA_DEV_CPU) {
             /* a read by the host: after its wait, a failed source is no data */
             st = ga_fault_check(&c);
@@ -249,6 +290,126 @@ ga_copy_to_device(const ga_array *src, ga_device device, ga_array *out)
     }
     ga_array_release(&c);
     return st;
+}
+
+static void
+free_pinned(void *ptr)
+{
+    const ga_backend *be = ga_device_gpu_backend();
+    if (be != NULL && be->host_free_pinned != NULL) {
+        be->host_free_pinned(ptr);
+    }
+}
+
+int
+ga_array_empty_pinned(ga_array *a, ga_dtype dtype, int ndim, const int64_t *shape)
+{
+    const ga_backend *be = ga_device_gpu_backend();
+    if (be == NULL || be->host_alloc_pinned == NULL || be->host_free_pinned == NULL) {
+        GA_TRY(ga_array_empty(a, ga_cpu(), dtype, ndim, shape));
+        a->storage->pinned = GA_PINNED_FLAG;
+        return GA_OK;
+    }
+    int64_t size;
+    GA_TRY(ga_shape_size(ndim, shape, ga_dtype_itemsize(dtype), &size));
+    size_t nbytes = (size_t)size * (size_t)ga_dtype_itemsize(dtype);
+    void *ptr = NULL;
+    GA_TRY(ga_backend_status(be, be->host_alloc_pinned(nbytes, &ptr)));
+    ga_storage *s;
+    int st = ga_storage_wrap(ga_cpu(), ptr, nbytes, free_pinned, ptr, 0, &s);
+    if (st != GA_OK) {
+        be->host_free_pinned(ptr);
+        return st;
+    }
+    s->pinned = GA_PINNED_LOCKED;
+    memset(a, 0, sizeof(*a));
+    a->storage = s;
+    a->ndim = ndim;
+    a->dtype = dtype;
+    memcpy(a->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    ga_contiguous_strides(ndim, shape, ga_dtype_itemsize(dtype), a->strides);
+    return GA_OK;
+}
+
+/* Queue the copy of GPU array src (of dst's dtype and shape) into the C-contiguous
+ * host array dst, with no wait: dst's block is kept from the host until an event
+ * after the copy (ga_host_ready.h). */
+static int
+queue_to_host(const ga_backend *be, ga_array *dst, const ga_array *src)
+{
+    ga_device sd = ga_array_device(src);
+    size_t nbytes = (size_t)ga_array_size(dst) * (size_t)ga_dtype_itemsize(dst->dtype);
+    if (nbytes == 0) {
+        return GA_OK;
+    }
+    ga_array c;
+    GA_TRY(ga_contiguous(src, &c));
+    ga_model_copy_queued(sd, (int64_t)nbytes);
+    int st = ga_backend_status(be, be->copy_d2h_async(ga_device_local(sd), ga_array_data(dst),
+                                                      ga_array_data(&c), nbytes));
+    if (st == GA_OK) {
+        ledger_add(LEDGER_D2H_QUEUED, nbytes);
+        if (ga_host_ready_track(dst->storage, sd, 1) != GA_OK) {
+            st = ga_synchronize(sd); /* queued and untracked: wait for it now */
+        }
+    }
+    ga_array_release(&c);
+    return st;
+}
+
+int
+ga_copy_to_host_nonblocking(const ga_array *src, ga_array *out)
+{
+    ga_device sd = ga_array_device(src);
+    const ga_backend *be;
+    GA_TRY(ga_device_backend_nowait(sd, &be));
+    if (sd.kind == GA_DEV_CPU || be->copy_d2h_async == NULL ||
+        src->storage->faults != NULL) {
+        /* nothing to overlap, no queued copy to the host here, or a source whose
+         * failure the read must raise now: the copy that waits, into pinned memory
+         * all the same (the caller asked for a block it can copy back from) */
+        ga_array moved;
+        if (sd.kind == GA_DEV_CPU) {
+            ga_array_view(&moved, src);
+        } else {
+            GA_TRY(ga_copy_to_device(src, ga_cpu(), &moved));
+        }
+        int st = ga_array_empty_pinned(out, (ga_dtype)src->dtype, src->ndim, src->shape);
+        if (st == GA_OK) {
+            st = ga_copy_same_device(out, &moved);
+            if (st != GA_OK) {
+                ga_array_release(out);
+            }
+        }
+        ga_array_release(&moved);
+        return st;
+    }
+    int st = ga_array_empty_pinned(out, (ga_dtype)src->dtype, src->ndim, src->shape);
+    if (st == GA_OK) {
+        st = queue_to_host(be, out, src);
+        if (st != GA_OK) {
+            ga_array_release(out);
+        }
+    }
+    return st;
+}
+
+int
+ga_copy_into_nonblocking(ga_array *dst, const ga_array *src)
+{
+    ga_device sd = ga_array_device(src);
+    const ga_backend *be;
+    GA_TRY(ga_device_backend_nowait(sd, &be));
+    if (ga_array_device(dst).kind != GA_DEV_CPU || sd.kind == GA_DEV_CPU ||
+        be->copy_d2h_async == NULL || src->storage->faults != NULL ||
+        dst->dtype != src->dtype || dst->ndim != src->ndim ||
+        memcmp(dst->shape, src->shape, sizeof(int64_t) * (size_t)dst->ndim) != 0 ||
+        !ga_array_is_c_contiguous(dst) || ga_array_size(dst) == 0) {
+        return ga_copy_into(dst, src); /* a cast, a broadcast or a layout: it waits */
+    }
+    ga_array_note_write(dst);
+    GA_TRY(ga_host_ready_wait(dst->storage, 1)); /* an earlier copy may still write it */
+    return queue_to_host(be, dst, src);
 }
 
 int
@@ -300,7 +461,10 @@ ga_read_to_host(const ga_array *src, void *dst, size_t nbytes)
     }
     ga_array c;
     GA_TRY(ga_contiguous(src, &c));
-    int st = raw_copy(ga_cpu(), dst, ga_array_device(&c), ga_array_data(&c), nbytes);
+    int st = host_source_ready(&c);
+    if (st == GA_OK) {
+        st = raw_copy(ga_cpu(), dst, ga_array_device(&c), ga_array_data(&c), nbytes);
+    }
     if (st == GA_OK) {
         st = ga_fault_check(&c); /* after the wait: a failed source is no data */
     }
@@ -322,6 +486,8 @@ ga_synchronize(ga_device device)
     int st = ga_backend_status(be, be->synchronize(ga_device_local(device)));
     if (st != GA_OK) {
         ga_fault_device_error_raised(device);
+    } else if (ga_host_pending_blocks > 0) {
+        ga_host_ready_settle(device); /* its copies to the host are done */
     }
     return st;
 }

@@ -51,6 +51,20 @@ int ga_needs_element_staging(const ga_array *src);
  * block, also when src is already there. Counted when it crosses devices. */
 int ga_copy_to_device(const ga_array *src, ga_device device, ga_array *out);
 
+/* x.to(cpu(), non_blocking=True): a new C-contiguous page-locked host array
+ * (ga_array_empty_pinned) with src's values. From a GPU whose backend queues copies
+ * to the host (ABI 11), the copy is queued after the work that writes src and the
+ * call returns; the host waits for it before touching the array (ga_host_ready.h).
+ * Counted as a transfer, not as a wait. Otherwise a copy that waits. */
+int ga_copy_to_host_nonblocking(const ga_array *src, ga_array *out);
+/* x.copyto(host_array, non_blocking=True): as ga_copy_to_host_nonblocking, into the
+ * existing dst, when src is on a GPU and dst is a C-contiguous host array of src's
+ * dtype and shape; any other pair is ga_copy_into (a copy that waits). */
+int ga_copy_into_nonblocking(ga_array *dst, const ga_array *src);
+/* A new C-contiguous host array in page-locked memory: the GPU backend's
+ * (cudaHostAlloc; GA_PINNED_LOCKED) where it has some, else ordinary host memory
+ * flagged GA_PINNED_FLAG (simulated GPUs, no GPU: nothing to lock). */
+int ga_array_empty_pinned(ga_array *a, ga_dtype dtype, int ndim, const int64_t *shape);
 /* Copy src into the existing dst (any devices; shapes broadcast from src to dst;
  * dtypes cast). Counted when it crosses devices. */
 int ga_copy_into(ga_array *dst, const ga_array *src);

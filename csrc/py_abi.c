@@ -116,7 +116,10 @@
     X(ga_backend, event_synchronize)                                                   \
     X(ga_backend, event_elapsed)                                                       \
     X(ga_backend, event_destroy)                                                       \
-    X(ga_backend, order_after)
+    X(ga_backend, order_after)                                                         \
+    X(ga_backend, copy_d2h_async)                                                      \
+    X(ga_backend, host_alloc_pinned)                                                   \
+    X(ga_backend, host_free_pinned)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \

@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include "ga_host_ready.h"
 #include "ga_ops.h"
 #include "ga_prof.h"
 #include "ga_scalar.h"
@@ -127,6 +128,11 @@ static PyObject *
 get_data_ptr(PyObject *self, void *c)
 {
     (void)c;
+    /* the address is for code that reads it: a non-blocking copy's block is ready */
+    int st = ga_host_ready_wait(pyga_arr(self)->storage, 1);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
     return PyLong_FromVoidPtr(ga_array_data(pyga_arr(self)));
 }
 
@@ -180,21 +186,6 @@ get_pinned(PyObject *self, void *c)
     return PyBool_FromLong(pyga_arr(self)->storage->pinned);
 }
 
-/* Only True, and only on host memory: pin_memory() sets it on a fresh copy. */
-static int
-set_pinned(PyObject *self, PyObject *value, void *c)
-{
-    (void)c;
-    ga_array *a = pyga_arr(self);
-    if (value != Py_True || ga_array_device(a).kind != GA_DEV_CPU) {
-        PyErr_SetString(PyExc_ValueError,
-                        "_pinned can only be set to True, on an array on the CPU");
-        return -1;
-    }
-    a->storage->pinned = 1;
-    return 0;
-}
-
 static PyGetSetDef array_getset[] = {
     {"shape", get_shape, NULL, "The array's dimensions, a tuple of ints.", NULL},
     {"strides", get_strides, NULL, "Bytes to step in each dimension.", NULL},
@@ -215,7 +206,7 @@ static PyGetSetDef array_getset[] = {
      NULL},
     {"_writeable", get_writeable, set_writeable,
      "May the elements be written through this array (see x.flags.writeable)?", NULL},
-    {"_pinned", get_pinned, set_pinned,
+    {"_pinned", get_pinned, NULL,
      "Is the memory page-locked host memory (see x.is_pinned())?", NULL},
     {NULL},
 };
@@ -225,10 +216,14 @@ static PyGetSetDef array_getset[] = {
 /* A copy of self on device d, recorded for autograd (the gradient goes back to
  * self's device). */
 static PyObject *
-copy_to_device(PyObject *self, ga_device d)
+copy_to_device(PyObject *self, ga_device d, int non_blocking)
 {
     ga_array out;
-    int st = ga_copy_to_device(pyga_arr(self), d, &out);
+    /* non_blocking matters for a copy to the host only: every other copy is queued
+     * without a host wait already (docs/DESIGN.md, "Non-blocking copies") */
+    int st = non_blocking && d.kind == GA_DEV_CPU
+                 ? ga_copy_to_host_nonblocking(pyga_arr(self), &out)
+                 : ga_copy_to_device(pyga_arr(self), d, &out);
     if (st != GA_OK) {
         return pyga_raise(st);
     }
@@ -242,8 +237,6 @@ copy_to_device(PyObject *self, ga_device d)
 static PyObject *
 array_to(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    /* non_blocking: every copy but one to the host is queued without a wait already;
-     * one to the host still waits (docs/DESIGN.md, "Non-blocking copies"). */
     static char *kwlist[] = {"device", "non_blocking", NULL};
     ga_device d;
     int non_blocking = 0;
@@ -255,7 +248,7 @@ array_to(PyObject *self, PyObject *args, PyObject *kwds)
     if (ga_device_eq(d, ga_array_device(a))) {
         return Py_NewRef(self); /* already there: no copy, the same object */
     }
-    return copy_to_device(self, d);
+    return copy_to_device(self, d, non_blocking);
 }
 
 static PyObject *
@@ -263,7 +256,7 @@ array_copyto(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"", "non_blocking", NULL};
     PyObject *target;
-    int non_blocking = 0; /* as to(): accepted, the ordering is the same */
+    int non_blocking = 0; /* as to(); into a host array of the same dtype and shape */
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$p:copyto", kwlist, &target,
                                      &non_blocking)) {
         return NULL;
@@ -280,7 +273,7 @@ array_copyto(PyObject *self, PyObject *args, PyObject *kwds)
         if (pyga_ag_check_write("copyto into an array", target, &self, 1) < 0) {
             return NULL;
         }
-        int st = ga_copy_into(dst, a);
+        int st = non_blocking ? ga_copy_into_nonblocking(dst, a) : ga_copy_into(dst, a);
         if (st != GA_OK) {
             return pyga_raise(st);
         }
@@ -296,7 +289,7 @@ array_copyto(PyObject *self, PyObject *args, PyObject *kwds)
                         "array to copy into");
         return NULL;
     }
-    return copy_to_device(self, d);
+    return copy_to_device(self, d, non_blocking);
 }
 
 static PyObject *
@@ -312,7 +305,7 @@ array_cuda(PyObject *self, PyObject *args, PyObject *kwds)
     if (ga_device_eq(d, ga_array_device(a))) {
         return Py_NewRef(self);
     }
-    return copy_to_device(self, d);
+    return copy_to_device(self, d, 0);
 }
 
 static PyObject *
@@ -323,7 +316,7 @@ array_cpu(PyObject *self, PyObject *unused)
     if (ga_array_device(a).kind == GA_DEV_CPU) {
         return Py_NewRef(self);
     }
-    return copy_to_device(self, ga_cpu());
+    return copy_to_device(self, ga_cpu(), 0);
 }
 
 /* --- reads to the host ----------------------------------------------------------- */
@@ -682,8 +675,10 @@ static PyMethodDef array_methods[] = {
      "to($self, /, device, *, non_blocking=False)\n--\n\nThis array on `device`: the "
      "array itself (no copy) when it is already there, else a new copy there. `device` "
      "is a Device or a string: 'cpu', 'gpu', 'gpu:1', 'cuda:0' (PyTorch's spelling). "
-     "A copy to a GPU is queued without waiting either way; `non_blocking=True` is "
-     "accepted for PyTorch's code, and a copy to the host still waits for its data.\n\n"
+     "A copy to a GPU is queued without waiting either way. A copy from a GPU to the "
+     "host waits for its data, unless `non_blocking=True`: then it is queued into a new "
+     "pinned host array and the call returns; the host waits for the copy only when "
+     "it touches that array (a read, a write, a CPU operation).\n\n"
      "Example::\n\n"
      "    >>> X = gpuarr.ones(3).to(gpuarr.try_gpu())   # one host-to-device copy\n"
      "    >>> X.to(X.device) is X                        # already there: no copy\n"
@@ -695,7 +690,9 @@ static PyMethodDef array_methods[] = {
      "copyto($self, target, /, *, non_blocking=False)\n--\n\nAlways a copy: to a device (a new array, also "
      "on the same device), or into an existing array of the same shape on any device. "
      "To move an array where it will be used, you usually want to(device), which "
-     "copies nothing when it is already there.\n\n"
+     "copies nothing when it is already there. `non_blocking=True` as in to(); into "
+     "an existing host array too, when the source is on a GPU and the target has its "
+     "dtype and shape and is C-contiguous (else the copy waits).\n\n"
      "Example::\n\n"
      "    >>> Z = X.copyto(gpuarr.try_gpu(1))   # a new array; X stays where it is\n"
      "    >>> X.copyto(W)                       # into W (same shape), W's device\n"},

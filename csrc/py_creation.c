@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ga_creation.h"
+#include "ga_transfer.h"
 
 /* --- shapes -------------------------------------------------------------------------
  */
@@ -435,6 +436,27 @@ fn_linspace(PyObject *m, PyObject *args)
     return pyga_wrap(&out);
 }
 
+/* _empty_pinned(shape, dtype): an uninitialised host array in page-locked memory
+ * (gpuarr.empty(..., pin_memory=True), x.pin_memory()). */
+static PyObject *
+fn_empty_pinned(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    pyga_shape shape;
+    int dtype = -1;
+    if (!PyArg_ParseTuple(args, "O&O&:_empty_pinned", pyga_shape_converter, &shape,
+                          pyga_dtype_converter, &dtype)) {
+        return NULL;
+    }
+    ga_array out;
+    int st = ga_array_empty_pinned(&out, dtype < 0 ? GA_DEFAULT_FLOAT : (ga_dtype)dtype,
+                                   shape.ndim, shape.dims);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    return pyga_wrap(&out);
+}
+
 /* _eye(n, m, k, dtype, device) */
 static PyObject *
 fn_eye(PyObject *mod, PyObject *args)
@@ -508,6 +530,9 @@ PyMethodDef pyga_creation_functions[] = {
      "ones, made on "
      "`device` (default: the current default device). dtype defaults to float32; "
      "requires_grad=True makes it a leaf that autograd records."},
+    {"_empty_pinned", (PyCFunction)fn_empty_pinned, METH_VARARGS,
+     "_empty_pinned(shape, dtype, /)\n--\n\nAn uninitialised host array in page-locked "
+     "memory (gpuarr.empty(..., pin_memory=True))."},
     {"empty", FN(fn_empty), FASTKW,
      "empty(shape, *, dtype=None, device=None, requires_grad=False)\n--\n\nAn "
      "uninitialised array on "

@@ -22,6 +22,7 @@
 
 #include "dlpack.h"
 #include "ga_fault.h"
+#include "ga_host_ready.h"
 #include "ga_stream.h"
 #include "ga_transfer.h"
 
@@ -44,6 +45,12 @@ pyga_getbuffer(PyObject *self, Py_buffer *view, int flags)
     if ((flags & PyBUF_WRITABLE) && !ga_array_writeable(a)) {
         PyErr_SetString(PyExc_BufferError, "this array is read-only");
         view->obj = NULL;
+        return -1;
+    }
+    int ready = ga_host_ready_wait(a->storage, 1); /* a non-blocking copy's block */
+    if (ready != GA_OK) {
+        view->obj = NULL;
+        pyga_raise(ready);
         return -1;
     }
     Py_ssize_t *dims = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)(a->ndim ? a->ndim : 1));
@@ -409,6 +416,12 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
         }
         ctx->dims[i] = e->shape[i];
         ctx->dims[GA_MAXDIMS + i] = e->strides[i] / itemsize;
+    }
+    int ready = ga_host_ready_wait(e->storage, 1); /* a non-blocking copy's block */
+    if (ready != GA_OK) {
+        ga_array_release(e);
+        PyMem_Free(ctx);
+        return pyga_raise(ready);
     }
     DLTensor *t = versioned ? &ctx->m.versioned.dl_tensor : &ctx->m.legacy.dl_tensor;
     t->data = ga_array_data(e);

@@ -93,6 +93,13 @@ WRONG = {
     "step_on_one_device": ["too little work on gpu(1): 0 matrix products (at least 1 expected)"],
     "gradients_through_host": ["4 device->host copies (at most 0 allowed)",
                                "ex8_split_step.py:11: 2 device->host copies"],
+    # exercise 9 (a copy to the host that overlaps the next step)
+    "log_copied_each_step": ["20 waits for a device (at most 0 allowed)",
+                             "ex9_overlap_copy.py:10: 20 waits for a device",
+                             "logs.append(value.to(ga.cpu()))"],
+    "log_printed_each_step": ["20 waits for a device (at most 0 allowed)",
+                              "ex9_overlap_copy.py:11: 20 waits for a device",
+                              "print(f\"step {i}: {logs[-1].item():.4f}\")"],
     "trained_on_host": ["each batch (X and y) should be moved to gpu(0) and trained on there: "
                         "24 host->device copies of batches were expected, but only 8 copies "
                         "crossed in all"],
@@ -347,7 +354,7 @@ def make_submissions(tmp, students):
 
 
 STEMS = ["ex1_placement", "ex2_roundtrip", "ex3_norm_log", "ex4_trainer", "ex5_two_gpus",
-         "ex6_train", "ex7_allreduce", "ex8_split_step"]
+         "ex6_train", "ex7_allreduce", "ex8_split_step", "ex9_overlap_copy"]
 
 
 @plain_run

@@ -211,7 +211,9 @@ LESSONS_03 = [
     ("def run(x, steps=8)", r"gpu\(0\) alone [0-9]+ ms, gpu\(1\) alone [0-9]+ ms, both at "
                             r"once [0-9]+ ms \(speed-up [0-9.]+ over one after the other\)"),
     ("def compute_then_copy", r"pinned: True \| an array on gpu\(0\) False\n8 products and 8 "
-                              r"copies to the host: [0-9]+ ms;.* device->host: 8 copies"),
+                              r"copies to the host: queued in [0-9.]+ ms with 0 waits, done "
+                              r"after [0-9]+ ms;.* device->host: 8 copies.*waits: 2>\n"
+                              r"each result on the host, pinned: True"),
 ]
 
 

@@ -875,6 +875,45 @@ cuda_order_after(int dev, uintptr_t stream)
     return GA_OK;
 }
 
+/* x.to(cpu(), non_blocking=True): into page-locked memory (host_alloc_pinned) the
+ * copy is queued on the stream and the call returns; the core records an event
+ * after it and keeps the host from `dst` until it completes. (Into pageable memory
+ * CUDA would finish the copy before returning: correct, not asynchronous; the core
+ * gives this entry pinned memory only.) */
+int
+cuda_copy_d2h_async(int dev, void *dst, const void *src, size_t nbytes)
+{
+    device_state *d;
+    cudaStream_t s = NULL;
+    GA_TRY(ga_cuda_stream(dev, &s));
+    GA_TRY(state(dev, &d));
+    d->d2h++;
+    GA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, s));
+    return GA_OK;
+}
+
+/* Portable: page-locked for every device of the process, so an array pinned once
+ * copies asynchronously to and from any GPU. */
+int
+cuda_host_alloc_pinned(size_t nbytes, void **ptr)
+{
+    probe();
+    if (G.count == 0) {
+        return ga_error(GA_ERR_DEVICE, "no CUDA device: %s", G.reason);
+    }
+    *ptr = NULL;
+    GA_CUDA_TRY(cudaHostAlloc(ptr, nbytes > 0 ? nbytes : 1, cudaHostAllocPortable));
+    return GA_OK;
+}
+
+void
+cuda_host_free_pinned(void *ptr)
+{
+    if (cudaFreeHost(ptr) != cudaSuccess) {
+        cudaGetLastError(); /* never fails for the caller; the block is lost at worst */
+    }
+}
+
 int
 cuda_device_wait(int dev)
 {
@@ -1019,6 +1058,9 @@ const ga_backend table = {
     cuda_event_elapsed,
     cuda_event_destroy,
     cuda_order_after,
+    cuda_copy_d2h_async,
+    cuda_host_alloc_pinned,
+    cuda_host_free_pinned,
 };
 
 }  // namespace

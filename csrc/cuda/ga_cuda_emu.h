@@ -154,6 +154,7 @@ enum cudaMemcpyKind {
 #define cudaEventDefault 0x00
 #define cudaEventDisableTiming 0x02
 #define cudaHostAllocDefault 0x00
+#define cudaHostAllocPortable 0x01
 
 struct ga_emu_stream;
 struct ga_emu_event;

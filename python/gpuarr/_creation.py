@@ -245,16 +245,20 @@ def empty(shape, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """empty(shape, *, dtype=None, device=None, requires_grad=False, pin_memory=False)
 
     An uninitialised array. ``pin_memory=True`` (only on the CPU) asks for page-locked
-    host memory, from which a copy to a GPU can overlap compute (PyTorch's
-    ``torch.empty(..., pin_memory=True)``): the array's ``is_pinned()`` is True.
-    For now this is a flag and copies from it are ordered as any other (docs/DESIGN.md,
-    "Non-blocking copies and pinned memory")."""
-    x = _empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
-    if pin_memory:
-        if x.device.type != "cpu":
-            raise ValueError(f"pin_memory=True is for host memory, not {x.device!r}: "
-                             "make the array with device=gpuarr.cpu()")
-        x._pinned = True
+    host memory (PyTorch's ``torch.empty(..., pin_memory=True)``): with a CUDA GPU it is
+    ``cudaHostAlloc`` memory, which copies to and from the GPU read and write after
+    the call returned, so they overlap the host's work; without one (simulated GPUs)
+    host memory is the device's already and this is a flag. ``is_pinned()`` is True
+    (docs/DESIGN.md, "Non-blocking copies and pinned memory")."""
+    if not pin_memory:
+        return _empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    probe = _empty(0, dtype=dtype, device=device)  # the dtype and device as empty() sees them
+    if probe.device.type != "cpu":
+        raise ValueError(f"pin_memory=True is for host memory, not {probe.device!r}: "
+                         "make the array with device=gpuarr.cpu()")
+    x = _core._empty_pinned(shape, probe.dtype)
+    if requires_grad:
+        x.requires_grad_(True)
     return x
 
 

@@ -1,0 +1,152 @@
+/* ga_host_ready.c: host blocks that queued device work still reads or writes
+ * (ga_host_ready.h). */
+#include "ga_host_ready.h"
+
+#include <stdlib.h>
+
+#include "ga_error.h"
+#include "ga_event.h"
+#include "ga_transfer.h"
+
+struct ga_host_pending {
+    ga_event *ev;
+    ga_device dev;       /* the queue the copy is on */
+    int writes;          /* the copy writes the block (else it reads it) */
+    ga_storage *storage; /* NULL once settled */
+    int refs;            /* the list's (while storage != NULL) and each waiter's */
+    struct ga_host_pending *prev, *next;
+};
+
+int64_t ga_host_pending_blocks;
+static struct ga_host_pending *head;
+
+static void
+put(struct ga_host_pending *e)
+{
+    if (--e->refs == 0) {
+        ga_event_free(e->ev);
+        free(e);
+    }
+}
+
+/* Out of the list and off its storage (the copy is done, or the block is going),
+ * dropping the list's reference; the caller holds one of its own. */
+static void
+unlink_entry(struct ga_host_pending *e)
+{
+    if (e->storage == NULL) {
+        return; /* another thread settled it while this one waited */
+    }
+    e->storage->pending = NULL;
+    e->storage = NULL;
+    if (e->prev != NULL) {
+        e->prev->next = e->next;
+    } else {
+        head = e->next;
+    }
+    if (e->next != NULL) {
+        e->next->prev = e->prev;
+    }
+    ga_host_pending_blocks--;
+    e->refs--;
+}
+
+/* Wait for e's event and settle it once done. A failed wait (a device fault) leaves
+ * it pending, unless `always`: every later access then fails the same way, so the
+ * data never reads as good. */
+static int
+wait_entry(struct ga_host_pending *e, int always)
+{
+    e->refs++; /* ours: the wait lets the GIL go, and another thread may settle e */
+    int done = 0;
+    int st = ga_event_query(e->ev, &done);
+    if (st == GA_OK && !done) {
+        st = ga_event_wait_uncounted(e->ev); /* the caller counts (ga_host_ready.h) */
+    }
+    if (st == GA_OK || always) {
+        unlink_entry(e);
+    }
+    put(e);
+    return st;
+}
+
+int
+ga_host_ready_track(ga_storage *s, ga_device dev, int writes)
+{
+    struct ga_host_pending *old = s->pending;
+    if (old != NULL && (old->writes || writes || !ga_device_eq(old->dev, dev))) {
+        /* one event per block: wait for the earlier copy first, unless both only
+         * read the block on one in-order queue (the new event comes after the old) */
+        GA_TRY(ga_host_ready_wait(s, 1));
+        old = NULL;
+    }
+    struct ga_host_pending *e = calloc(1, sizeof(*e));
+    if (e == NULL) {
+        return ga_error(GA_ERR_NOMEM, "out of host memory for a queued copy's event");
+    }
+    int st = ga_event_record(dev, &e->ev);
+    if (st != GA_OK) {
+        free(e);
+        return st;
+    }
+    if (old != NULL) { /* superseded: a thread waiting on it keeps it alive */
+        old->refs++;
+        unlink_entry(old);
+        put(old);
+    }
+    e->dev = dev;
+    e->writes = writes;
+    e->storage = s;
+    e->refs = 1;
+    e->next = head;
+    if (head != NULL) {
+        head->prev = e;
+    }
+    head = e;
+    s->pending = e;
+    ga_host_pending_blocks++;
+    return GA_OK;
+}
+
+int
+ga_host_ready_wait(ga_storage *s, int for_write)
+{
+    struct ga_host_pending *e = s->pending;
+    if (e == NULL || !(for_write || e->writes)) {
+        return GA_OK; /* a queued copy that reads the block does not stop a read */
+    }
+    ga_count_sync(); /* a point where the host meets the device's queue */
+    return wait_entry(e, 0);
+}
+
+int
+ga_host_ready_fence_slow(void)
+{
+    ga_count_sync(); /* one for the fence, however many blocks it settles */
+    while (head != NULL) {
+        GA_TRY(wait_entry(head, 0));
+    }
+    return GA_OK;
+}
+
+void
+ga_host_ready_settle(ga_device dev)
+{
+    for (struct ga_host_pending *e = head, *next; e != NULL; e = next) {
+        next = e->next;
+        if (ga_device_eq(e->dev, dev)) {
+            e->refs++;
+            unlink_entry(e); /* its copy is done: the caller waited for dev */
+            put(e);
+        }
+    }
+}
+
+void
+ga_host_ready_release(ga_storage *s)
+{
+    if (s->pending != NULL) {
+        /* a faulted device's copy will not run: the block goes all the same */
+        (void)wait_entry(s->pending, 1);
+    }
+}
