@@ -22,9 +22,11 @@
  *     either, with no wait on the host;
  *   non-blocking copies to the host (copy_d2h_async): queued as a copy within the
  *     device; the core keeps the host block from the host until an event after it;
- *   waiting for the queue: copy_d2h (the host reads what the queue wrote), copy_h2d
- *     (the destination may still be in use by queued work), synchronize,
- *     memory_stats and empty_cache (exact numbers);
+ *   copies from the host (copy_h2d): the source staged at once into a buffer the
+ *     task owns, the copy queued (the destination may still be in use by queued
+ *     work); above 64 MiB the host waits for the queue and copies instead;
+ *   waiting for the queue: copy_d2h (the host reads what the queue wrote),
+ *     synchronize, memory_stats and empty_cache (exact numbers);
  *   errors: an operation queued with a failure record (index_checked) writes its
  *     outcome there when it has run, and the core marks its results failed
  *     (docs/DESIGN.md, "Failed queued work"). Any other task that fails keeps its
@@ -108,6 +110,7 @@ typedef struct task {
             void *dst;
             const void *src;
             size_t nbytes;
+            void *owned; /* a staged source the task frees when done, or NULL */
         } copy;
         struct {
             void *ptr;
@@ -219,6 +222,7 @@ run_task(int dev, task *t)
         return ga_cpu_fft_cached(dev, &t->u.fft);
     case TASK_COPY:
         memcpy(t->u.copy.dst, t->u.copy.src, t->u.copy.nbytes);
+        free(t->u.copy.owned);
         return GA_OK;
     case TASK_PEER:
         peer_meet(t->u.peer);
@@ -563,14 +567,36 @@ sim_empty_cache(int dev)
     return ga_host_empty_cache(1 + dev);
 }
 
+/* Up to this many bytes, a copy from the host is staged and queued; above it, the
+ * host waits for the queue and copies (no second copy of a large upload in memory). */
+#define SIM_STAGE_MAX ((size_t)64 << 20)
+
 static int
 sim_copy_h2d(int dev, void *dst, const void *src, size_t nbytes)
 {
-    /* the destination may be read or written by queued work; the source is the
-     * caller's, valid only during this call */
-    wait_idle(dev, 0);
-    memcpy(dst, src, nbytes);
-    return GA_OK;
+    /* The destination may be read or written by queued work (a block freed to the
+     * cache is handed on at once), and the source is the caller's, valid only during
+     * this call: copy the source now into a buffer the queue owns and queue the
+     * copy into dst, as CUDA stages pageable memory before cudaMemcpyAsync returns.
+     * The host goes on at once. */
+    task *t = nbytes <= SIM_STAGE_MAX ? new_task(TASK_COPY) : NULL;
+    void *staged = t != NULL ? malloc(nbytes ? nbytes : 1) : NULL;
+    if (staged == NULL) {
+        free(t);
+        wait_idle(dev, 0);
+        memcpy(dst, src, nbytes);
+        return GA_OK;
+    }
+    memcpy(staged, src, nbytes);
+    t->u.copy.dst = dst;
+    t->u.copy.src = staged;
+    t->u.copy.nbytes = nbytes;
+    t->u.copy.owned = staged;
+    int st = enqueue(dev, t); /* on failure t is freed, staged is still ours */
+    if (st != GA_OK) {
+        free(staged);
+    }
+    return st;
 }
 
 static int
@@ -588,6 +614,7 @@ sim_copy_d2d(int dev, void *dst, const void *src, size_t nbytes)
     t->u.copy.dst = dst;
     t->u.copy.src = src;
     t->u.copy.nbytes = nbytes;
+    t->u.copy.owned = NULL;
     return enqueue(dev, t);
 }
 

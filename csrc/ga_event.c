@@ -76,11 +76,17 @@ ga_event_query(ga_event *ev, int *done)
 int
 ga_event_synchronize(ga_event *ev)
 {
+    return ga_event_wait_as(ev, "Event.synchronize()");
+}
+
+int
+ga_event_wait_as(ga_event *ev, const char *what)
+{
     if (ev->be == NULL) {
         return GA_OK;
     }
     ga_count_sync();
-    ga_prof_wait_begin(ev->device, "Event.synchronize()", 0);
+    ga_prof_wait_begin(ev->device, what, 0);
     if (ev->model_s >= 0) {
         ga_model_host_wait_until(ev->device, ev->model_s);
     }

@@ -29,6 +29,8 @@ int ga_event_query(ga_event *ev, int *done);
 /* Wait on the host until the event has completed (a sync in the transfer ledger for
  * a GPU). */
 int ga_event_synchronize(ga_event *ev);
+/* The same wait, named `what` in a profile (a static string). */
+int ga_event_wait_as(ga_event *ev, const char *what);
 /* The same wait, not counted in the ledger (the profiler's own waits). */
 int ga_event_wait_uncounted(ga_event *ev);
 /* Milliseconds from `start` to `end`, measured by the device's own clock. Both must

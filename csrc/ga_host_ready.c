@@ -51,17 +51,21 @@ unlink_entry(struct ga_host_pending *e)
     e->refs--;
 }
 
-/* Wait for e's event and settle it once done. A failed wait (a device fault) leaves
- * it pending, unless `always`: every later access then fails the same way, so the
- * data never reads as good. */
+/* Wait for e's event and settle it once done. `counted`: one wait in the ledger
+ * whether or not the copy was done (ga_host_ready.h), modeled and named in a profile
+ * when it was not. A failed wait (a device fault) leaves e pending, unless `always`:
+ * every later access then fails the same way, so the data never reads as good. */
 static int
-wait_entry(struct ga_host_pending *e, int always)
+wait_entry(struct ga_host_pending *e, int counted, int always)
 {
     e->refs++; /* ours: the wait lets the GIL go, and another thread may settle e */
     int done = 0;
     int st = ga_event_query(e->ev, &done);
     if (st == GA_OK && !done) {
-        st = ga_event_wait_uncounted(e->ev); /* the caller counts (ga_host_ready.h) */
+        st = counted ? ga_event_wait_as(e->ev, "read of a non-blocking copy")
+                     : ga_event_wait_uncounted(e->ev);
+    } else if (st == GA_OK && counted) {
+        ga_count_sync();
     }
     if (st == GA_OK || always) {
         unlink_entry(e);
@@ -115,16 +119,16 @@ ga_host_ready_wait(ga_storage *s, int for_write)
     if (e == NULL || !(for_write || e->writes)) {
         return GA_OK; /* a queued copy that reads the block does not stop a read */
     }
-    ga_count_sync(); /* a point where the host meets the device's queue */
-    return wait_entry(e, 0);
+    return wait_entry(e, 1, 0); /* a point where the host meets the device's queue */
 }
 
 int
 ga_host_ready_fence_slow(void)
 {
-    ga_count_sync(); /* one for the fence, however many blocks it settles */
+    int counted = 1; /* one wait for the fence, however many blocks it settles */
     while (head != NULL) {
-        GA_TRY(wait_entry(head, 0));
+        GA_TRY(wait_entry(head, counted, 0));
+        counted = 0;
     }
     return GA_OK;
 }
@@ -147,6 +151,6 @@ ga_host_ready_release(ga_storage *s)
 {
     if (s->pending != NULL) {
         /* a faulted device's copy will not run: the block goes all the same */
-        (void)wait_entry(s->pending, 1);
+        (void)wait_entry(s->pending, 0, 1);
     }
 }

@@ -151,6 +151,27 @@ def test_memory_of_a_freed_array_is_not_reused_before_queued_readers():
     assert (z.numpy() == -1.0).all()
 
 
+@needs_simulated
+def test_a_copy_from_the_host_is_queued_behind_the_readers_of_a_reused_block():
+    """A copy from the host does not wait for the queue: its source is staged and the
+    copy queued, so it writes a block freed by queued work only after that work read
+    it. (A copy made at once would hand y the host data; one that waited for the held
+    queue would never return.)"""
+    d = gpuarr.gpu(0)
+    data = np.random.default_rng(0).standard_normal(1 << 16)
+    x = gpuarr.arange(1 << 16, dtype="float64", device=d)
+    gpuarr.synchronize(d)
+    with gpuarr.count_transfers() as t, _held(d):
+        y = x * 2
+        del x  # the block is cached; the upload below may be handed it
+        z = gpuarr.asarray(data, device=d)
+        data[:] = 0  # the host's data was only borrowed for the call
+        assert _core._pending_work(d) >= 3
+    assert (t.h2d_count, t.syncs) == (1, 0)
+    np.testing.assert_array_equal(y.numpy(), np.arange(1 << 16) * 2.0)
+    np.testing.assert_array_equal(z.numpy(), np.random.default_rng(0).standard_normal(1 << 16))
+
+
 def test_an_error_in_queued_work_surfaces_at_the_next_synchronizing_call(device):
     x = gpuarr.arange(10, device=device)
     idx = gpuarr.asarray(np.array([1, 99]), device=device)

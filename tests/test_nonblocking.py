@@ -89,8 +89,8 @@ def _slow(device, seconds=0.3):
     slowed (GPUARR_CUDA_EMULATE_DMA_MS, read at each copy). A real GPU: skipped."""
     kind = gpuarr.device_kind(device)
     if kind == "simulated":
-        # opened by the timer whatever the block does (a copy from the host waits for
-        # the queue on a simulated GPU: it would wait for ever for a queue opened after)
+        # opened by the timer whatever the block does (a copy of over 64 MiB from the
+        # host waits for the queue: it would wait for ever for a queue opened after)
         gpuarr._core._hold_queue(device, True)
         timer = threading.Timer(seconds, gpuarr._core._hold_queue, (device, False))
         timer.start()
