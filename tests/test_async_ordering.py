@@ -209,7 +209,7 @@ def _random_program(rng, steps):
     prog = []
     for _ in range(steps):
         kind = rng.choice(["binary", "scalar", "reduce", "inplace", "setitem", "move",
-                           "matmul", "view", "free"])
+                           "matmul", "view", "free", "to_host", "copy_into"])
         prog.append((kind, rng.randrange(4), rng.randrange(4), rng.random()))
     return prog
 
@@ -248,13 +248,20 @@ def _run(prog, xp, devices):
         elif kind == "free":
             regs[i] = b - 1.0
             del a  # the last reference to the old register, maybe still read by queued work
+        elif kind == "to_host" and xp:  # queued; later reads, writes and moves wait for it
+            regs[i] = a.to(gpuarr.cpu(), non_blocking=True)
+        elif kind == "copy_into" and xp:  # into a pinned buffer, queued as well
+            regs[i] = gpuarr.empty(a.shape, dtype=a.dtype, pin_memory=True)
+            a.copyto(regs[i], non_blocking=True)
     return [to_numpy(x) if xp else x for x in regs], outs
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_random_programs_on_two_devices_match_numpy(seed):
-    """Random sequences of queued operations, moves and reads spread over every GPU
-    (or the CPU alone), compared with NumPy step by step."""
+    """Random sequences of queued operations, moves, non-blocking copies to pinned host
+    memory and reads spread over every GPU (or the CPU alone), compared with NumPy step
+    by step. CI runs them on emulated CUDA under a random schedule of the emulator's
+    streams (GPUARR_CUDA_EMULATE_SCHEDULE) too."""
     devices = [gpuarr.gpu(i) for i in range(gpuarr.num_gpus())] or [gpuarr.cpu()]
     rng = random.Random(seed)
     prog = _random_program(rng, 40)
