@@ -4,7 +4,7 @@
 
 Simulated GPUs queue every operation on a worker thread per device (docs/DESIGN.md,
 "Ordering: one model for simulated and CUDA devices"), so the lessons about time can
-be seen without a GPU. Five rows, each the median of --rounds:
+be seen without a GPU. Six rows, each the median of --rounds:
 
   queue vs compute   ((x * 2 + 1).exp() * x).sqrt() on 2^23 float32 elements: the time
                      until the calls return (what a clock stopped without synchronize()
@@ -18,6 +18,11 @@ be seen without a GPU. Five rows, each the median of --rounds:
                      compute-bound MLP 512-2048-2048-10 on batches of 1024 rows:
                      nn.DataParallel over gpu(0) and gpu(1) against the model on gpu(0)
                      (issue 24's target: 1.4x or more on 2 simulated GPUs)
+  copies to host     the book's "computation and communication": 20 steps, each a
+                     512 x 512 product on gpu(0) whose result goes to the host while
+                     the host does its own work (a NumPy sort of 2^18 float64, as a
+                     data loader would); to(cpu(), non_blocking=True) against to(cpu()),
+                     which waits for the device at every step (issue 24)
   profiler cost      a + b on 8 float32 elements of gpu(0), 2000 calls then
                      synchronize(), inside `with ga.profile()` and outside one,
                      interleaved: the difference per call is what recording an
@@ -152,6 +157,34 @@ def data_parallel(d0, d1, batch, width, steps, rounds):
     return statistics.median(one) / steps, statistics.median(two) / steps
 
 
+def copies_to_host(device, n, steps, rounds):
+    import numpy as np
+
+    W = ga.randn(n, n, device=device) / n ** 0.5
+    host_work = np.random.default_rng(0).standard_normal(1 << 18)
+
+    def loop(non_blocking):
+        def run():
+            ga.synchronize(device)
+            t0 = time.perf_counter()
+            x, out = ga.randn(n, n, device=device), []
+            for _ in range(steps):
+                x = (W @ x).tanh()
+                out.append(x.to(ga.cpu(), non_blocking=non_blocking))
+                np.sort(host_work)  # the host's own work meanwhile
+            ga.synchronize(device)
+            return time.perf_counter() - t0
+        return run
+
+    blocking, queued = loop(False), loop(True)
+    blocking(), queued()  # warm up
+    waits, nowait = [], []
+    for _ in range(rounds):  # interleaved, so both see the same load
+        waits.append(median_time(blocking, 1))
+        nowait.append(median_time(queued, 1))
+    return statistics.median(waits), statistics.median(nowait)
+
+
 def profiler_cost(device, calls, rounds):
     a = ga.ones(8, dtype="float32", device=device)
     b = a + 1
@@ -206,6 +239,11 @@ def main():
     print(f"DataParallel training step (MLP 512-{width}-{width}-10, batch {batch}): "
           f"{d0} alone {t_one * 1e3:.1f} ms, DataParallel over {d0} and {d1} "
           f"{t_two * 1e3:.1f} ms; speed-up {t_one / t_two:.2f}")
+    n_copy = 256 if args.quick else 512
+    t_wait, t_nowait = copies_to_host(d0, n_copy, 20, rounds)
+    print(f"copies to the host (20 steps of a {n_copy} x {n_copy} product, host work "
+          f"meanwhile): to(cpu()) {t_wait * 1e3:.1f} ms, to(cpu(), non_blocking=True) "
+          f"{t_nowait * 1e3:.1f} ms; speed-up {t_wait / t_nowait:.2f}")
     t_on, t_off = profiler_cost(d0, 2000, 3 * rounds)
     print(f"profiler cost (a + b, 8 float32): {t_off * 1e6:.2f} us a call, "
           f"{t_on * 1e6:.2f} us profiled; {(t_on - t_off) * 1e6:+.2f} us an operation")
