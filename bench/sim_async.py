@@ -4,7 +4,7 @@
 
 Simulated GPUs queue every operation on a worker thread per device (docs/DESIGN.md,
 "Ordering: one model for simulated and CUDA devices"), so the lessons about time can
-be seen without a GPU. Six rows, each the median of --rounds:
+be seen without a GPU. Seven rows, each the median of --rounds:
 
   queue vs compute   ((x * 2 + 1).exp() * x).sqrt() on 2^23 float32 elements: the time
                      until the calls return (what a clock stopped without synchronize()
@@ -23,6 +23,12 @@ be seen without a GPU. Six rows, each the median of --rounds:
                      the host does its own work (a NumPy sort of 2^18 float64, as a
                      data loader would); to(cpu(), non_blocking=True) against to(cpu()),
                      which waits for the device at every step (issue 24)
+  copy queue         one device computing and copying out at once: 10 steps of
+                     x = x * 0.5 on 2^22 float32 elements of gpu(0), each result sent
+                     to the host with to(cpu(), non_blocking=True), against the
+                     steps alone and the copies alone: on the device's copy queue the
+                     copies run beside the compute, so both together take less than
+                     the two apart (on one in-order queue they would take the sum)
   profiler cost      a + b on 8 float32 elements of gpu(0), 2000 calls then
                      synchronize(), inside `with ga.profile()` and outside one,
                      interleaved: the difference per call is what recording an
@@ -185,6 +191,34 @@ def copies_to_host(device, n, steps, rounds):
     return statistics.median(waits), statistics.median(nowait)
 
 
+def copy_queue_overlap(device, n, steps, rounds):
+    """Medians of (compute alone, copies alone, both) for `steps` steps on `device`."""
+    def loop(compute, copy):
+        def run():
+            x = ga.rand(n, device=device)
+            ga.synchronize(device)
+            t0 = time.perf_counter()
+            out = []
+            for _ in range(steps):
+                if compute:
+                    x = x * 0.5  # frees the last x: the compute queue waits for its copy
+                if copy:
+                    out.append(x.to(ga.cpu(), non_blocking=True))
+            ga.synchronize(device)
+            return time.perf_counter() - t0
+        return run
+
+    kinds = [(True, False), (False, True), (True, True)]
+    runs = [loop(*k) for k in kinds]
+    for run in runs:
+        run()  # warm up
+    times = [[] for _ in kinds]
+    for _ in range(rounds):  # interleaved, so all three see the same load
+        for t, run in zip(times, runs):
+            t.append(run())
+    return [statistics.median(t) for t in times]
+
+
 def profiler_cost(device, calls, rounds):
     a = ga.ones(8, dtype="float32", device=device)
     b = a + 1
@@ -244,6 +278,12 @@ def main():
     print(f"copies to the host (20 steps of a {n_copy} x {n_copy} product, host work "
           f"meanwhile): to(cpu()) {t_wait * 1e3:.1f} ms, to(cpu(), non_blocking=True) "
           f"{t_nowait * 1e3:.1f} ms; speed-up {t_wait / t_nowait:.2f}")
+    n_cq = 1 << (20 if args.quick else 22)
+    t_comp, t_copy, t_both = copy_queue_overlap(d0, n_cq, 10, rounds)
+    print(f"copy queue (10 steps of x * 0.5 on 2^{n_cq.bit_length() - 1} float32, each "
+          f"result to the host): compute alone {t_comp * 1e3:.1f} ms, copies alone "
+          f"{t_copy * 1e3:.1f} ms, both {t_both * 1e3:.1f} ms; the two apart over both "
+          f"together {(t_comp + t_copy) / t_both:.2f}")
     t_on, t_off = profiler_cost(d0, 2000, 3 * rounds)
     print(f"profiler cost (a + b, 8 float32): {t_off * 1e6:.2f} us a call, "
           f"{t_on * 1e6:.2f} us profiled; {(t_on - t_off) * 1e6:+.2f} us an operation")

@@ -9,6 +9,7 @@
 #include "ga_error.h"
 #include "ga_live.h"
 #include "ga_fault.h"
+#include "ga_copy_queue.h"
 #include "ga_host_ready.h"
 
 int
@@ -72,6 +73,8 @@ ga_storage_decref(ga_storage *s)
     if (s->faults != NULL) {
         ga_faultset_release(s->faults);
     }
+    /* a queued copy to the host still reads it: the block's next user waits for it */
+    ga_copy_queue_fence(s, s->release != NULL);
     if (s->release != NULL) {
         s->release(s->owner);
     } else {

@@ -47,6 +47,10 @@ typedef struct ga_storage {
     /* A queued copy still reads or writes this host block, or NULL (ga_host_ready.h:
      * the host waits for it before touching the block). */
     struct ga_host_pending *pending;
+    /* A non-blocking copy to the host on the device's copy queue reads this device
+     * block: its number there, or 0 (ga_copy_queue.h: the compute queue waits for it
+     * before the block is written or freed). */
+    uint64_t copy_ticket;
 } ga_storage;
 
 enum { GA_PINNED_NO = 0, GA_PINNED_FLAG = 1, GA_PINNED_LOCKED = 2 };
@@ -130,11 +134,17 @@ ga_array_writeable(const ga_array *a)
 {
     return !a->readonly && !a->storage->readonly;
 }
-/* Record a write into a's memory (the storage's version counter). */
+void ga_copy_queue_fence_slow(ga_storage *s, int host); /* ga_copy_queue.h */
+/* Record a write into a's memory (the storage's version counter), before the write is
+ * queued: a queued copy to the host that still reads the block goes first
+ * (ga_copy_queue.h). */
 static inline void
 ga_array_note_write(const ga_array *a)
 {
     a->storage->version++;
+    if (a->storage->copy_ticket != 0) {
+        ga_copy_queue_fence_slow(a->storage, 0);
+    }
 }
 int ga_array_is_c_contiguous(const ga_array *a);
 int ga_array_is_f_contiguous(const ga_array *a);

@@ -32,8 +32,9 @@
  * records (index_checked, fault_poll); 9: timing events (event_*); 10: order_after (a
  * DLPack export ordered after the consumer's stream); 11: non-blocking copies to the
  * host and page-locked host memory (copy_d2h_async, host_alloc_pinned,
- * host_free_pinned). Entries only ever added at the end of ga_backend. */
-#define GA_BACKEND_ABI_VERSION 11
+ * host_free_pinned); 12: a copy queue beside the compute queue (copies_event_record,
+ * wait_copies). Entries only ever added at the end of ga_backend. */
+#define GA_BACKEND_ABI_VERSION 12
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -434,6 +435,19 @@ typedef struct ga_backend {
      * memory is the device's), and "pinned" is a flag of ordinary host memory. */
     int (*host_alloc_pinned)(size_t nbytes, void **ptr);
     void (*host_free_pinned)(void *ptr);
+
+    /* ABI 12: a copy queue per device beside its compute queue (docs/DESIGN.md,
+     * "Non-blocking copies and pinned memory"). Both or neither. With them,
+     * copy_d2h_async queues its copy on dev's copy queue, after the work queued so far
+     * on the compute queue, and the compute queue's later work runs beside it; the
+     * copy queue runs its copies in order. */
+    /* An event (as event_record's, and released by event_destroy) at the end of the
+     * work queued so far on dev's copy queue. */
+    int (*copies_event_record)(int dev, void **ev);
+    /* Later work queued on dev's compute queue waits, on the device, for the copies
+     * queued so far (the core calls it before a block a queued copy reads is written
+     * or freed). No host wait. */
+    int (*wait_copies)(int dev);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

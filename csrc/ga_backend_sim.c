@@ -20,8 +20,13 @@
  *     made when both workers have reached theirs (peer_meet), so it follows the work
  *     queued before it on both devices and precedes the work queued after it on
  *     either, with no wait on the host;
- *   non-blocking copies to the host (copy_d2h_async): queued as a copy within the
- *     device; the core keeps the host block from the host until an event after it;
+ *   non-blocking copies to the host (copy_d2h_async): a task on the device's copy
+ *     queue, served by a second worker, so it overlaps the compute queue's later
+ *     work. A mark task on the compute queue lets the copy start once the work queued
+ *     before it is done; wait_copies queues a task on the compute queue that waits for
+ *     the copies queued so far (the core calls it before a write into, or the free of,
+ *     a block a queued copy reads); events recorded on the copy queue
+ *     (copies_event_record) tell the core when the host block holds the data;
  *   copies from the host (copy_h2d): the source staged at once into a buffer the
  *     task owns, the copy queued (the destination may still be in use by queued
  *     work); above 64 MiB the host waits for the queue and copies instead;
@@ -70,7 +75,11 @@ typedef enum {
     TASK_FREE,
     TASK_EVENT,
     TASK_PEER, /* one half of a copy between two devices (peer_meet) */
-    TASK_GATE  /* tests: the worker waits here until ga_sim_hold(dev, 0) */
+    TASK_GATE, /* tests: the worker waits here until ga_sim_hold(dev, ., 0) */
+    /* the copy queue (copy_d2h_async): */
+    TASK_MARK,        /* compute queue: the work before it is done (marks_reached) */
+    TASK_COPY_QUEUED, /* copy queue: a copy that first waits for its mark */
+    TASK_WAIT_COPIES  /* compute queue: waits until copies_done reaches `seq` */
 } task_kind;
 
 /* A copy between two simulated GPUs: a task on each queue, and the copy happens when
@@ -85,9 +94,12 @@ typedef struct {
     int arrived, done, refs; /* under peer_mu */
 } sim_peer;
 
+struct sim_queue;
+
 /* A timing event (ABI 9): owned by the caller and by its task until the worker has
  * stamped it, whichever lets go last frees it. */
 typedef struct {
+    struct sim_queue *q; /* the queue it is on (a waiter sleeps on its `idle`) */
     int refs;    /* __atomic */
     int done;    /* __atomic; 1 once `ns` is written */
     int64_t ns;  /* ga_monotonic_ns() when the worker reached it */
@@ -119,13 +131,14 @@ typedef struct task {
         sim_event *event;
         sim_peer *peer;
     } u;
+    int64_t seq;         /* mark, copy, wait_copies: a number in xq's counters */
     int64_t count;       /* nonzero */
     int64_t *nonzero_out; /* nonzero */
     ga_fault_record *rec; /* index_checked: where the outcome goes, or NULL */
     ga_sim_stamp *stamp;  /* the profiler's, or NULL (ga_sim_stamp_tasks) */
 } task;
 
-typedef struct {
+typedef struct sim_queue {
     ga_mutex mu;
     ga_cond work; /* a task was queued */
     ga_cond idle; /* pending dropped to 0 */
@@ -138,6 +151,16 @@ typedef struct {
 } sim_queue;
 
 static sim_queue queues[GA_MAX_DEVICES];
+/* Each device's copy queue (copy_d2h_async), with a worker of its own. */
+static sim_queue copy_queues[GA_MAX_DEVICES];
+/* Between a device's compute queue and its copy queue, under xq_mu (xq_cv wakes the
+ * waiters): marks and copies are numbered as they are queued, and each worker
+ * publishes how far it got. The numbers are taken and both tasks queued under xq_mu,
+ * so every queue holds its tasks in number order. */
+static ga_mutex xq_mu = GA_MUTEX_INIT;
+static ga_cond xq_cv = GA_COND_INIT;
+static int64_t marks_queued[GA_MAX_DEVICES], marks_reached[GA_MAX_DEVICES];
+static int64_t copies_queued[GA_MAX_DEVICES], copies_done[GA_MAX_DEVICES];
 static ga_mutex start_mu = GA_MUTEX_INIT;
 static GA_THREAD_LOCAL ga_sim_stamp *stamp_next; /* ga_sim_stamp_tasks */
 /* Peer copies: their two halves enter the two queues under pair_mu, so all pairs are
@@ -188,10 +211,29 @@ peer_meet(sim_peer *p)
     }
 }
 
-static int
-run_task(int dev, task *t)
+/* Wait under xq_mu until *counter reaches `seq`. */
+static void
+xq_wait(const int64_t *counter, int64_t seq)
 {
-    sim_queue *q = &queues[dev];
+    ga_mutex_lock(&xq_mu);
+    while (*counter < seq) {
+        ga_cond_wait(&xq_cv, &xq_mu);
+    }
+    ga_mutex_unlock(&xq_mu);
+}
+
+static void
+xq_publish(int64_t *counter, int64_t seq)
+{
+    ga_mutex_lock(&xq_mu);
+    *counter = seq;
+    ga_cond_broadcast(&xq_cv);
+    ga_mutex_unlock(&xq_mu);
+}
+
+static int
+run_task(int dev, sim_queue *q, task *t)
+{
     switch (t->kind) {
     case TASK_GATE:
         ga_mutex_lock(&q->mu);
@@ -227,6 +269,17 @@ run_task(int dev, task *t)
     case TASK_PEER:
         peer_meet(t->u.peer);
         return GA_OK;
+    case TASK_MARK:
+        xq_publish(&marks_reached[dev], t->seq);
+        return GA_OK;
+    case TASK_COPY_QUEUED:
+        xq_wait(&marks_reached[dev], t->seq);
+        memcpy(t->u.copy.dst, t->u.copy.src, t->u.copy.nbytes);
+        xq_publish(&copies_done[dev], t->count);
+        return GA_OK;
+    case TASK_WAIT_COPIES:
+        xq_wait(&copies_done[dev], t->seq);
+        return GA_OK;
     case TASK_FREE:
         ga_host_free(1 + dev, t->u.block.ptr, t->u.block.nbytes);
         return GA_OK;
@@ -241,6 +294,7 @@ run_task(int dev, task *t)
 typedef struct {
     int dev;
     int share;
+    sim_queue *q;
 } worker_arg;
 
 static void *
@@ -248,7 +302,7 @@ worker_main(void *arg)
 {
     worker_arg a = *(worker_arg *)arg;
     free(arg);
-    sim_queue *q = &queues[a.dev];
+    sim_queue *q = a.q;
     ga_cpu_set_thread_share(a.share);
     for (;;) {
         ga_mutex_lock(&q->mu);
@@ -266,7 +320,7 @@ worker_main(void *arg)
         if (stamp != NULL && __atomic_load_n(&stamp->start_ns, __ATOMIC_RELAXED) == 0) {
             __atomic_store_n(&stamp->start_ns, ga_monotonic_ns(), __ATOMIC_RELAXED);
         }
-        int st = run_task(a.dev, t);
+        int st = run_task(a.dev, q, t);
         if (stamp != NULL) {
             __atomic_store_n(&stamp->end_ns, ga_monotonic_ns(), __ATOMIC_RELAXED);
         }
@@ -307,8 +361,8 @@ worker_main(void *arg)
 static void
 before_fork(void)
 {
-    for (int d = 0; d < GA_MAX_DEVICES; d++) {
-        sim_queue *q = &queues[d];
+    for (int d = 0; d < 2 * GA_MAX_DEVICES; d++) {
+        sim_queue *q = d < GA_MAX_DEVICES ? &queues[d] : &copy_queues[d - GA_MAX_DEVICES];
         if (!q->started) {
             continue;
         }
@@ -323,8 +377,8 @@ before_fork(void)
 static void
 after_fork_child(void)
 {
-    for (int d = 0; d < GA_MAX_DEVICES; d++) {
-        sim_queue *q = &queues[d];
+    for (int d = 0; d < 2 * GA_MAX_DEVICES; d++) {
+        sim_queue *q = d < GA_MAX_DEVICES ? &queues[d] : &copy_queues[d - GA_MAX_DEVICES];
         if (!q->started) {
             continue;
         }
@@ -336,17 +390,20 @@ after_fork_child(void)
         q->started = 0;
     }
     /* another thread of the parent may have held them (no pair is in flight: the
-     * queues were drained before the fork) */
+     * queues were drained before the fork, so every mark and copy has run) */
     ga_mutex_reset(&pair_mu);
     ga_mutex_reset(&peer_mu);
     ga_cond_reset(&peer_cv);
+    ga_mutex_reset(&xq_mu);
+    ga_cond_reset(&xq_cv);
 }
 
-/* The queue of `dev`, its worker started on first use. */
+/* Queue `q` of `dev` (its compute queue, or with `copies` its copy queue), its
+ * worker started on first use. The copy worker only copies memory: one thread. */
 static int
-queue_of(int dev, sim_queue **out)
+start_queue(int dev, int copies, sim_queue **out)
 {
-    sim_queue *q = &queues[dev];
+    sim_queue *q = copies ? &copy_queues[dev] : &queues[dev];
     *out = q;
     if (q->started) {
         return GA_OK;
@@ -365,12 +422,13 @@ queue_of(int dev, sim_queue **out)
         q->pending = 0;
         q->err_status = GA_OK;
         int ngpus = ga_num_gpus();
-        int share = ga_cpu_num_threads() / (ngpus > 0 ? ngpus : 1);
+        int share = copies ? 1 : ga_cpu_num_threads() / (ngpus > 0 ? ngpus : 1);
         worker_arg *a = malloc(sizeof(*a));
         int ok = a != NULL;
         if (ok) {
             a->dev = dev;
             a->share = share < 1 ? 1 : share;
+            a->q = q;
             ok = ga_thread_start_detached(worker_main, a, 8 << 20);
             if (!ok) {
                 free(a);
@@ -378,8 +436,8 @@ queue_of(int dev, sim_queue **out)
         }
         if (!ok) {
             ga_mutex_unlock(&start_mu);
-            return ga_error(GA_ERR_RUNTIME,
-                            "could not start the worker thread of simulated gpu(%d)", dev);
+            return ga_error(GA_ERR_RUNTIME, "could not start the %s thread of simulated "
+                            "gpu(%d)", copies ? "copy" : "worker", dev);
         }
         q->started = 1;
     }
@@ -388,14 +446,15 @@ queue_of(int dev, sim_queue **out)
 }
 
 static int
-enqueue(int dev, task *t)
+queue_of(int dev, sim_queue **out)
 {
-    sim_queue *q;
-    int st = queue_of(dev, &q);
-    if (st != GA_OK) {
-        free(t);
-        return st;
-    }
+    return start_queue(dev, 0, out);
+}
+
+/* Append t to q (started). */
+static void
+push(sim_queue *q, task *t)
+{
     t->next = NULL;
     ga_mutex_lock(&q->mu);
     if (q->tail != NULL) {
@@ -408,6 +467,18 @@ enqueue(int dev, task *t)
     q->pending++;
     ga_cond_signal(&q->work);
     ga_mutex_unlock(&q->mu);
+}
+
+static int
+enqueue(int dev, task *t)
+{
+    sim_queue *q;
+    int st = queue_of(dev, &q);
+    if (st != GA_OK) {
+        free(t);
+        return st;
+    }
+    push(q, t);
     return GA_OK;
 }
 
@@ -419,6 +490,7 @@ new_task(task_kind kind)
         t->kind = kind;
         t->op = 0;
         t->rec = NULL;
+        t->seq = 0;
         t->stamp = stamp_next;
     }
     return t;
@@ -433,9 +505,8 @@ new_task(task_kind kind)
 /* Wait until everything queued on `dev` is done. With `report`, hand back (and forget)
  * the first failure of that work. */
 static int
-wait_idle(int dev, int report)
+wait_queue(sim_queue *q, int dev, int report)
 {
-    sim_queue *q = &queues[dev];
     if (!q->started) {
         return GA_OK;
     }
@@ -463,17 +534,24 @@ wait_idle(int dev, int report)
     return GA_OK;
 }
 
+static int
+wait_idle(int dev, int report)
+{
+    return wait_queue(&queues[dev], dev, report);
+}
+
 int
-ga_sim_hold(int dev, int hold)
+ga_sim_hold(int dev, int copies, int hold)
 {
     sim_queue *q;
-    GA_TRY(queue_of(dev, &q));
+    GA_TRY(start_queue(dev, copies, &q));
     if (hold) {
         NEW_TASK(t, TASK_GATE);
         ga_mutex_lock(&q->mu);
         q->held = 1;
         ga_mutex_unlock(&q->mu);
-        return enqueue(dev, t);
+        push(q, t);
+        return GA_OK;
     }
     ga_mutex_lock(&q->mu);
     q->held = 0;
@@ -513,10 +591,12 @@ sim_props(int dev, ga_device_props *out)
     return GA_OK;
 }
 
+/* The whole device: its compute queue and its copy queue (cudaDeviceSynchronize). */
 static int
 sim_synchronize(int dev)
 {
-    return wait_idle(dev, 1);
+    GA_TRY(wait_idle(dev, 1));
+    return wait_queue(&copy_queues[dev], dev, 1);
 }
 
 static int
@@ -618,13 +698,56 @@ sim_copy_d2d(int dev, void *dst, const void *src, size_t nbytes)
     return enqueue(dev, t);
 }
 
-/* x.to(cpu(), non_blocking=True): a task like a copy within the device (the host
- * block is memory the worker can write); the core waits for an event after it before
- * the host touches `dst`. */
+/* x.to(cpu(), non_blocking=True): a mark on the compute queue and the copy on the
+ * copy queue, which starts once the compute worker passed the mark (the work that
+ * writes `src` is done) and runs beside the compute queue's later work. The core
+ * waits for an event on the copy queue (copies_event_record) before the host touches
+ * `dst`, and calls wait_copies before `src` is written again or freed. */
 static int
 sim_copy_d2h_async(int dev, void *dst, const void *src, size_t nbytes)
 {
-    return sim_copy_d2d(dev, dst, src, nbytes);
+    sim_queue *q, *cq;
+    GA_TRY(queue_of(dev, &q));
+    GA_TRY(start_queue(dev, 1, &cq));
+    task *mark = new_task(TASK_MARK), *copy = new_task(TASK_COPY_QUEUED);
+    if (mark == NULL || copy == NULL) {
+        free(mark);
+        free(copy);
+        return ga_error(GA_ERR_NOMEM, "out of host memory queuing work on gpu(%d)", dev);
+    }
+    mark->stamp = NULL; /* the profiler's span is the copy's */
+    copy->u.copy.dst = dst;
+    copy->u.copy.src = src;
+    copy->u.copy.nbytes = nbytes;
+    copy->u.copy.owned = NULL;
+    ga_mutex_lock(&xq_mu);
+    mark->seq = copy->seq = ++marks_queued[dev];
+    copy->count = ++copies_queued[dev];
+    push(q, mark);
+    push(cq, copy);
+    ga_mutex_unlock(&xq_mu);
+    return GA_OK;
+}
+
+/* Later work on dev's compute queue waits for the copies queued so far (none: no
+ * task). No host wait. */
+static int
+sim_wait_copies(int dev)
+{
+    sim_queue *q;
+    GA_TRY(queue_of(dev, &q));
+    NEW_TASK(t, TASK_WAIT_COPIES);
+    t->stamp = NULL;
+    ga_mutex_lock(&xq_mu);
+    t->seq = copies_queued[dev];
+    if (copies_done[dev] >= t->seq) {
+        ga_mutex_unlock(&xq_mu);
+        free(t);
+        return GA_OK;
+    }
+    push(q, t);
+    ga_mutex_unlock(&xq_mu);
+    return GA_OK;
 }
 
 static int
@@ -776,14 +899,18 @@ sim_linalg(int dev, const ga_linalg_desc *d)
     return ga_cpu_linalg(dev, d);
 }
 
-/* Timing events (ABI 9): a task whose timestamp the worker takes when it gets there. */
+/* Timing events (ABI 9): a task whose timestamp the worker takes when it gets there;
+ * on the copy queue with `copies` (ABI 12). */
 static int
-sim_event_record(int dev, void **out)
+record_on(int dev, int copies, void **out)
 {
+    sim_queue *q;
+    GA_TRY(start_queue(dev, copies, &q));
     sim_event *ev = malloc(sizeof(*ev));
     if (ev == NULL) {
         return ga_error(GA_ERR_NOMEM, "out of host memory for an event on gpu(%d)", dev);
     }
+    ev->q = q;
     ev->refs = 2; /* the caller's and the task's */
     ev->done = 0;
     ev->ns = 0;
@@ -793,13 +920,21 @@ sim_event_record(int dev, void **out)
         return ga_error(GA_ERR_NOMEM, "out of host memory queuing work on gpu(%d)", dev);
     }
     t->u.event = ev;
-    int st = enqueue(dev, t); /* frees t on failure */
-    if (st != GA_OK) {
-        free(ev);
-        return st;
-    }
+    push(q, t);
     *out = ev;
     return GA_OK;
+}
+
+static int
+sim_event_record(int dev, void **out)
+{
+    return record_on(dev, 0, out);
+}
+
+static int
+sim_copies_event_record(int dev, void **out)
+{
+    return record_on(dev, 1, out);
 }
 
 static int
@@ -813,8 +948,9 @@ sim_event_query(int dev, void *ev, int *done)
 static int
 sim_event_synchronize(int dev, void *ev)
 {
+    (void)dev;
     sim_event *e = ev;
-    sim_queue *q = &queues[dev];
+    sim_queue *q = e->q;
     void *token = ga_host_work_begin(); /* as wait_idle */
     ga_mutex_lock(&q->mu);
     while (!__atomic_load_n(&e->done, __ATOMIC_ACQUIRE)) {
@@ -875,4 +1011,6 @@ const ga_backend ga_backend_simulated = {
     .event_elapsed = sim_event_elapsed,
     .event_destroy = sim_event_destroy,
     .copy_d2h_async = sim_copy_d2h_async,
+    .copies_event_record = sim_copies_event_record,
+    .wait_copies = sim_wait_copies,
 };

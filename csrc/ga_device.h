@@ -160,7 +160,7 @@ void ga_device_work_counters(ga_device d, int64_t out[GA_WORK_NKINDS]);
 /* Simulated GPUs only (tests of asynchrony): operations queued and not finished (0 on
  * every other device), and holding a queue's worker (GA_ERR_VALUE elsewhere). */
 int64_t ga_device_pending_work(ga_device d);
-int ga_device_hold_queue(ga_device d, int hold);
+int ga_device_hold_queue(ga_device d, int copies, int hold);
 /* Threads of the CPU kernels, and bytes of freed host blocks kept per device. */
 int ga_device_cpu_threads(void);
 size_t ga_device_host_cache_limit(void);

@@ -103,7 +103,7 @@ ga_device_pending_work(ga_device d)
 }
 
 int
-ga_device_hold_queue(ga_device d, int hold)
+ga_device_hold_queue(ga_device d, int copies, int hold)
 {
     if (d.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_SIMULATED) {
         return ga_error(GA_ERR_VALUE,
@@ -111,7 +111,7 @@ ga_device_hold_queue(ga_device d, int hold)
     }
     const ga_backend *be;
     GA_TRY(ga_device_backend_nowait(d, &be)); /* checks that the device exists */
-    return ga_sim_hold(d.index, hold);
+    return ga_sim_hold(d.index, copies, hold);
 }
 
 int

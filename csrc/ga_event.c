@@ -29,8 +29,10 @@ has_events(const ga_backend *be)
            be->event_destroy != NULL;
 }
 
-int
-ga_event_record(ga_device d, ga_event **out)
+/* At the end of d's compute queue, or with `copies` of its copy queue where the
+ * backend has one (ABI 12). */
+static int
+record(ga_device d, int copies, ga_event **out)
 {
     const ga_backend *be;
     *out = NULL;
@@ -42,8 +44,10 @@ ga_event_record(ga_device d, ga_event **out)
     ev->device = d;
     ev->model_s = ga_model_event_time(d);
     if (d.kind != GA_DEV_CPU && has_events(be)) {
-        int st =
-            ga_backend_status(be, be->event_record(ga_device_local(d), &ev->handle));
+        int (*rec)(int, void **) = copies && be->copies_event_record != NULL
+                                       ? be->copies_event_record
+                                       : be->event_record;
+        int st = ga_backend_status(be, rec(ga_device_local(d), &ev->handle));
         if (st != GA_OK) {
             free(ev);
             return st;
@@ -54,6 +58,18 @@ ga_event_record(ga_device d, ga_event **out)
     }
     *out = ev;
     return GA_OK;
+}
+
+int
+ga_event_record(ga_device d, ga_event **out)
+{
+    return record(d, 0, out);
+}
+
+int
+ga_event_record_copies(ga_device d, ga_event **out)
+{
+    return record(d, 1, out);
 }
 
 ga_device

@@ -23,6 +23,9 @@ typedef struct ga_event ga_event;
 /* A new event recorded now at the end of `d`'s queue (GA_ERR_DEVICE if `d` does not
  * exist). Free it with ga_event_free (also while it is still pending). */
 int ga_event_record(ga_device d, ga_event **out);
+/* The same at the end of `d`'s copy queue (ga_copy_queue.h), where its backend has
+ * one, else of its queue. */
+int ga_event_record_copies(ga_device d, ga_event **out);
 ga_device ga_event_device(const ga_event *ev);
 /* *done = 1 when the work before the event has finished; never waits. */
 int ga_event_query(ga_event *ev, int *done);

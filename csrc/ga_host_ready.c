@@ -10,7 +10,7 @@
 
 struct ga_host_pending {
     ga_event *ev;
-    ga_device dev;       /* the queue the copy is on */
+    ga_device dev;       /* the device the copy is on (its copy queue if `writes`) */
     int writes;          /* the copy writes the block (else it reads it) */
     ga_storage *storage; /* NULL once settled */
     int refs;            /* the list's (while storage != NULL) and each waiter's */
@@ -88,7 +88,8 @@ ga_host_ready_track(ga_storage *s, ga_device dev, int writes)
     if (e == NULL) {
         return ga_error(GA_ERR_NOMEM, "out of host memory for a queued copy's event");
     }
-    int st = ga_event_record(dev, &e->ev);
+    /* a copy into a host block is a copy to the host: on dev's copy queue */
+    int st = writes ? ga_event_record_copies(dev, &e->ev) : ga_event_record(dev, &e->ev);
     if (st != GA_OK) {
         free(e);
         return st;

@@ -42,8 +42,9 @@ extern "C" {
  * under the GIL, which every change holds). */
 extern int64_t ga_host_pending_blocks;
 
-/* A copy that writes (`writes`) or reads host block `s` was just queued on `dev`:
- * record an event after it and keep the block from the host until it completes. On
+/* A copy that writes (`writes`: a copy to the host, on dev's copy queue where it has
+ * one) or reads host block `s` was just queued on `dev`: record an event after it
+ * and keep the block from the host until it completes. On
  * failure the copy is still queued: the caller waits for `dev` instead. */
 int ga_host_ready_track(ga_storage *s, ga_device dev, int writes);
 /* Wait (counted) until `s` may be read (`for_write` = 0: a queued copy that only

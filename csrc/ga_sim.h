@@ -15,9 +15,10 @@ extern "C" {
 int64_t ga_sim_pending(int dev);
 
 /* Tests only: with hold = 1, queue a gate on simulated gpu(dev) that keeps its worker
- * waiting (work queued after it stays pending) until a call with hold = 0 opens it.
- * Synchronizing a held device waits forever: open it first. */
-int ga_sim_hold(int dev, int hold);
+ * (with `copies`, the worker of its copy queue) waiting: work queued after it stays
+ * pending until a call with hold = 0 opens it. Synchronizing a held device waits
+ * forever: open it first. */
+int ga_sim_hold(int dev, int copies, int hold);
 
 /* The profiler's device times of one operation on a simulated GPU (ga_prof.c): the
  * worker writes when it began the first task queued for the operation and when it

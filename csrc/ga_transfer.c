@@ -6,6 +6,7 @@
 #include "ga_backend.h"
 #include "ga_error.h"
 #include "ga_fault.h"
+#include "ga_copy_queue.h"
 #include "ga_host_ready.h"
 #include "ga_loop.h"
 #include "ga_platform.h"
@@ -349,6 +350,10 @@ queue_to_host(const ga_backend *be, ga_array *dst, const ga_array *src)
                                                       ga_array_data(&c), nbytes));
     if (st == GA_OK) {
         ledger_add(LEDGER_D2H_QUEUED, nbytes);
+        if (be->wait_copies != NULL && be->copies_event_record != NULL) {
+            /* on the copy queue: c's block is read after this returns */
+            ga_copy_queue_note_read(c.storage);
+        }
         if (ga_host_ready_track(dst->storage, sd, 1) != GA_OK) {
             st = ga_synchronize(sd); /* queued and untracked: wait for it now */
         }

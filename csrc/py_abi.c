@@ -119,7 +119,9 @@
     X(ga_backend, order_after)                                                         \
     X(ga_backend, copy_d2h_async)                                                      \
     X(ga_backend, host_alloc_pinned)                                                   \
-    X(ga_backend, host_free_pinned)
+    X(ga_backend, host_free_pinned)                                                    \
+    X(ga_backend, copies_event_record)                                                 \
+    X(ga_backend, wait_copies)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \

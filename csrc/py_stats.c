@@ -232,15 +232,15 @@ fn_hold_queue(PyObject *m, PyObject *args)
 {
     (void)m;
     PyObject *devobj;
-    int hold;
-    if (!PyArg_ParseTuple(args, "Op:_hold_queue", &devobj, &hold)) {
+    int hold, copies = 0;
+    if (!PyArg_ParseTuple(args, "Op|p:_hold_queue", &devobj, &hold, &copies)) {
         return NULL;
     }
     ga_device d;
     if (!pyga_device_converter(devobj, &d)) {
         return NULL;
     }
-    int st = ga_device_hold_queue(d, hold);
+    int st = ga_device_hold_queue(d, copies, hold);
     if (st != GA_OK) {
         return pyga_raise(st);
     }
@@ -249,8 +249,10 @@ fn_hold_queue(PyObject *m, PyObject *args)
 
 PyMethodDef pyga_stats_functions[] = {
     {"_hold_queue", fn_hold_queue, METH_VARARGS,
-     "_hold_queue(device, hold, /)\n--\n\nTests only: keep a simulated GPU's worker "
-     "waiting (hold=True) so queued work stays pending, or let it go on (False)."},
+     "_hold_queue(device, hold, copies=False, /)\n--\n\nTests only: keep a simulated "
+     "GPU's worker waiting (hold=True) so queued work stays pending, or let it go on "
+     "(False); copies=True: the worker of its copy queue (non-blocking copies to the "
+     "host)."},
     {"_pending_work", fn_pending_work, METH_O,
      "_pending_work(device, /)\n--\n\nOperations queued on a simulated GPU and not "
      "finished yet (0 elsewhere): for tests of the asynchrony."},

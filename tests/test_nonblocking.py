@@ -83,16 +83,19 @@ def test_non_blocking_is_keyword_only_and_checked():
 
 
 @contextlib.contextmanager
-def _slow(device, seconds=0.3):
+def _slow(device, seconds=0.3, queue="compute"):
     """The next copy on `device` runs `seconds` later than the host queues it: a
-    simulated GPU's queue held and opened by a timer, or the emulator's DMA engine
-    slowed (GPUARR_CUDA_EMULATE_DMA_MS, read at each copy). A real GPU: skipped."""
+    simulated GPU's queue held and opened by a timer (its compute queue, or with
+    queue="copies" the copy queue that runs its non-blocking copies to the host), or
+    the emulator's DMA engine slowed (GPUARR_CUDA_EMULATE_DMA_MS, read at each copy).
+    A real GPU: skipped."""
     kind = gpuarr.device_kind(device)
     if kind == "simulated":
         # opened by the timer whatever the block does (a copy of over 64 MiB from the
         # host waits for the queue: it would wait for ever for a queue opened after)
-        gpuarr._core._hold_queue(device, True)
-        timer = threading.Timer(seconds, gpuarr._core._hold_queue, (device, False))
+        copies = queue == "copies"
+        gpuarr._core._hold_queue(device, True, copies)
+        timer = threading.Timer(seconds, gpuarr._core._hold_queue, (device, False, copies))
         timer.start()
         yield
     elif kind == "emulated":
@@ -111,7 +114,7 @@ def _queued_copy(device, seed):
     x = gpuarr.asarray(a, device=device)
     gpuarr.synchronize(device)
     with gpuarr.count_transfers() as t:
-        with _slow(device):
+        with _slow(device, queue="copies"):
             t0 = time.perf_counter()
             y = x.to(gpuarr.cpu(), non_blocking=True)
             queued_in = time.perf_counter() - t0
@@ -158,7 +161,7 @@ def test_copyto_a_host_array_is_queued_too(gpu_device):
     buf = gpuarr.empty(1 << 16, dtype="float32", pin_memory=True)
     gpuarr.synchronize(gpu_device)
     with gpuarr.count_transfers() as t:
-        with _slow(gpu_device):
+        with _slow(gpu_device, queue="copies"):
             assert x.copyto(buf, non_blocking=True) is buf
     assert (t.d2h_count, t.syncs) == (1, 0), t
     t0 = time.perf_counter()
@@ -182,17 +185,90 @@ def test_a_write_into_the_result_waits_for_the_copy(gpu_device):
 def test_freeing_either_side_of_a_queued_copy_is_safe(gpu_device):
     a = np.arange(1 << 16, dtype=np.float32)
     x = gpuarr.asarray(a, device=gpu_device)
-    with _slow(gpu_device):
+    with _slow(gpu_device, queue="copies"):
         y = x.to(gpuarr.cpu(), non_blocking=True)
         del x  # the source's block goes back to the device's cache, after the copy
         z = gpuarr.zeros(1 << 16, device=gpu_device)  # may be handed that block
         z += 5
     np.testing.assert_array_equal(y.numpy(), a)
-    with _slow(gpu_device):
+    np.testing.assert_array_equal(z.numpy(), np.full(1 << 16, 5, np.float32))
+    with _slow(gpu_device, queue="copies"):
         y = gpuarr.ones(1 << 16, device=gpu_device).to(gpuarr.cpu(), non_blocking=True)
     t0 = time.perf_counter()
     del y  # the host block is freed once the copy has written it, not before
     assert time.perf_counter() - t0 > 0.1
+
+
+# The copy queue: a non-blocking copy to the host runs on the device's copy queue (a
+# simulated GPU's copy worker, a CUDA device's second stream), beside the compute
+# queue's later work, which waits for it only where it writes or reuses the source.
+
+def test_the_compute_queue_does_not_wait_for_a_copy_to_the_host(gpu_device):
+    """Work queued after x.to(cpu(), non_blocking=True) runs while the copy is still
+    queued (with one in-order queue it would wait behind the copy): an event recorded
+    after it completes while the copy is held back for a second."""
+    a = np.random.default_rng(11).standard_normal(1 << 16).astype(np.float32)
+    x = gpuarr.asarray(a, device=gpu_device)
+    gpuarr.synchronize(gpu_device)
+    with _slow(gpu_device, seconds=1.5, queue="copies"):
+        t0 = time.perf_counter()
+        y = x.to(gpuarr.cpu(), non_blocking=True)
+        z = x * 2 + 1  # the compute queue, after the copy
+        done = gpuarr.Event()
+        done.record(gpu_device)
+        done.synchronize()
+        computed_in = time.perf_counter() - t0
+    assert computed_in < 0.75, (
+        f"work queued after a copy to the host took {computed_in:.2f} s: it waited for "
+        "the copy")
+    np.testing.assert_array_equal(y.numpy(), a)  # waits for the held copy
+    assert time.perf_counter() - t0 > 1.0
+    np.testing.assert_array_equal(z.numpy(), a * 2 + 1)
+
+
+@pytest.mark.parametrize("write", ["x += 1", "x[:4] = -1", "x.copyto(x2)", "del x"])
+def test_the_source_is_not_written_under_a_queued_copy(gpu_device, write):
+    """The compute queue writes the copy's source, or hands its block to a new array,
+    only after the copy read it: ordered on the device (no host wait)."""
+    a = np.arange(1 << 16, dtype=np.float32)
+    x = gpuarr.asarray(a, device=gpu_device)
+    gpuarr.synchronize(gpu_device)
+    with gpuarr.count_transfers() as t:
+        with _slow(gpu_device, queue="copies"):
+            y = x.to(gpuarr.cpu(), non_blocking=True)
+            if write == "x += 1":
+                x += 1
+            elif write == "x[:4] = -1":
+                x[:4] = -1
+            elif write == "x.copyto(x2)":
+                gpuarr.full(1 << 16, 7.0, dtype="float32", device=gpu_device).copyto(x)
+            else:
+                del x
+                x = gpuarr.full(1 << 16, 7.0, dtype="float32", device=gpu_device)
+    assert t.syncs == 0, t  # the write waits on the device, not the host
+    np.testing.assert_array_equal(y.numpy(), a)
+    want = a + 1 if write == "x += 1" else np.full_like(a, 7) if "x2" in write or \
+        write == "del x" else np.where(np.arange(a.size) < 4, -1, a)
+    np.testing.assert_array_equal(x.numpy(), want.astype(np.float32))
+
+
+def test_a_loop_that_copies_each_result_out_does_not_wait(gpu_device):
+    """The overlap loop of the book's section: each step's result goes to the host
+    without a host wait while the next step computes; the results are read at the
+    end, one wait each."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((64, 64)).astype(np.float32)
+    w = gpuarr.asarray(a, device=gpu_device)
+    h = gpuarr.asarray(np.eye(64, dtype=np.float32), device=gpu_device)
+    outs, want, hw = [], [], np.eye(64, dtype=np.float32)
+    with gpuarr.count_transfers() as t:
+        for _ in range(6):
+            h = (h @ w) * 0.125  # the previous h is freed: its copy goes first
+            outs.append(h.to(gpuarr.cpu(), non_blocking=True))
+    assert (t.d2h_count, t.syncs) == (6, 0), t
+    for o in outs:
+        hw = (hw @ a) * np.float32(0.125)
+        np.testing.assert_allclose(o.numpy(), hw, rtol=1e-4, atol=1e-6)
 
 
 def test_a_pinned_source_is_not_overwritten_under_a_queued_copy(gpu_device):

@@ -5,7 +5,8 @@
  * a block freed on it can go straight back to the cache and be handed to the next
  * allocation: later work that writes it is queued after earlier work that read it.
  * Copies between devices are the exception, and are ordered against both streams with
- * events (copy_peer).
+ * events (copy_peer); so are non-blocking copies to the host, which run on the
+ * device's second stream, its copy queue (copy_d2h_async, wait_copies).
  *
  * Per-device state is allocated once and never destroyed: free() must work during
  * interpreter shutdown, after static destructors may have run.
@@ -112,6 +113,11 @@ struct device_state {
     cudaEvent_t order; /* recorded on `stream` for cross-device ordering */
     cudaEvent_t handoff; /* recorded on `stream` for another library's stream */
     cudaEvent_t taken_back; /* recorded on another library's stream for `stream` */
+    /* the copy queue (ABI 12): non-blocking copies to the host run on `copies`, after
+     * `to_copies` (recorded on `stream`), and `stream` waits for `from_copies`
+     * (recorded on `copies`) before it writes or reuses a block they read */
+    cudaStream_t copies;
+    cudaEvent_t to_copies, from_copies;
     ga_device_props props;
     /* the cache ("caching allocator" below) */
     std::unordered_map<size_t, std::vector<void *>> small_free; /* bin -> free blocks */
@@ -254,6 +260,9 @@ state(int dev, device_state **out)
         GA_CUDA_TRY(cudaEventCreateWithFlags(&d->order, cudaEventDisableTiming));
         GA_CUDA_TRY(cudaEventCreateWithFlags(&d->handoff, cudaEventDisableTiming));
         GA_CUDA_TRY(cudaEventCreateWithFlags(&d->taken_back, cudaEventDisableTiming));
+        GA_CUDA_TRY(cudaStreamCreateWithFlags(&d->copies, cudaStreamNonBlocking));
+        GA_CUDA_TRY(cudaEventCreateWithFlags(&d->to_copies, cudaEventDisableTiming));
+        GA_CUDA_TRY(cudaEventCreateWithFlags(&d->from_copies, cudaEventDisableTiming));
         d->stats.total_bytes = p.totalGlobalMem;
         __atomic_store_n(&G.devs[dev], d, __ATOMIC_RELEASE);
     }
@@ -473,7 +482,8 @@ cuda_device_props(int dev, ga_device_props *out)
 }
 
 /* A wait brings the failure slots' outcomes back with it (ga_cuda_faults.cu): their
- * copy is queued before the wait and read after it. */
+ * copy is queued before the wait and read after it. The whole device: its stream and
+ * its copy stream (one wait in the counters). */
 int
 cuda_synchronize(int dev)
 {
@@ -484,6 +494,7 @@ cuda_synchronize(int dev)
     GA_TRY(ga_cuda_fault_snapshot(dev, d->stream));
     d->syncs++;
     GA_CUDA_TRY(cudaStreamSynchronize(d->stream));
+    GA_CUDA_TRY(cudaStreamSynchronize(d->copies));
     return ga_cuda_fault_harvest(dev, d->stream);
 }
 
@@ -876,10 +887,12 @@ cuda_order_after(int dev, uintptr_t stream)
 }
 
 /* x.to(cpu(), non_blocking=True): into page-locked memory (host_alloc_pinned) the
- * copy is queued on the stream and the call returns; the core records an event
- * after it and keeps the host from `dst` until it completes. (Into pageable memory
- * CUDA would finish the copy before returning: correct, not asynchronous; the core
- * gives this entry pinned memory only.) */
+ * copy is queued on the copy stream after the work queued so far on the stream, and
+ * the call returns; the copy engine runs it beside the stream's later kernels. The
+ * core records an event after it (cuda_copies_event_record) and keeps the host from
+ * `dst` until it completes, and calls cuda_wait_copies before `src` is written or its
+ * block reused. (Into pageable memory CUDA would finish the copy before returning:
+ * correct, not asynchronous; the core gives this entry pinned memory only.) */
 int
 cuda_copy_d2h_async(int dev, void *dst, const void *src, size_t nbytes)
 {
@@ -888,7 +901,22 @@ cuda_copy_d2h_async(int dev, void *dst, const void *src, size_t nbytes)
     GA_TRY(ga_cuda_stream(dev, &s));
     GA_TRY(state(dev, &d));
     d->d2h++;
-    GA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, s));
+    GA_CUDA_TRY(cudaEventRecord(d->to_copies, s));
+    GA_CUDA_TRY(cudaStreamWaitEvent(d->copies, d->to_copies, 0));
+    GA_CUDA_TRY(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, d->copies));
+    return GA_OK;
+}
+
+/* The stream waits for the copies queued so far on the copy stream, on the device. */
+int
+cuda_wait_copies(int dev)
+{
+    device_state *d;
+    cudaStream_t s = NULL;
+    GA_TRY(ga_cuda_stream(dev, &s));
+    GA_TRY(state(dev, &d));
+    GA_CUDA_TRY(cudaEventRecord(d->from_copies, d->copies));
+    GA_CUDA_TRY(cudaStreamWaitEvent(s, d->from_copies, 0));
     return GA_OK;
 }
 
@@ -926,22 +954,35 @@ cuda_device_wait(int dev)
     return GA_OK;
 }
 
-/* Timing events (ABI 9): cudaEvent_t with timing, recorded on the device's stream. */
+/* Timing events (ABI 9): cudaEvent_t with timing, recorded on the device's stream
+ * (with `copies`, on its copy stream: ABI 12). */
 int
-cuda_event_record(int dev, void **out)
+record_on(int dev, bool copies, void **out)
 {
     device_state *d;
     GA_TRY(state(dev, &d));
     GA_CUDA_TRY(use_device(dev));
     cudaEvent_t ev;
     GA_CUDA_TRY(cudaEventCreate(&ev));
-    cudaError_t err = cudaEventRecord(ev, d->stream);
+    cudaError_t err = cudaEventRecord(ev, copies ? d->copies : d->stream);
     if (err != cudaSuccess) {
         cudaEventDestroy(ev);
         return ga_cuda_error(err, "cudaEventRecord(timing event)", __FILE__, __LINE__);
     }
     *out = (void *)ev;
     return GA_OK;
+}
+
+int
+cuda_event_record(int dev, void **out)
+{
+    return record_on(dev, false, out);
+}
+
+int
+cuda_copies_event_record(int dev, void **out)
+{
+    return record_on(dev, true, out);
 }
 
 int
@@ -1061,6 +1102,8 @@ const ga_backend table = {
     cuda_copy_d2h_async,
     cuda_host_alloc_pinned,
     cuda_host_free_pinned,
+    cuda_copies_event_record,
+    cuda_wait_copies,
 };
 
 }  // namespace
