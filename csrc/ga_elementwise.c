@@ -297,7 +297,7 @@ launch(const ga_backend *be, ga_device dev, int op, ga_loop *loop)
         return ga_error(GA_ERR_UNSUPPORTED, "%s is not supported by the %s backend",
                         ga_op_names[op], be->name);
     }
-    ga_loop_coalesce(loop);
+    ga_loop_coalesce_for_output(loop);
     ga_device_count_work(dev, GA_WORK_ELEMENTWISE, 1);
     if (ga_describe_on()) {
         ga_prof_describe_loop(ga_op_names[op], loop);

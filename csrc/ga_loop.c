@@ -70,8 +70,32 @@ ga_loop_add_scalar(ga_loop *loop, ga_dtype dtype, const ga_scalar_bytes *value)
     op->value = *value;
 }
 
-void
-ga_loop_coalesce(ga_loop *loop)
+/* Reorder the axes so that the output's (args[0]) byte strides shrink from the
+ * outermost axis to the innermost (a stable insertion sort by magnitude: at most
+ * GA_MAXDIMS axes). */
+static void
+order_by_output(ga_loop *loop, int nd)
+{
+    for (int i = 1; i < nd; i++) {
+        for (int j = i; j > 0; j--) {
+            int64_t a = loop->args[0].strides[j - 1], b = loop->args[0].strides[j];
+            if ((a < 0 ? -a : a) >= (b < 0 ? -b : b)) {
+                break;
+            }
+            int64_t t = loop->shape[j - 1];
+            loop->shape[j - 1] = loop->shape[j];
+            loop->shape[j] = t;
+            for (int k = 0; k < loop->nargs; k++) {
+                t = loop->args[k].strides[j - 1];
+                loop->args[k].strides[j - 1] = loop->args[k].strides[j];
+                loop->args[k].strides[j] = t;
+            }
+        }
+    }
+}
+
+static void
+coalesce(ga_loop *loop, int by_output)
 {
     /* 1. drop axes of length 1 (they contribute nothing to any address) */
     int nd = 0;
@@ -84,6 +108,9 @@ ga_loop_coalesce(ga_loop *loop)
             loop->args[a].strides[nd] = loop->args[a].strides[i];
         }
         nd++;
+    }
+    if (by_output) {
+        order_by_output(loop, nd);
     }
     /* 2. merge axis i into i+1 when, for every operand, stepping once along i is the
      * same as stepping shape[i+1] times along i+1 */
@@ -111,4 +138,16 @@ ga_loop_coalesce(ga_loop *loop)
         }
     }
     loop->ndim = nd == 0 ? 0 : out + 1;
+}
+
+void
+ga_loop_coalesce(ga_loop *loop)
+{
+    coalesce(loop, 0);
+}
+
+void
+ga_loop_coalesce_for_output(ga_loop *loop)
+{
+    coalesce(loop, 1);
 }

@@ -136,7 +136,7 @@ ga_copy_same_device(ga_array *dst, const ga_array *src)
         ga_fault_flow(dst, src);
         return GA_OK;
     }
-    ga_loop_coalesce(&loop);
+    ga_loop_coalesce_for_output(&loop);
     if (be->elementwise == NULL) {
         return ga_error(GA_ERR_UNSUPPORTED, "copy is not supported by the %s backend",
                         be->name);

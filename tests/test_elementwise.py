@@ -315,6 +315,38 @@ def test_broadcast_strided_and_negative_strides(device):
         np.maximum(a[k2], a[:, :1]))
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("perm", [(0, 2, 1), (2, 1, 0), (1, 0, 2), (2, 0, 1)])
+@pytest.mark.parametrize("dtype", ["int8", "float32", "float64", "complex128"])
+def test_writes_into_permuted_and_reversed_views_match_numpy(device, perm, dtype, reverse):
+    """Elementwise results and copies into an output whose memory order is not its
+    logical order (a transposed view, out= into x.T, a reversed axis): the loop walks
+    the output's memory in order (ga_loop_coalesce_for_output), so every element must
+    still land where NumPy puts it, with broadcast and strided inputs."""
+    rng = np.random.default_rng(sum(perm))
+    shape = (3, 17, 40)
+    a = (rng.standard_normal(shape) * 10).astype(dtype)
+    b = (rng.standard_normal(shape[1:]) * 10).astype(dtype)[::-1]  # broadcast, reversed
+    base_n = np.zeros(tuple(shape[p] for p in np.argsort(perm)), dtype=dtype)
+    flip = slice(None, None, -1 if reverse else 1)
+    out_n = base_n.transpose(perm)[:, flip]  # logical shape `shape`, memory permuted
+    assert out_n.shape == shape
+    x = gpuarr.asarray(a, device=device)
+    y = gpuarr.asarray(b[::-1].copy(), device=device)[::-1]
+    base = gpuarr.zeros(base_n.shape, dtype=dtype, device=device)  # not sharing base_n
+    out = gpuarr.permute_dims(base, perm)[:, flip]
+    gpuarr.add(x, y, out=out)
+    np.add(a, b, out=out_n)
+    np.testing.assert_array_equal(base.numpy(), base_n)
+    x.mT.copyto(out.mT)  # a copy into the permuted view's transpose
+    out_n.swapaxes(-1, -2)[...] = a.swapaxes(-1, -2)
+    np.testing.assert_array_equal(base.numpy(), base_n)
+    out *= 2  # in place, on the permuted view
+    out_n *= 2
+    np.testing.assert_array_equal(base.numpy(), base_n)
+    np.testing.assert_array_equal(gpuarr.asarray(out, copy=True).numpy(), out_n)
+
+
 def test_broadcast_error_names_both_shapes(device):
     x = gpuarr.asarray(np.ones((2, 3)), device=device)
     y = gpuarr.asarray(np.ones((4,)), device=device)
