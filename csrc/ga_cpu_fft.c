@@ -9,8 +9,9 @@
  *     generic O(r^2) one (r <= 31 costs less than Bluestein's three transforms of
  *     length >= 2n);
  *   - any other size (a large prime factor): Bluestein's chirp-z, a convolution
- *     computed with a power-of-two FFT of length M >= 2n - 1, so every n is
- *     O(n log n).
+ *     computed with an FFT of length M >= 2n - 1 whose factors are 2, 3 and 5 (the
+ *     smallest such M: up to twice smaller than the next power of two, as
+ *     pocketfft's good_size picks), so every n is O(n log n).
  * Everything is computed in double precision, complex64 lines included (loaded into
  * a double scratch line and rounded once at the end): twiddles exp(-2 pi i j / n)
  * come from one table of n entries in double, the chirp from k^2 mod 2n in exact
@@ -28,6 +29,29 @@
 
 #include "ga_cpu.h"
 #include "ga_cpu_fft_impl.h"
+
+/* The smallest 2^a 3^b 5^c >= n (n >= 1): lengths the radix-4, 2, 3 and 5
+ * butterflies take with no generic radix, for Bluestein's convolution. */
+static int64_t
+smooth_size(int64_t n)
+{
+    int64_t best = 1;
+    while (best < n) {
+        best *= 2; /* the power of two: an upper bound */
+    }
+    for (int64_t p5 = 1; p5 < best; p5 *= 5) {
+        for (int64_t p35 = p5; p35 < best; p35 *= 3) {
+            int64_t m = p35;
+            while (m < n) {
+                m *= 2;
+            }
+            if (m < best) {
+                best = m;
+            }
+        }
+    }
+    return best;
+}
 #include "ga_error.h"
 
 /* Largest prime factor served by the mixed-radix path (see above). */
@@ -153,10 +177,7 @@ plan_new_complex(int64_t n, fft_plan **out)
     }
     /* Bluestein: X[k] = chirp[k] * sum_j (x[j] chirp[j]) conj(chirp[k - j]), a
      * linear convolution of length 2n - 1, computed cyclically with M >= 2n - 1. */
-    int64_t m = 1;
-    while (m < 2 * n - 1) {
-        m *= 2;
-    }
+    int64_t m = smooth_size(2 * n - 1);
     p->bluestein_m = m;
     p->chirp = malloc((size_t)n * sizeof *p->chirp);
     p->kernel_hat = calloc((size_t)m, sizeof *p->kernel_hat);
