@@ -200,7 +200,11 @@ typedef struct {
 
 /* The factorisations behind gpuarr.linalg (LAPACK's and cuSOLVER's routines). */
 typedef enum {
-    GA_LINALG_SOLVE = 0, /* a := LU(a) (partial pivoting), b := a^-1 b (gesv) */
+    GA_LINALG_SOLVE = 0, /* a := LU(a) (partial pivoting), b := a^-1 b (gesv); mode 1:
+                          * a holds each matrix transposed (the C-order block of A
+                          * is A^T column-major), so a := LU(A^T) and b := A^-1 b by
+                          * getrs with op T: the core's copy of A is then a plain
+                          * one, not a transposing one */
     GA_LINALG_LU = 1,    /* a := LU(a), ipiv := its pivots; singular is not an error */
     GA_LINALG_CHOLESKY = 2, /* a := L (mode 0) or U (mode 1) of a = L L^H = U^H U;
                              * only that triangle of a is written */
@@ -217,8 +221,10 @@ typedef enum {
  * complex64, complex128), contiguous: matrix i of a starts at a + i * m * n elements
  * and its leading dimension is m (the row count). LAPACK and cuSOLVER are
  * column-major, so the core hands a backend each matrix transposed in memory (a C
- * order (.., n, m) block is the column-major m x n matrix) and never asks it to
- * transpose. Every pointer is on the backend's device.
+ * order (.., n, m) block is the column-major m x n matrix). SOLVE's mode 1 is the
+ * one case where the backend works with a transpose (getrs with op T), so that the
+ * core's copy of a C-order A need not transpose. Every pointer is on the backend's
+ * device.
  *
  * A matrix that has no answer (singular for SOLVE, not positive definite for
  * CHOLESKY, no convergence for EIGH/SVD) makes the entry return GA_ERR_LINALG with

@@ -10,6 +10,9 @@ typedef void (*LFN(gesv_fn))(const LINT *n, const LINT *nrhs, void *a, const LIN
                              LINT *ipiv, void *b, const LINT *ldb, LINT *info);
 typedef void (*LFN(getrf_fn))(const LINT *m, const LINT *n, void *a, const LINT *lda,
                               LINT *ipiv, LINT *info);
+typedef void (*LFN(getrs_fn))(const char *trans, const LINT *n, const LINT *nrhs,
+                              const void *a, const LINT *lda, const LINT *ipiv, void *b,
+                              const LINT *ldb, LINT *info, size_t trans_len);
 typedef void (*LFN(potrf_fn))(const char *uplo, const LINT *n, void *a, const LINT *lda,
                               LINT *info, size_t uplo_len);
 /* the divide-and-conquer drivers NumPy uses (syevd/heevd, gesdd): for eigenvectors
@@ -80,7 +83,13 @@ LFN(run)(const ga_linalg_desc *d)
     case GA_LINALG_SOLVE:
     case GA_LINALG_LU: {
         int solve = d->op == GA_LINALG_SOLVE;
-        GA_TRY(lapack_fn(t, solve ? "gesv" : "getrf", &fn));
+        /* mode 1: a holds A^T; getrf factors it, getrs('T') solves with A */
+        int transposed = solve && d->mode == 1;
+        void *rs = NULL;
+        GA_TRY(lapack_fn(t, solve && !transposed ? "gesv" : "getrf", &fn));
+        if (transposed) {
+            GA_TRY(lapack_fn(t, "getrs", &rs));
+        }
         ipiv = (LINT *)malloc(sizeof(LINT) * (size_t)n);
         if (ipiv == NULL) {
             return ga_error(GA_ERR_NOMEM, "linalg: out of memory for pivots");
@@ -89,7 +98,14 @@ LFN(run)(const ga_linalg_desc *d)
         size_t bstep = (size_t)d->n * (size_t)d->nrhs * esz;
         for (int64_t i = 0; i < d->batch; i++) {
             char *a = d->a + i * astep;
-            if (solve) {
+            if (transposed) {
+                ((LFN(getrf_fn))fn)(&n, &n, a, &n, ipiv, &info);
+                if (info == 0) {
+                    ((LFN(getrs_fn))rs)("T", &n, &nrhs, a, &n, ipiv, d->b + i * bstep, &n,
+                                        &info, 1);
+                }
+            }
+            else if (solve) {
                 ((LFN(gesv_fn))fn)(&n, &nrhs, a, &n, ipiv, d->b + i * bstep, &n, &info);
             }
             else {

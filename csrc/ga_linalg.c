@@ -189,12 +189,22 @@ ga_linalg_solve(const ga_array *a, const ga_array *b, ga_array *x)
         ga_array_release(&av);
         return st;
     }
-    st = colmajor_copy(&av, t, &lu);
+    /* A's working copy in C order, each matrix's memory A^T column-major: a plain copy
+     * where A is C-contiguous (a transposing one costs several times more), and the
+     * backend factors A^T and solves with its transpose (mode 1, ga_linalg_op) */
+    st = ga_array_empty(&lu, ga_array_device(&av), t, av.ndim, av.shape);
+    if (st == GA_OK && ga_array_size(&lu) > 0) {
+        st = ga_copy_same_device(&lu, &av);
+        if (st != GA_OK) {
+            ga_array_release(&lu);
+        }
+    }
     if (st == GA_OK) {
         st = colmajor_copy(&bv, t, x);
         if (st == GA_OK) {
             ga_linalg_desc d;
             desc_init(&d, GA_LINALG_SOLVE, t, &lu);
+            d.mode = 1;
             d.nrhs = k;
             d.b = ga_array_data(x);
             st = run("solve", &lu, &d, x, NULL, NULL);

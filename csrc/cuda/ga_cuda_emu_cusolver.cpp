@@ -124,13 +124,13 @@ lp_getrf(void *fn, int n, T *a, int lda, int *ipiv, int *info)
 
 template <typename I, typename T>
 void
-lp_getrs(void *fn, int n, int nrhs, const T *a, int lda, const int *ipiv, T *b, int ldb,
-         int *info)
+lp_getrs(void *fn, const char *trans, int n, int nrhs, const T *a, int lda,
+         const int *ipiv, T *b, int ldb, int *info)
 {
     I N = n, NRHS = nrhs, LDA = lda, LDB = ldb, INFO = 0;
     std::vector<I> piv(ipiv, ipiv + n);
     ((void (*)(const char *, const I *, const I *, const T *, const I *, const I *, T *,
-               const I *, I *, size_t))fn)("N", &N, &NRHS, a, &LDA, piv.data(), b, &LDB,
+               const I *, I *, size_t))fn)(trans, &N, &NRHS, a, &LDA, piv.data(), b, &LDB,
                                            &INFO, 1);
     *info = (int)INFO;
 }
@@ -314,7 +314,8 @@ getrs(cusolverDnHandle_t h, cublasOperation_t trans, int n, int nrhs, const T *A
       const int *ipiv, T *B, int ldb, int *info)
 {
     const char *what = "getrs";
-    if (bad(h, what, trans != CUBLAS_OP_N || n < 0 || nrhs < 0 || lda < std::max(n, 1) ||
+    if (bad(h, what, (trans != CUBLAS_OP_N && trans != CUBLAS_OP_T && trans != CUBLAS_OP_C) ||
+                         n < 0 || nrhs < 0 || lda < std::max(n, 1) ||
                          ldb < std::max(n, 1))) {
         return CUSOLVER_STATUS_INVALID_VALUE;
     }
@@ -331,11 +332,12 @@ getrs(cusolverDnHandle_t h, cublasOperation_t trans, int n, int nrhs, const T *A
         /* cuSOLVER's getrs leaves devInfo alone on a singular U (getrf reported it);
          * LAPACK's getrs does too: it only checks arguments */
         int dummy = 0;
+        const char *op = trans == CUBLAS_OP_T ? "T" : trans == CUBLAS_OP_C ? "C" : "N";
         if (ilp64) {
-            lp_getrs<int64_t, T>(fn, n, nrhs, A, lda, ipiv, B, ldb, &dummy);
+            lp_getrs<int64_t, T>(fn, op, n, nrhs, A, lda, ipiv, B, ldb, &dummy);
         }
         else {
-            lp_getrs<int32_t, T>(fn, n, nrhs, A, lda, ipiv, B, ldb, &dummy);
+            lp_getrs<int32_t, T>(fn, op, n, nrhs, A, lda, ipiv, B, ldb, &dummy);
         }
         if (dummy != 0) {
             *info = dummy;

@@ -419,7 +419,9 @@ run(int dev, cudaStream_t s, cusolverDnHandle_t h, const F &f, const ga_linalg_d
             ga_cuda_count_launch(s, 0);
             if (solve) {
                 T *b = (T *)d->b + i * d->n * d->nrhs;
-                GA_SOLVER_TRY(f.getrs(h, CUBLAS_OP_N, n, (int)d->nrhs, a0 + i * astep, n, p,
+                /* mode 1: a holds A^T (ga_linalg_op) */
+                GA_SOLVER_TRY(f.getrs(h, d->mode == 1 ? CUBLAS_OP_T : CUBLAS_OP_N, n,
+                                      (int)d->nrhs, a0 + i * astep, n, p,
                                       b, n, info + i),
                               "getrs");
                 ga_cuda_count_launch(s, 0);
