@@ -77,8 +77,8 @@ typedef enum {
     TASK_PEER, /* one half of a copy between two devices (peer_meet) */
     TASK_GATE, /* tests: the worker waits here until ga_sim_hold(dev, ., 0) */
     /* the copy queue (copy_d2h_async): */
-    TASK_MARK,        /* compute queue: the work before it is done (marks_reached) */
-    TASK_COPY_QUEUED, /* copy queue: a copy that first waits for its mark */
+    TASK_MARK,        /* compute queue: the work before copy `seq` is done */
+    TASK_COPY_QUEUED, /* copy queue: copy `seq`, which first waits for its mark */
     TASK_WAIT_COPIES  /* compute queue: waits until copies_done reaches `seq` */
 } task_kind;
 
@@ -131,7 +131,7 @@ typedef struct task {
         sim_event *event;
         sim_peer *peer;
     } u;
-    int64_t seq;         /* mark, copy, wait_copies: a number in xq's counters */
+    int64_t seq;         /* mark, copy, wait_copies: a copy's number (copies_queued) */
     int64_t count;       /* nonzero */
     int64_t *nonzero_out; /* nonzero */
     ga_fault_record *rec; /* index_checked: where the outcome goes, or NULL */
@@ -154,13 +154,14 @@ static sim_queue queues[GA_MAX_DEVICES];
 /* Each device's copy queue (copy_d2h_async), with a worker of its own. */
 static sim_queue copy_queues[GA_MAX_DEVICES];
 /* Between a device's compute queue and its copy queue, under xq_mu (xq_cv wakes the
- * waiters): marks and copies are numbered as they are queued, and each worker
- * publishes how far it got. The numbers are taken and both tasks queued under xq_mu,
- * so every queue holds its tasks in number order. */
+ * waiters): each copy is numbered as it is queued, its mark on the compute queue
+ * carries the same number, and each worker publishes how far it got (the compute
+ * worker the last mark it passed, the copy worker the last copy it made). The number
+ * is taken and both tasks queued under xq_mu, so both queues hold them in order. */
 static ga_mutex xq_mu = GA_MUTEX_INIT;
 static ga_cond xq_cv = GA_COND_INIT;
-static int64_t marks_queued[GA_MAX_DEVICES], marks_reached[GA_MAX_DEVICES];
-static int64_t copies_queued[GA_MAX_DEVICES], copies_done[GA_MAX_DEVICES];
+static int64_t copies_queued[GA_MAX_DEVICES], marks_reached[GA_MAX_DEVICES],
+    copies_done[GA_MAX_DEVICES];
 static ga_mutex start_mu = GA_MUTEX_INIT;
 static GA_THREAD_LOCAL ga_sim_stamp *stamp_next; /* ga_sim_stamp_tasks */
 /* Peer copies: their two halves enter the two queues under pair_mu, so all pairs are
@@ -275,7 +276,7 @@ run_task(int dev, sim_queue *q, task *t)
     case TASK_COPY_QUEUED:
         xq_wait(&marks_reached[dev], t->seq);
         memcpy(t->u.copy.dst, t->u.copy.src, t->u.copy.nbytes);
-        xq_publish(&copies_done[dev], t->count);
+        xq_publish(&copies_done[dev], t->seq);
         return GA_OK;
     case TASK_WAIT_COPIES:
         xq_wait(&copies_done[dev], t->seq);
@@ -721,8 +722,7 @@ sim_copy_d2h_async(int dev, void *dst, const void *src, size_t nbytes)
     copy->u.copy.nbytes = nbytes;
     copy->u.copy.owned = NULL;
     ga_mutex_lock(&xq_mu);
-    mark->seq = copy->seq = ++marks_queued[dev];
-    copy->count = ++copies_queued[dev];
+    mark->seq = copy->seq = ++copies_queued[dev];
     push(q, mark);
     push(cq, copy);
     ga_mutex_unlock(&xq_mu);

@@ -63,24 +63,35 @@ batch_of(const ga_array *a)
     return b;
 }
 
-/* A new array holding x (..., m, n) column-major in dtype t: C-contiguous storage of
- * shape (..., n, m), returned as the transposed view (..., m, n). The copy is the
- * one LAPACK and cuSOLVER need anyway (they overwrite their input), so it also does
- * the cast and materialises broadcast batch axes. */
+/* A new array holding x (..., m, n) in dtype t, the working copy LAPACK and cuSOLVER
+ * need anyway (they overwrite their input), so it also does the cast and
+ * materialises broadcast batch axes. `colmajor`: column-major, C-contiguous storage
+ * of shape (..., n, m) returned as the transposed view (..., m, n); else C order
+ * (each matrix's memory is its transpose column-major: SOLVE's mode 1). */
 static int
-colmajor_copy(const ga_array *x, ga_dtype t, ga_array *out)
+working_copy(const ga_array *x, ga_dtype t, int colmajor, ga_array *out)
 {
     int64_t shape[GA_MAXDIMS];
     memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
-    shape[x->ndim - 2] = x->shape[x->ndim - 1];
-    shape[x->ndim - 1] = x->shape[x->ndim - 2];
+    if (colmajor) {
+        shape[x->ndim - 2] = x->shape[x->ndim - 1];
+        shape[x->ndim - 1] = x->shape[x->ndim - 2];
+    }
     GA_TRY(ga_array_empty(out, ga_array_device(x), t, x->ndim, shape));
-    swap_last(out);
+    if (colmajor) {
+        swap_last(out);
+    }
     int st = ga_array_size(out) ? ga_copy_same_device(out, x) : GA_OK;
     if (st != GA_OK) {
         ga_array_release(out);
     }
     return st;
+}
+
+static int
+colmajor_copy(const ga_array *x, ga_dtype t, ga_array *out)
+{
+    return working_copy(x, t, 1, out);
 }
 
 /* A new column-major output (..., rows, cols) (see colmajor_copy), uninitialised. */
@@ -192,13 +203,7 @@ ga_linalg_solve(const ga_array *a, const ga_array *b, ga_array *x)
     /* A's working copy in C order, each matrix's memory A^T column-major: a plain copy
      * where A is C-contiguous (a transposing one costs several times more), and the
      * backend factors A^T and solves with its transpose (mode 1, ga_linalg_op) */
-    st = ga_array_empty(&lu, ga_array_device(&av), t, av.ndim, av.shape);
-    if (st == GA_OK && ga_array_size(&lu) > 0) {
-        st = ga_copy_same_device(&lu, &av);
-        if (st != GA_OK) {
-            ga_array_release(&lu);
-        }
-    }
+    st = working_copy(&av, t, 0, &lu);
     if (st == GA_OK) {
         st = colmajor_copy(&bv, t, x);
         if (st == GA_OK) {
