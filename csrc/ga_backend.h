@@ -33,8 +33,9 @@
  * DLPack export ordered after the consumer's stream); 11: non-blocking copies to the
  * host and page-locked host memory (copy_d2h_async, host_alloc_pinned,
  * host_free_pinned); 12: a copy queue beside the compute queue (copies_event_record,
- * wait_copies). Entries only ever added at the end of ga_backend. */
-#define GA_BACKEND_ABI_VERSION 12
+ * wait_copies); 13: fused elementwise programs (fused). Entries only ever added at the
+ * end of ga_backend. */
+#define GA_BACKEND_ABI_VERSION 13
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -61,6 +62,36 @@ typedef struct {
     int64_t shape[GA_MAXDIMS];
     ga_operand args[GA_MAXARGS];
 } ga_loop;
+
+/* A fused elementwise program (gpuarr.fuse; docs/DESIGN.md, "Fused elementwise
+ * chains"): a straight-line list of elementwise operations over registers, run for
+ * every element of a ga_loop in one pass over memory.
+ * Registers: [0, nin) are the loop's inputs (args[1 + k], any dtype, never written),
+ * [nin, nin + nconst) constants (consts[k] in reg_dtype), the rest temporaries. Every
+ * register has one dtype. Each instruction is an op of GA_ELEMENTWISE_OPS with the
+ * kernel contract of ga_ops.h: its inputs have the loop dtype `dtype` (WHERE's
+ * condition bool) and dst has the op's output dtype for it; GA_OP_COPY is a cast from
+ * src[0]'s dtype to `dtype`. dst is never one of the instruction's own sources. The
+ * register `result` (a temporary, of args[0]'s dtype) is the output: a backend may
+ * keep it in the output's memory. The core checks all of this before a backend sees
+ * the program (ga_fused.c). */
+#define GA_FUSED_MAXREGS 16
+#define GA_FUSED_MAXINSTR 32
+#define GA_FUSED_MAXCONSTS 8
+typedef struct {
+    int16_t op;     /* ga_op */
+    int16_t dtype;  /* loop dtype; GA_OP_COPY: the dtype cast to */
+    int8_t dst;     /* register written */
+    int8_t src[3];  /* registers read (ga_op_arity(op) of them) */
+} ga_fused_instr;
+
+typedef struct {
+    int32_t nin, nconst, nregs, ninstr;
+    int32_t result;
+    int8_t reg_dtype[GA_FUSED_MAXREGS];
+    ga_scalar_bytes consts[GA_FUSED_MAXCONSTS];
+    ga_fused_instr instr[GA_FUSED_MAXINSTR];
+} ga_fused_prog;
 
 /* A reduction: out[o] = reduce over r of in[o, r].
  * The input is described by two stride sets: over the kept (output) axes and over the
@@ -454,6 +485,13 @@ typedef struct ga_backend {
      * queued so far (the core calls it before a block a queued copy reads is written
      * or freed). No host wait. */
     int (*wait_copies)(int dev);
+
+    /* ABI 13: run a fused elementwise program (ga_fused_prog, checked by the core)
+     * over `loop` (args[0] the output, then prog->nin inputs), in one pass over
+     * memory: no full-size temporaries, one kernel on a GPU. GA_ERR_UNSUPPORTED,
+     * before anything is queued, for a program this backend cannot run (the caller
+     * then runs the operations one by one). May be NULL: none can run. */
+    int (*fused)(int dev, const ga_fused_prog *prog, const ga_loop *loop);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

@@ -322,6 +322,12 @@ cpu_elementwise(int dev, int op, const ga_loop *loop)
 }
 
 static int
+cpu_fused(int dev, const ga_fused_prog *prog, const ga_loop *loop)
+{
+    GA_UNLOCKED(loop->size, ga_cpu_fused(dev, prog, loop));
+}
+
+static int
 cpu_reduce(int dev, const ga_reduce_desc *r)
 {
     GA_UNLOCKED((double)r->out_size * (double)r->red_size, ga_cpu_reduce(dev, r));
@@ -414,4 +420,5 @@ const ga_backend ga_backend_cpu = {
     .searchsorted = ga_cpu_searchsorted,
     .linalg = cpu_linalg,
     .fft = cpu_fft,
+    .fused = cpu_fused,
 };

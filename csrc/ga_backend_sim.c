@@ -62,6 +62,7 @@
 
 typedef enum {
     TASK_ELEMENTWISE,
+    TASK_FUSED,
     TASK_REDUCE,
     TASK_SCAN,
     TASK_GEMM,
@@ -111,6 +112,10 @@ typedef struct task {
     int op;
     union {
         ga_loop loop; /* elementwise, nonzero */
+        struct {
+            ga_loop loop;
+            ga_fused_prog prog;
+        } fused;
         ga_reduce_desc reduce;
         ga_scan_desc scan;
         ga_gemm_desc gemm;
@@ -245,6 +250,8 @@ run_task(int dev, sim_queue *q, task *t)
         return GA_OK;
     case TASK_ELEMENTWISE:
         return ga_cpu_elementwise(dev, t->op, &t->u.loop);
+    case TASK_FUSED:
+        return ga_cpu_fused(dev, &t->u.fused.prog, &t->u.fused.loop);
     case TASK_REDUCE:
         return ga_cpu_reduce(dev, &t->u.reduce);
     case TASK_SCAN:
@@ -793,6 +800,15 @@ sim_elementwise(int dev, int op, const ga_loop *loop)
 }
 
 static int
+sim_fused(int dev, const ga_fused_prog *prog, const ga_loop *loop)
+{
+    NEW_TASK(t, TASK_FUSED);
+    t->u.fused.loop = *loop;
+    t->u.fused.prog = *prog;
+    return enqueue(dev, t);
+}
+
+static int
 sim_reduce(int dev, const ga_reduce_desc *r)
 {
     NEW_TASK(t, TASK_REDUCE);
@@ -1013,4 +1029,5 @@ const ga_backend ga_backend_simulated = {
     .copy_d2h_async = sim_copy_d2h_async,
     .copies_event_record = sim_copies_event_record,
     .wait_copies = sim_wait_copies,
+    .fused = sim_fused,
 };

@@ -7,12 +7,21 @@
 #define GA_CPU_H
 
 #include "ga_backend.h"
+#include "ga_cpu_loop.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 int ga_cpu_elementwise(int dev, int op, const ga_loop *loop);
+/* The inner loop ga_cpu_elementwise runs for `op` with operands of loop dtype in_dt
+ * (GA_OP_COPY: cast from in_dt) and output out_dt, its ctx, and its time per element
+ * relative to an add (ga_cpu_run_loop_parallel's cost); GA_ERR_UNSUPPORTED when the
+ * CPU has no such loop. */
+int ga_cpu_elementwise_loop(int op, int in_dt, int out_dt, ga_cpu_inner_fn *fn, void **ctx,
+                            int *cost);
+/* ga_cpu_fused.c: a fused program (ga_fused_prog) in cache-sized blocks over the pool */
+int ga_cpu_fused(int dev, const ga_fused_prog *prog, const ga_loop *loop);
 int ga_cpu_reduce(int dev, const ga_reduce_desc *r);
 int ga_cpu_scan(int dev, const ga_scan_desc *s);
 int ga_cpu_gemm(int dev, const ga_gemm_desc *g);

@@ -26,10 +26,6 @@
 #define GA_SIMD_CLONES
 #endif
 
-typedef struct {
-    int nin;
-} loop_ctx;
-
 /* compile-time constants of a kernel, folded away in each instantiation */
 static inline int64_t
 dtype_size(int d)
@@ -307,10 +303,41 @@ op_cost(int op, int dt)
     }
 }
 
-static void
-run(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx, int cost)
+int
+ga_cpu_elementwise_loop(int op, int in_dt, int out_dt, ga_cpu_inner_fn *fn, void **ctx,
+                        int *cost)
 {
-    ga_cpu_run_loop_parallel(loop, fn, ctx, cost);
+    if (op < 0 || op >= GA_NOPS || in_dt < 0 || in_dt >= GA_NTYPES || out_dt < 0 ||
+        out_dt >= GA_NTYPES) {
+        return ga_error(GA_ERR_RUNTIME, "internal: bad elementwise call (op %d)", op);
+    }
+    *ctx = NULL;
+    *cost = 1;
+    if (op == GA_OP_COPY) {
+        *fn = in_dt == out_dt ? copy_bytes : cast_loops[in_dt][out_dt];
+        if (in_dt == out_dt) {
+            *ctx = (void *)(intptr_t)ga_dtype_itemsize((ga_dtype)in_dt);
+        }
+        return GA_OK;
+    }
+    if (op == GA_OP_WHERE) {
+        *fn = where_bytes;
+        *ctx = (void *)(intptr_t)ga_dtype_itemsize((ga_dtype)in_dt);
+        return GA_OK;
+    }
+    *fn = simd_loop(op, in_dt);
+    if (*fn == NULL) {
+        *fn = hot_loops[op][in_dt];
+    }
+    if (*fn == NULL) {
+        *fn = kernel_loops[op][in_dt];
+    }
+    if (*fn == NULL) {
+        return ga_error(GA_ERR_UNSUPPORTED, "%s has no CPU kernel for %s", ga_op_names[op],
+                        ga_dtype_infos[in_dt].name);
+    }
+    *cost = op_cost(op, in_dt);
+    return GA_OK;
 }
 
 int
@@ -320,32 +347,11 @@ ga_cpu_elementwise(int dev, int op, const ga_loop *loop)
     if (op < 0 || op >= GA_NOPS || loop->nargs < 2) {
         return ga_error(GA_ERR_RUNTIME, "internal: bad elementwise call (op %d)", op);
     }
-    int in_dt = loop->args[op == GA_OP_WHERE ? 2 : 1].dtype;
-    int out_dt = loop->args[0].dtype;
-    if (op == GA_OP_COPY) {
-        if (in_dt == out_dt) {
-            run(loop, copy_bytes, (void *)(intptr_t)ga_dtype_itemsize((ga_dtype)in_dt), 1);
-            return GA_OK;
-        }
-        run(loop, cast_loops[in_dt][out_dt], NULL, 1);
-        return GA_OK;
-    }
-    if (op == GA_OP_WHERE) {
-        run(loop, where_bytes, (void *)(intptr_t)ga_dtype_itemsize((ga_dtype)in_dt), 1);
-        return GA_OK;
-    }
-    ga_cpu_inner_fn fn = simd_loop(op, in_dt);
-    if (fn == NULL) {
-        fn = hot_loops[op][in_dt];
-    }
-    if (fn == NULL) {
-        fn = kernel_loops[op][in_dt];
-    }
-    if (fn == NULL) {
-        return ga_error(GA_ERR_UNSUPPORTED, "%s has no CPU kernel for %s", ga_op_names[op],
-                        ga_dtype_infos[in_dt].name);
-    }
-    loop_ctx ctx = {ga_op_arity(op)};
-    run(loop, fn, &ctx, op_cost(op, in_dt));
+    ga_cpu_inner_fn fn;
+    void *ctx;
+    int cost;
+    GA_TRY(ga_cpu_elementwise_loop(op, loop->args[op == GA_OP_WHERE ? 2 : 1].dtype,
+                                   loop->args[0].dtype, &fn, &ctx, &cost));
+    ga_cpu_run_loop_parallel(loop, fn, ctx, cost);
     return GA_OK;
 }

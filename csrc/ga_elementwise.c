@@ -142,6 +142,20 @@ out_dtype_for(int op, ga_dtype loop)
     return loop;
 }
 
+int
+ga_elementwise_loop_out(int op, ga_dtype loop, ga_dtype *out_dtype)
+{
+    if (op < 0 || op >= GA_NOPS || (int)loop < 0 || (int)loop >= GA_NTYPES ||
+        (op != GA_OP_COPY && !has_kernel[op][loop])) {
+        return ga_error(GA_ERR_TYPE, "%s has no loop for %s",
+                        op >= 0 && op < GA_NOPS ? ga_op_names[op] : "?",
+                        (int)loop >= 0 && (int)loop < GA_NTYPES ? ga_dtype_infos[loop].name
+                                                                : "?");
+    }
+    *out_dtype = out_dtype_for(op, loop);
+    return GA_OK;
+}
+
 static ga_dtype
 arg_dtype(const ga_ew_arg *a)
 {
@@ -265,8 +279,8 @@ ga_elementwise_resolve(int op, int nin, const ga_ew_arg *in, ga_dtype *loop_dtyp
 }
 
 /* A scalar's value as storage bytes of dtype t. */
-static void
-scalar_bytes(const ga_ew_arg *a, ga_dtype t, ga_scalar_bytes *v)
+void
+ga_ew_scalar_bytes(const ga_ew_arg *a, ga_dtype t, ga_scalar_bytes *v)
 {
     ga_scalar_value s;
     memset(&s, 0, sizeof(s));
@@ -486,7 +500,7 @@ ga_elementwise(int op, int nin, const ga_ew_arg *in, ga_array *out, ga_array *re
             else {
                 ga_scalar_bytes v;
                 ga_dtype want = (op == GA_OP_WHERE && i == 0) ? GA_BOOL : loop_dt;
-                scalar_bytes(&in[i], want, &v);
+                ga_ew_scalar_bytes(&in[i], want, &v);
                 ga_loop_add_scalar(&loop, want, &v);
             }
         }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "ga_array.h"
+#include "ga_backend.h"
 #include "ga_dtype.h"
 #include "ga_ops.h"
 
@@ -43,6 +44,14 @@ int ga_elementwise(int op, int nin, const ga_ew_arg *in, ga_array *out, ga_array
 /* The output and loop dtype `op` would use for these operands (no work done). */
 int ga_elementwise_resolve(int op, int nin, const ga_ew_arg *in, ga_dtype *loop_dtype,
                            ga_dtype *out_dtype);
+
+/* A scalar operand's value as the storage bytes of dtype t, as an op whose loop dtype
+ * is t reads it (ga_backend.h's ga_scalar_bytes). */
+void ga_ew_scalar_bytes(const ga_ew_arg *a, ga_dtype t, ga_scalar_bytes *v);
+
+/* GA_OK with the output dtype when `op` has a loop (a kernel) for loop dtype `loop`,
+ * else GA_ERR_TYPE: what a fused program (ga_fused.c) may ask of each instruction. */
+int ga_elementwise_loop_out(int op, ga_dtype loop, ga_dtype *out_dtype);
 
 /* A new array with x's values cast to `t` (NumPy's unsafe casting), on x's device.
  * Always a new array, also when the dtype is the same. */

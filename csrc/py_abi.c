@@ -121,7 +121,8 @@
     X(ga_backend, host_alloc_pinned)                                                   \
     X(ga_backend, host_free_pinned)                                                    \
     X(ga_backend, copies_event_record)                                                 \
-    X(ga_backend, wait_copies)
+    X(ga_backend, wait_copies)                                                         \
+    X(ga_backend, fused)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \

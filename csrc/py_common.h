@@ -18,6 +18,7 @@
 #include "ga_array.h"
 #include "ga_device.h"
 #include "ga_dtype.h"
+#include "ga_elementwise.h"
 #include "ga_error.h"
 
 typedef struct {
@@ -140,6 +141,12 @@ PyObject *pyga_binary(int op, PyObject *a, PyObject *b);
 PyObject *pyga_inplace(int op, PyObject *a, PyObject *b);
 PyObject *pyga_unary(int op, PyObject *a);
 extern PyMethodDef pyga_elementwise_functions[];
+/* An operand of an elementwise op as ga_elementwise takes it (a Python or NumPy
+ * scalar, an Array, or host data copied to the CPU into *holder): 0, 1 for a type
+ * gpuarr does not handle (no exception set), -1 with an exception set. Needs
+ * ga_elementwise.h's ga_ew_arg. */
+int pyga_ew_arg_from(PyObject *o, ga_ew_arg *arg, PyObject **holder);
+extern PyMethodDef pyga_fused_functions[]; /* py_fused.c */
 /* py_index.c: x[key] and x[key] = value */
 PyObject *pyga_getitem(PyObject *self, PyObject *key);
 int pyga_setitem(PyObject *self, PyObject *key, PyObject *value);

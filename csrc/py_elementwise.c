@@ -226,6 +226,12 @@ to_arg(PyObject *o, PyObject *other, ga_ew_arg *arg, PyObject **holder)
     return 1;
 }
 
+int
+pyga_ew_arg_from(PyObject *o, ga_ew_arg *arg, PyObject **holder)
+{
+    return to_arg(o, NULL, arg, holder);
+}
+
 /* Run op over the converted operands; `out` may be NULL. */
 static PyObject *
 run_op(int op, int nin, const ga_ew_arg *args, ga_array *out, PyObject *out_obj)

@@ -45,7 +45,7 @@ static PyMethodDef *const function_tables[] = {
     pyga_dlpack_functions,      pyga_sort_functions,     pyga_shape_functions,
     pyga_abi_functions,         pyga_lapack_functions,   pyga_fft_functions,
     pyga_live_functions,        pyga_fault_functions,    pyga_event_functions,
-    module_functions,
+    pyga_fused_functions,       module_functions,
 };
 
 static struct PyModuleDef core_module = {

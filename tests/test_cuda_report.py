@@ -84,10 +84,15 @@ def _local(k) -> bool:
     return k.spills or getattr(k, "stack", 0) > 0
 
 
+# k_fused interprets a program over a register file indexed at run time (k_fused.cu
+# says why it is interpreted): the file lives in local memory, by design.
+FUSED_INTERPRETER = re.compile(r"^k_fused\(")
+
+
 def test_local_memory_only_in_libdevice_trigonometry(report):
     users = [k for k in report if _local(k)]
     bad = [f"{k.name}: {k.stack} B stack, {k.spill_ops} LDL/STL" for k in users
-           if not LIBDEVICE_TRIG.search(k.name)]
+           if not LIBDEVICE_TRIG.search(k.name) and not FUSED_INTERPRETER.search(k.name)]
     assert not bad, "kernels using local memory:\n" + "\n".join(bad[:20])
     # the float32 sine is among them (so the pattern still matches what nvcc emits)
     assert any("ga_f_sin_float32" in k.name for k in users), [k.name for k in users][:5]

@@ -240,7 +240,7 @@ def test_stubtest_finds_the_stubs_consistent_with_the_runtime(tmp_path):
     # one); their public functions are checked through gpuarr/__init__.pyi.
     (tmp_path / "allow.txt").write_text(
         r"gpuarr\._(elementwise|creation|devices|reduce|manipulation|linalg_functions"
-        r"|io|info|printing|tour|methods)(\..*)?" "\n"
+        r"|io|info|printing|tour|methods|fuse)(\..*)?" "\n"
         # gpuarr.nn's private modules: their names are checked through nn/__init__.pyi
         r"gpuarr\.nn\._(module|layers|loss)(\..*)?" "\n"
         # the CUDA plugins are shared libraries beside _core, not Python modules
@@ -249,7 +249,7 @@ def test_stubtest_finds_the_stubs_consistent_with_the_runtime(tmp_path):
         "[mypy]\nignore_missing_imports = True\n"
         "[mypy-gpuarr._elementwise,gpuarr._creation,gpuarr._devices,gpuarr._reduce,"
         "gpuarr._manipulation,gpuarr._linalg_functions,gpuarr._io,gpuarr._info,"
-        "gpuarr._printing,gpuarr._tour,gpuarr._methods,gpuarr.__main__,"
+        "gpuarr._printing,gpuarr._tour,gpuarr._methods,gpuarr._fuse,gpuarr.__main__,"
         "gpuarr.nn._module,gpuarr.nn._layers,gpuarr.nn._loss,"
         "gpuarr.pytest_plugin]\nignore_errors = True\n")
     r = _run(["mypy.stubtest", "--mypy-config-file", "mypy.ini", "--allowlist",

@@ -117,6 +117,7 @@ void ga_cuda_free(int dev, void *ptr, size_t nbytes);
 
 /* Kernel entry points, one file each; contracts as in ../ga_backend.h. */
 int ga_cuda_elementwise(int dev, int op, const ga_loop *loop);
+int ga_cuda_fused(int dev, const ga_fused_prog *prog, const ga_loop *loop); /* k_fused.cu */
 int ga_cuda_reduce(int dev, const ga_reduce_desc *r);
 int ga_cuda_scan(int dev, const ga_scan_desc *s);
 /* k_radix.cu: the radix sort when it applies (*done = 1), else nothing (*done = 0). */

@@ -1104,6 +1104,7 @@ const ga_backend table = {
     cuda_host_free_pinned,
     cuda_copies_event_record,
     cuda_wait_copies,
+    ga_cuda_fused,
 };
 
 }  // namespace

@@ -69,6 +69,7 @@ from .random import rand, randn  # noqa: E402,F401
 from . import _printing, _methods  # noqa: E402,F401  (attach Python-level methods)
 from ._info import info  # noqa: E402,F401
 from ._events import Event, synchronize  # noqa: E402,F401  (synchronize also takes an Event)
+from ._fuse import Fused, fuse  # noqa: E402,F401
 from ._profiler import Profile, ProfileEvent, profile  # noqa: E402,F401
 from ._model import GPUModel, device_model, gpu_models  # noqa: E402,F401
 from ._io import save, load  # noqa: E402,F401

@@ -3,8 +3,8 @@ it star-imports; the C types come from gpuarr._core)."""
 import builtins
 import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from typing import IO, Any, ClassVar, Final, Literal, NamedTuple, SupportsIndex
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import IO, Any, ClassVar, Final, Literal, NamedTuple, SupportsIndex, overload
 
 import numpy.typing as npt
 from numpy.exceptions import AxisError as AxisError
@@ -143,6 +143,17 @@ class Event:
                      clock: Literal["measured", "modeled"] = "measured") -> float: ...
 
 def synchronize(device: _DeviceLike | Event | None = None) -> None: ...
+
+class Fused:
+    def __init__(self, fn: Callable[..., Any], explain: builtins.bool = False) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def explain(self, *args: Any) -> str: ...
+
+@overload
+def fuse(fn: Callable[..., Any], /, *, explain: builtins.bool = False) -> Fused: ...
+@overload
+def fuse(fn: None = None, /, *,
+         explain: builtins.bool = False) -> Callable[[Callable[..., Any]], Fused]: ...
 
 class ProfileEvent:
     device: Device

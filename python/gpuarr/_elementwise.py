@@ -98,15 +98,31 @@ def _make(name, nin, text):
 
     if nin == 1:
         def fn(x, /, *, out=None):
-            return core_fn(x, out=out)
+            try:
+                return core_fn(x, out=out)
+            except TypeError:
+                return _traced(name, (x,), out)
     else:
         def fn(x1, x2, /, *, out=None):
-            return core_fn(x1, x2, out=out)
+            try:
+                return core_fn(x1, x2, out=out)
+            except TypeError:
+                return _traced(name, (x1, x2), out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name}({params}, *, out=None)\n\n{text}\n\nWith ``out``, the result " \
         "is written into that array (same device; the dtype must be reachable by " \
         "same-kind casting) and returned."
     return fn
+
+
+def _traced(name, args, out):
+    """A TypeError's second look: inside gpuarr.fuse's trace an operand is a traced
+    value, and the call is recorded, not run (gpuarr/_fuse.py). Else the error stands."""
+    from . import _fuse
+    r = _fuse.record_call(name, args) if out is None else None
+    if r is None:
+        raise
+    return r
 
 
 __all__ = []
@@ -123,7 +139,10 @@ def where(condition, x1, x2, /):
 
     Elements of x1 where condition is true, of x2 elsewhere (broadcast together;
     the result dtype is x1 and x2 promoted, as in NumPy)."""
-    return _core.where(condition, x1, x2)
+    try:
+        return _core.where(condition, x1, x2)
+    except TypeError:
+        return _traced("where", (condition, x1, x2), None)
 
 
 def clip(x, /, min=None, max=None):
@@ -131,6 +150,11 @@ def clip(x, /, min=None, max=None):
 
     x limited to [min, max] elementwise (either bound may be None, a scalar or an
     array). NaN in x stays NaN. Not defined for complex x."""
+    if not isinstance(x, Array):
+        from . import _fuse
+        r = _fuse.record_call("clip", (x, min, max))
+        if r is not None:
+            return r
     if min is None and max is None:
         return _core.positive(x) if x.dtype != _core.bool else astype(x, x.dtype)
     if min is None:
@@ -146,7 +170,10 @@ def astype(x, dtype, /, *, copy=True):
     x's values converted to dtype, on x's device (NumPy's unsafe casting: float to
     int truncates toward zero, complex to real drops the imaginary part, anything
     to bool is ``!= 0``). With copy=False, x itself when it already has that dtype."""
-    return _core.astype(x, dtype, copy=copy)
+    try:
+        return _core.astype(x, dtype, copy=copy)
+    except TypeError:
+        return _traced("astype", (x, dtype), None)
 
 
 __all__ += ["where", "clip", "astype"]

@@ -37,6 +37,8 @@ _normalize_axis = _core.normalize_axis
 
 
 def _reduce(x, op, name, axis, keepdims, dtype=None):
+    if hasattr(x, "_fuse_reduce"):  # inside gpuarr.fuse's trace (gpuarr/_fuse.py)
+        return x._fuse_reduce(name, axis, keepdims, dtype)
     _check(x, name)
     return _core._reduce(x, op, _normalize_axis(axis, x.ndim), keepdims, dtype)
 
@@ -117,6 +119,8 @@ def mean(x, /, *, axis=None, keepdims=False, dtype=None):
 
     Arithmetic mean over ``axis``: float64 for integers, float16 computed in
     float32. The mean of nothing is NaN."""
+    if hasattr(x, "_fuse_reduce"):
+        return x._fuse_reduce("mean", axis, keepdims, dtype)
     _check(x, "mean")
     return _core._stat(x, "mean", _normalize_axis(axis, x.ndim), keepdims, 0.0, dtype)
 

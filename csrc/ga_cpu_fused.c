@@ -1,0 +1,127 @@
+/* ga_cpu_fused.c: a fused elementwise program (ga_fused_prog) on the CPU.
+ *
+ * The program runs block by block: each instruction is the very inner loop that
+ * ga_cpu_elementwise would run for that op (so a fused result is bitwise the unfused
+ * one), applied to a block of elements whose temporaries live in a scratch area on the
+ * stack, small enough to stay in the core's L1/L2 cache. Inputs are read in place
+ * (their own strides), constants with step 0, and the result register is the output's
+ * own memory, so memory sees each input read once and the output written once: no
+ * full-size temporary. Blocks of a large loop are split over the thread pool as any
+ * elementwise loop is (ga_cpu_run_loop_parallel).
+ *
+ * Interpreting per block rather than compiling per program: the inner loops already
+ * exist in every dtype, SIMD variant included, and a call per instruction per block
+ * of hundreds of elements costs well under 1% of the block's work.
+ */
+#include <string.h>
+
+#include "ga_cpu.h"
+#include "ga_dtype.h"
+#include "ga_error.h"
+#include "ga_ops.h"
+
+/* Scratch bytes per thread for the temporaries of one block: with a few float32
+ * temporaries, blocks of 1-2k elements; the whole working set stays in L2. */
+#define GA_FUSED_SCRATCH (32 * 1024)
+#define GA_FUSED_BLOCK_MAX 2048
+#define GA_FUSED_BLOCK_MIN 64
+
+typedef struct {
+    const ga_fused_prog *prog;
+    ga_cpu_inner_fn fn[GA_FUSED_MAXINSTR];
+    void *ctx[GA_FUSED_MAXINSTR];
+    int64_t size[GA_FUSED_MAXREGS];   /* element bytes of each register */
+    int64_t offset[GA_FUSED_MAXREGS]; /* temporaries: where in the scratch area */
+    int64_t block;                    /* elements per block */
+} cpu_plan;
+
+static void
+fused_inner(char **p, const int64_t *s, int64_t n, void *arg)
+{
+    const cpu_plan *pl = (const cpu_plan *)arg;
+    const ga_fused_prog *g = pl->prog;
+    _Alignas(64) char scratch[GA_FUSED_SCRATCH];
+    char *rp[GA_FUSED_MAXREGS];
+    int64_t rs[GA_FUSED_MAXREGS];
+    int first_temp = g->nin + g->nconst;
+    for (int r = 0; r < g->nregs; r++) {
+        if (r < g->nin) {
+            rs[r] = s[1 + r];
+        }
+        else if (r < first_temp) {
+            rp[r] = (char *)g->consts[r - g->nin].bytes;
+            rs[r] = 0;
+        }
+        else {
+            rp[r] = scratch + pl->offset[r];
+            rs[r] = pl->size[r];
+        }
+    }
+    rs[g->result] = s[0];
+    for (int64_t i0 = 0; i0 < n; i0 += pl->block) {
+        int64_t m = n - i0 < pl->block ? n - i0 : pl->block;
+        for (int k = 0; k < g->nin; k++) {
+            rp[k] = p[1 + k] + i0 * s[1 + k];
+        }
+        rp[g->result] = p[0] + i0 * s[0];
+        for (int i = 0; i < g->ninstr; i++) {
+            const ga_fused_instr *in = &g->instr[i];
+            int nin = ga_op_arity(in->op);
+            char *pp[4];
+            int64_t ss[4];
+            pp[0] = rp[in->dst];
+            ss[0] = rs[in->dst];
+            for (int a = 0; a < nin; a++) {
+                pp[1 + a] = rp[in->src[a]];
+                ss[1 + a] = rs[in->src[a]];
+            }
+            pl->fn[i](pp, ss, m, pl->ctx[i]);
+        }
+    }
+}
+
+int
+ga_cpu_fused(int dev, const ga_fused_prog *g, const ga_loop *loop)
+{
+    (void)dev;
+    cpu_plan pl;
+    memset(&pl, 0, sizeof(pl));
+    pl.prog = g;
+    int cost = 0;
+    for (int i = 0; i < g->ninstr; i++) {
+        const ga_fused_instr *in = &g->instr[i];
+        int in_dt = in->op == GA_OP_COPY ? g->reg_dtype[in->src[0]] : in->dtype;
+        int c;
+        GA_TRY(ga_cpu_elementwise_loop(in->op, in_dt, g->reg_dtype[in->dst], &pl.fn[i],
+                                       &pl.ctx[i], &c));
+        cost += c;
+    }
+    int64_t temp_bytes = 0;
+    for (int r = 0; r < g->nregs; r++) {
+        pl.size[r] = ga_dtype_itemsize((ga_dtype)g->reg_dtype[r]);
+        if (r >= g->nin + g->nconst && r != g->result) {
+            temp_bytes += pl.size[r];
+        }
+    }
+    /* each temporary's area is rounded up to a cache line: keep a line per register spare */
+    int64_t block = temp_bytes > 0 ? (GA_FUSED_SCRATCH - 64 * GA_FUSED_MAXREGS) / temp_bytes
+                                   : GA_FUSED_BLOCK_MAX;
+    block = block > GA_FUSED_BLOCK_MAX ? GA_FUSED_BLOCK_MAX : block & ~(int64_t)15;
+    if (block < GA_FUSED_BLOCK_MIN) {
+        /* 16 temporaries of 16 bytes fit 128 elements: never reached */
+        return ga_error(GA_ERR_UNSUPPORTED, "fused program: too many temporaries");
+    }
+    pl.block = block;
+    int64_t at = 0;
+    for (int r = g->nin + g->nconst; r < g->nregs; r++) {
+        if (r != g->result) {
+            pl.offset[r] = at;
+            at += ((pl.size[r] * block + 63) & ~(int64_t)63);
+        }
+    }
+    if (at > GA_FUSED_SCRATCH) {
+        return ga_error(GA_ERR_UNSUPPORTED, "fused program: too many temporaries");
+    }
+    ga_cpu_run_loop_parallel(loop, fused_inner, &pl, cost);
+    return GA_OK;
+}

@@ -1,0 +1,135 @@
+/* ga_fused.c: checking and dispatching fused elementwise programs (ga_fused.h). */
+#include "ga_fused.h"
+
+#include <string.h>
+
+#include "ga_device.h"
+#include "ga_elementwise.h"
+#include "ga_error.h"
+#include "ga_fault.h"
+#include "ga_loop.h"
+#include "ga_ops.h"
+#include "ga_prof.h"
+
+static int
+bad(int i, const char *what)
+{
+    return ga_error(GA_ERR_VALUE, "fused program: instruction %d: %s", i, what);
+}
+
+int
+ga_fused_check(const ga_fused_prog *g)
+{
+    if (g->nin < 1 || g->nin > GA_MAXARGS - 1 || g->nconst < 0 ||
+        g->nconst > GA_FUSED_MAXCONSTS || g->nregs > GA_FUSED_MAXREGS ||
+        g->nin + g->nconst >= g->nregs || g->ninstr < 1 || g->ninstr > GA_FUSED_MAXINSTR ||
+        g->result < g->nin + g->nconst || g->result >= g->nregs) {
+        return ga_error(GA_ERR_VALUE, "fused program: bad sizes (%d inputs, %d constants, "
+                        "%d registers, %d instructions)", g->nin, g->nconst, g->nregs,
+                        g->ninstr);
+    }
+    for (int r = 0; r < g->nregs; r++) {
+        if (g->reg_dtype[r] < 0 || g->reg_dtype[r] >= GA_NTYPES) {
+            return ga_error(GA_ERR_VALUE, "fused program: register %d has no dtype", r);
+        }
+    }
+    /* temporaries must be written before they are read: scratch memory is garbage */
+    unsigned written = (1u << (g->nin + g->nconst)) - 1u;
+    for (int i = 0; i < g->ninstr; i++) {
+        const ga_fused_instr *in = &g->instr[i];
+        if (in->op < 0 || in->op >= GA_NOPS || in->dtype < 0 || in->dtype >= GA_NTYPES) {
+            return bad(i, "unknown op or dtype");
+        }
+        if (in->dst < g->nin + g->nconst || in->dst >= g->nregs) {
+            return bad(i, "writes an input, a constant or no register");
+        }
+        int nin = ga_op_arity(in->op);
+        for (int a = 0; a < nin; a++) {
+            int r = in->src[a];
+            if (r < 0 || r >= g->nregs || r == in->dst || !(written & (1u << r))) {
+                return bad(i, "reads its own output, no register or an unwritten one");
+            }
+            ga_dtype want = in->op == GA_OP_WHERE && a == 0 ? GA_BOOL : (ga_dtype)in->dtype;
+            if (in->op != GA_OP_COPY && g->reg_dtype[r] != (int8_t)want) {
+                return bad(i, "an operand's dtype is not the op's loop dtype");
+            }
+        }
+        ga_dtype out;
+        GA_TRY(ga_elementwise_loop_out(in->op, (ga_dtype)in->dtype, &out));
+        if (in->op == GA_OP_COPY) {
+            out = (ga_dtype)in->dtype;
+        }
+        if (g->reg_dtype[in->dst] != (int8_t)out) {
+            return bad(i, "the register written does not have the op's output dtype");
+        }
+        written |= 1u << in->dst;
+    }
+    if (!(written & (1u << g->result))) {
+        return ga_error(GA_ERR_VALUE, "fused program: the result is never written");
+    }
+    return GA_OK;
+}
+
+int
+ga_fused_run(const ga_fused_prog *g, const ga_array *const *in, ga_array *result)
+{
+    GA_TRY(ga_fused_check(g));
+    int ndim = in[0]->ndim;
+    int64_t shape[GA_MAXDIMS];
+    memcpy(shape, in[0]->shape, sizeof(int64_t) * (size_t)ndim);
+    for (int k = 0; k < g->nin; k++) {
+        if (in[k]->dtype != g->reg_dtype[k]) {
+            return ga_error(GA_ERR_VALUE, "fused program: input %d is %s, the program "
+                            "reads %s", k, ga_dtype_infos[in[k]->dtype].name,
+                            ga_dtype_infos[g->reg_dtype[k]].name);
+        }
+        if (k == 0) {
+            continue;
+        }
+        GA_TRY(ga_check_same_device("fused function", in[0], in[k]));
+        int64_t tmp[GA_MAXDIMS];
+        int nd;
+        int st = ga_broadcast_shapes(ndim, shape, in[k]->ndim, in[k]->shape, &nd, tmp);
+        if (st != GA_OK) {
+            return ga_error_context(st, "fused function");
+        }
+        ndim = nd;
+        memcpy(shape, tmp, sizeof(int64_t) * (size_t)nd);
+    }
+    ga_device dev = ga_array_device(in[0]);
+    const ga_backend *be;
+    GA_TRY(ga_device_backend(dev, &be));
+    if (be->fused == NULL) {
+        return ga_error(GA_ERR_UNSUPPORTED, "the %s backend cannot run fused programs",
+                        be->name);
+    }
+    ga_array res;
+    GA_TRY(ga_array_empty(&res, dev, (ga_dtype)g->reg_dtype[g->result], ndim, shape));
+    int st = GA_OK;
+    if (ga_array_size(&res) > 0) {
+        ga_loop loop;
+        ga_loop_init(&loop, &res);
+        for (int k = 0; k < g->nin && st == GA_OK; k++) {
+            st = ga_loop_add_array(&loop, in[k]);
+        }
+        if (st == GA_OK) {
+            ga_loop_coalesce_for_output(&loop);
+            if (ga_describe_on()) {
+                ga_prof_describe_loop("fused", &loop);
+            }
+            st = ga_backend_status(be, be->fused(ga_device_local(dev), g, &loop));
+            if (st == GA_OK) {
+                ga_device_count_work(dev, GA_WORK_ELEMENTWISE, 1);
+            }
+        }
+    }
+    if (st != GA_OK) {
+        ga_array_release(&res);
+        return st;
+    }
+    for (int k = 0; k < g->nin; k++) {
+        ga_fault_flow(&res, in[k]);
+    }
+    *result = res;
+    return GA_OK;
+}

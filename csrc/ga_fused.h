@@ -1,0 +1,33 @@
+/* ga_fused.h: fused elementwise programs in the core (gpuarr.fuse): the checks a
+ * program passes before any backend runs it, broadcasting of its inputs, allocation
+ * of the result and dispatch to the device's `fused` entry. The program itself
+ * (ga_fused_prog) is described in ga_backend.h; docs/DESIGN.md, "Fused elementwise
+ * chains", says how the binding builds one from a traced Python function.
+ */
+#ifndef GA_FUSED_H
+#define GA_FUSED_H
+
+#include "ga_array.h"
+#include "ga_backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* GA_OK when `prog` is well formed (registers, dtypes and arities agree with each op's
+ * loop, every register is written before it is read, `result` is a temporary that is
+ * written), else GA_ERR_VALUE naming the first fault. Inputs' dtypes are checked
+ * against the arrays by ga_fused_run. */
+int ga_fused_check(const ga_fused_prog *prog);
+
+/* Run `prog` over its prog->nin input arrays (one device, broadcast together) into a
+ * new array `result` of the result register's dtype. GA_ERR_UNSUPPORTED, with nothing
+ * run, when the device's backend cannot run this program (the caller runs the ops
+ * one by one); GA_ERR_MISMATCH / GA_ERR_SHAPE as an elementwise op would. */
+int ga_fused_run(const ga_fused_prog *prog, const ga_array *const *in, ga_array *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

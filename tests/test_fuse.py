@@ -1,0 +1,308 @@
+"""gpuarr.fuse: fused chains give the unfused chain's results bit for bit, in one
+operation (one kernel on CUDA), on every device; what cannot be fused runs unfused
+with its reason, and raises what the unfused chain raises."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gpuarr
+from conftest import needs_cuda_devices, to_numpy
+from gpuarr.testing import count_kernels, count_work
+
+# the rows of bench/bench_cpu.py's fused table, and what training steps are made of
+CHAINS = {
+    "exp_mul": (lambda z, y: (z + 2).exp() * y, 2),
+    "fma": (lambda a, b, c: a * b + c, 3),
+    "hypot": (lambda x, y: gpuarr.sqrt(x * x + y * y), 2),
+    "leaky_relu": (lambda x: gpuarr.where(x > 0, x, 0.01 * x), 1),
+    "sigmoid": (lambda x: 1 / (1 + gpuarr.exp(-x)), 1),
+    "clip_tanh": (lambda x, y: gpuarr.clip(x * y, -1.5, 2).tanh() - x, 2),
+    "compare_mix": (lambda x, y: gpuarr.where((x < y) | (x == 0), y - x, x / 4), 2),
+    "sgd_step": (lambda w, g, lr: w - lr * g, 2),
+}
+DTYPES = ["float32", "float64", "int32", "int64"]
+
+
+def _data(dtype, shape, seed):
+    rng = np.random.default_rng(seed)
+    if dtype.startswith("int"):
+        return rng.integers(-9, 10, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def assert_same(fused, unfused):
+    """Bitwise equal, NaN where NaN, the same dtype and shape."""
+    assert fused.dtype == unfused.dtype
+    assert fused.shape == unfused.shape
+    f, u = to_numpy(fused), to_numpy(unfused)
+    if f.dtype.kind in "fc":
+        assert np.array_equal(f, u, equal_nan=True) and np.array_equal(
+            np.signbit(f.real), np.signbit(u.real)), (f, u)
+    else:
+        assert np.array_equal(f, u), (f, u)
+
+
+def _args(device, dtype, nin, shapes=None, scalar=None):
+    shapes = shapes or [(33, 40)] * nin
+    args = [gpuarr.asarray(_data(dtype, s, i), device=device) for i, s in enumerate(shapes)]
+    return args + ([scalar] if scalar is not None else [])
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fused_chain_is_the_unfused_chain_bit_for_bit(device, dtype, name):
+    fn, nin = CHAINS[name]
+    args = _args(device, dtype, nin, scalar=0.5 if name == "sgd_step" else None)
+    f = gpuarr.fuse(fn)
+    with np.errstate(all="ignore"):
+        want = fn(*args)
+        got = f(*args)
+    assert got.device == device
+    assert_same(got, want)
+    assert f.explain(*args).startswith("fused:")
+
+
+def test_fused_chain_matches_numpy(device):
+    x, y = _data("float64", (50,), 1), _data("float64", (50,), 2)
+    f = gpuarr.fuse(lambda x, y: gpuarr.sqrt(x * x + y * y) + gpuarr.where(x > 0, x, 0.01 * x))
+    got = f(gpuarr.asarray(x, device=device), gpuarr.asarray(y, device=device))
+    np.testing.assert_allclose(to_numpy(got), np.hypot(x, y) * 0 + np.sqrt(x * x + y * y)
+                               + np.where(x > 0, x, 0.01 * x), rtol=1e-15)
+
+
+@pytest.mark.parametrize("layout", ["broadcast_row_col", "strided", "transposed", "scalar0d"])
+def test_fused_chain_broadcasts_and_reads_views_as_unfused(device, layout):
+    rng = np.random.default_rng(5)
+    base = gpuarr.asarray(rng.standard_normal((24, 30)).astype("float32"), device=device)
+    if layout == "broadcast_row_col":
+        a, b = base[:, :1], base[:1, :]
+    elif layout == "strided":
+        a, b = base[::2, ::3], base[1::2, ::-3]
+    elif layout == "transposed":
+        a, b = base.T, base.T[::-1]
+    else:
+        a, b = base, base[3, 4]
+    f = gpuarr.fuse(lambda a, b: (a - b) * (a + 1.5))
+    assert_same(f(a, b), (a - b) * (a + 1.5))
+
+
+@pytest.mark.parametrize("mixed", [("int8", "float32"), ("int32", "float64"),
+                                   ("bool", "int64"), ("uint8", "int8")])
+def test_fused_chain_promotes_and_casts_as_unfused(device, mixed):
+    a = gpuarr.asarray(_data("int64", (40,), 1).astype(mixed[0]), device=device)
+    b = gpuarr.asarray(_data("int64", (40,), 2).astype(mixed[1]), device=device)
+    fn = lambda a, b: (a * b + 3) * 2 - (b > 1).astype(b.dtype)  # noqa: E731
+    assert_same(gpuarr.fuse(fn)(a, b), fn(a, b))
+
+
+def test_fused_chain_is_one_elementwise_operation(device):
+    x, y = _args(device, "float32", 2, shapes=[(1000,), (1000,)])
+    f = gpuarr.fuse(lambda z, y: (z + 2).exp() * y)
+    f(x, y)
+    with count_work(device) as w:
+        f(x, y)
+    assert w[device].elementwise == 1, str(w)
+    # a final reduction adds what the reduction alone does (the core's own steps)
+    t = (x - 0.25) ** 2
+    with count_work(device) as alone:
+        want = t.sum()
+    g = gpuarr.fuse(lambda x, m: ((x - m) ** 2).sum())
+    with count_work(device) as w:
+        r = g(x, 0.25)
+    assert w[device].elementwise == 1 + alone[device].elementwise, str(w)
+    assert w[device].reductions == alone[device].reductions == 1, str(w)
+    assert_same(r, want)
+
+
+@pytest.mark.parametrize("red", ["sum", "max", "min", "mean", "prod"])
+def test_final_reduction_is_the_unfused_reduction(device, red):
+    x = gpuarr.asarray(_data("float32", (12, 9), 3), device=device)
+    fn = lambda x: getattr(gpuarr, red)(x * 0.5 + 1, axis=1, keepdims=True)  # noqa: E731
+    assert_same(gpuarr.fuse(fn)(x), fn(x))
+    fn2 = lambda x: getattr(x * 0.5 + 1, red)()  # noqa: E731
+    assert_same(gpuarr.fuse(fn2)(x), fn2(x))
+
+
+def test_scalar_arguments_are_read_at_each_call(device):
+    x = gpuarr.asarray(_data("float32", (20,), 1), device=device)
+    calls = []
+
+    def step(w, lr):
+        calls.append(1)
+        return w - lr * w
+
+    f = gpuarr.fuse(step)
+    for lr in (0.5, 0.25, 2.0):
+        assert_same(f(x, lr), x - lr * x)
+    assert len(calls) == 1  # traced once: the scalar's value is not baked in
+
+
+def test_python_int_out_of_range_raises_as_unfused(device):
+    x = gpuarr.asarray(np.arange(5, dtype="int8"), device=device)
+    f = gpuarr.fuse(lambda x, k: x + k)
+    assert_same(f(x, 3), x + 3)
+    with pytest.raises(OverflowError):
+        f(x, 300)
+    assert_same(f(x, 4), x + 4)
+
+
+def test_errors_are_those_of_the_unfused_chain(device):
+    x = gpuarr.asarray(_data("float32", (4,), 1), device=device)
+    with pytest.raises(TypeError, match="bitwise"):
+        gpuarr.fuse(lambda x: x & 1)(x)
+    with pytest.raises(ValueError):
+        gpuarr.fuse(lambda x, y: x + y)(x, gpuarr.ones(5, device=device))
+
+
+def test_mixing_devices_raises_device_mismatch(two_gpus):
+    a = gpuarr.ones(4, device=two_gpus[0])
+    b = gpuarr.ones(4, device=two_gpus[1])
+    with pytest.raises(gpuarr.DeviceMismatchError):
+        gpuarr.fuse(lambda a, b: a * b + 1)(a, b)
+
+
+@pytest.mark.parametrize("case", ["branch", "index", "four_arrays", "shape", "returns_input",
+                                  "after_reduction", "captured_array", "numpy_data"])
+def test_what_cannot_fuse_runs_unfused_with_its_reason(device, case):
+    x, y, z, w = _args(device, "float32", 4, shapes=[(6,)] * 4)
+    captured = gpuarr.ones(6, device=device)
+    fns = {
+        "branch": (lambda x: x * 2 if (x > 0).any() else x, (x,), "branches|not elementwise"),
+        "index": (lambda x: x[1:] + 1, (x,), "indexes"),
+        "four_arrays": (lambda a, b, c, d: a * b + c * d, (x, y, z, w), "more than 3"),
+        "shape": (lambda x: x + x.shape[0], (x,), "shape"),
+        "returns_input": (lambda x: x, (x,), "unchanged"),
+        "after_reduction": (lambda x: x.sum() * 2, (x,), "after its reduction"),
+        "captured_array": (lambda x: x * captured, (x,), "did not receive"),
+        "numpy_data": (lambda x: x * np.ones(6, "float32"), (x,), "NumPy"),
+    }
+    fn, args, why = fns[case]
+    f = gpuarr.fuse(fn, explain=True)
+    text = f.explain(*args)
+    assert text.startswith("unfused:")
+    assert any(w in text for w in why.split("|")), text
+    try:
+        want = fn(*args)
+    except gpuarr.DeviceMismatchError:  # host data beside a GPU array: raised fused too
+        with pytest.raises(gpuarr.DeviceMismatchError), pytest.warns(UserWarning):
+            f(*args)
+        return
+    with pytest.warns(UserWarning, match="runs unfused"):
+        got = f(*args)
+    if isinstance(want, gpuarr.Array):
+        assert_same(got, want)
+    else:
+        assert got is want or got == want
+
+
+def test_autograd_sees_the_unfused_operations(device):
+    w = gpuarr.asarray(_data("float32", (5,), 1), device=device, requires_grad=True)
+    f = gpuarr.fuse(lambda w: (w * w + 1).sum())
+    assert "autograd" in f.explain(w)
+    loss = f(w)
+    loss.backward()
+    np.testing.assert_allclose(to_numpy(w.grad), 2 * to_numpy(w.detach()), rtol=1e-6)
+
+
+def test_decorator_forms_and_name():
+    @gpuarr.fuse
+    def relu(x):
+        """doc"""
+        return gpuarr.maximum(x, 0)
+
+    @gpuarr.fuse(explain=True)
+    def twice(x):
+        return x * 2
+
+    x = gpuarr.asarray([-1.0, 2.0])
+    assert relu.__name__ == "relu" and relu.__doc__ == "doc"
+    assert to_numpy(relu(x)).tolist() == [0.0, 2.0]
+    assert to_numpy(twice(x)).tolist() == [-2.0, 4.0]
+
+
+@needs_cuda_devices
+def test_cuda_runs_a_fused_chain_as_one_kernel():
+    d = gpuarr.gpu(0)
+    x, y, z = _args(d, "float32", 3, shapes=[(4096,)] * 3)
+    f = gpuarr.fuse(lambda a, b, c: gpuarr.where(a > 0, a * b + c, gpuarr.exp(c)) - 1)
+    want = (lambda a, b, c: gpuarr.where(a > 0, a * b + c, gpuarr.exp(c)) - 1)(x, y, z)
+    f(x, y, z)
+    with count_kernels(d) as k:
+        got = f(x, y, z)
+    assert k.launches == 1 and k.syncs == 0, k
+    assert_same(got, want)
+    # with a final reduction: one kernel more than the reduction alone launches
+    t = x * y
+    with count_kernels(d) as alone:
+        t.sum()
+    r = gpuarr.fuse(lambda a, b: (a * b).sum())
+    r(x, y)
+    with count_kernels(d) as k:
+        r(x, y)
+    assert k.launches == 1 + alone.launches and k.syncs == 0, (k, alone)
+
+
+# --- a differential test over random chains ---------------------------------------
+
+_UN = ["negative", "abs", "exp", "tanh", "sqrt", "square", "sin"]
+_BIN = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "less", "greater"]
+
+
+@st.composite
+def _chains(draw):
+    """A random expression over inputs a, b, c and small constants: a tuple tree."""
+    def expr(depth):
+        if depth == 0 or draw(st.integers(0, 3)) == 0:
+            return draw(st.sampled_from(["a", "b", "c", 2, 0.5, -1.25, True]))
+        kind = draw(st.sampled_from(["un", "bin", "bin", "where", "cast"]))
+        if kind == "un":
+            return (draw(st.sampled_from(_UN)), expr(depth - 1))
+        if kind == "bin":
+            return (draw(st.sampled_from(_BIN)), expr(depth - 1), expr(depth - 1))
+        if kind == "cast":
+            return ("astype", expr(depth - 1), draw(st.sampled_from(["float32", "int32",
+                                                                       "float64"])))
+        return ("where", ("greater", expr(depth - 1), 0), expr(depth - 1), expr(depth - 1))
+    return expr(draw(st.integers(1, 4)))
+
+
+def _build(tree):
+    def ev(t, env):
+        if isinstance(t, str):
+            return env[t]
+        if not isinstance(t, tuple):
+            return t
+        op, *rest = t
+        if op == "astype":
+            v = ev(rest[0], env)
+            return v.astype(rest[1]) if not isinstance(v, (int, float)) else v
+        vals = [ev(r, env) for r in rest]
+        if not any(not isinstance(v, (bool, int, float)) for v in vals):
+            return vals[0]  # an op of constants alone: Python would not call gpuarr
+        return getattr(gpuarr, op)(*vals)
+    return lambda a, b, c: ev(tree, {"a": a, "b": b, "c": c})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(tree=_chains(), dts=st.tuples(*[st.sampled_from(["float32", "float64", "int32",
+                                                          "int64", "bool"])] * 3))
+def test_random_chains_fused_equal_unfused(tree, dts):
+    for device in [gpuarr.cpu()] + [gpuarr.gpu(i) for i in range(min(gpuarr.num_gpus(), 1))]:
+        a, b, c = (gpuarr.asarray(_data("float64", (7, 5), i).astype(dt) if dt != "bool"
+                                  else _data("float64", (7, 5), i) > 0, device=device)
+                   for i, dt in enumerate(dts))
+        fn = _build(tree)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = fn(a, b, c)
+        except Exception as e:  # noqa: BLE001
+            with pytest.raises(type(e)):
+                gpuarr.fuse(fn)(a, b, c)
+            continue
+        got = gpuarr.fuse(fn)(a, b, c)
+        if isinstance(want, gpuarr.Array):
+            assert_same(got, want)
