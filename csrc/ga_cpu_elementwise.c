@@ -16,6 +16,7 @@
 #include "ga_cpu_loop.h"
 #include "ga_error.h"
 #include "ga_kernels.h"
+#include "ga_vmath.h"
 
 /* Loops compiled for AVX-512, AVX2+FMA and baseline x86-64; the loader picks one for
  * the machine at run time (GCC function multiversioning), so nothing ships built for
@@ -124,61 +125,199 @@ static const ga_cpu_inner_fn kernel_loops[GA_NOPS][GA_NTYPES] = {
 #undef GA_X_ENTRY
 };
 
-/* --- SIMD loops for float32 exp and log ------------------------------------------
+/* --- SIMD loops for exp, log, sin, cos, tanh and pow --------------------------------
  *
- * ga_vexpf/ga_vlogf (ga_kernels.h) vectorise; these loops are compiled for AVX-512,
- * AVX2+FMA and baseline x86-64, and the loader picks one for the machine at run time
- * (GCC function multiversioning), so nothing ships built for one CPU only. Strided
- * operands are gathered into a stack block first, so the math still runs in SIMD. */
+ * ga_vmath.h's functions are straight-line code that vectorises; these loops are
+ * compiled for AVX-512, AVX2+FMA and baseline x86-64, and the loader picks one for the
+ * machine at run time (GCC function multiversioning), so nothing ships built for one
+ * CPU only. (sqrt needs nothing of this: it is one instruction, and its loops are
+ * among the hot loops above.) Strided operands are gathered into a stack block first,
+ * so the math still runs in SIMD.
+ *
+ * A function whose vector path covers only part of the inputs (sin/cos: |x| < 1e6)
+ * has an `ok` predicate: each block of inputs is checked first (a vectorised OR of
+ * compares, ~1 instruction per element), and a block holding an input outside it is
+ * computed element by element, libm's function (`slow`) for those inputs. Elsewhere
+ * `ok` is the constant 1 and the check compiles away. The check reads the block
+ * before anything is written, so out may be in (in-place operations). */
 #define GA_VBLOCK 512
 
-#define GA_X_VLOOP(name, fn)                                                           \
+static inline int
+vok_all_float32(float x)
+{
+    (void)x;
+    return 1;
+}
+
+static inline int
+vok_all_float64(double x)
+{
+    (void)x;
+    return 1;
+}
+
+#define GA_X_VLOOP(name, dt, T, fn, ok, slow)                                          \
     GA_SIMD_CLONES static void name##_contig(char *out, const char *in, int64_t n)     \
     {                                                                                  \
-        GA_IVDEP for (int64_t i = 0; i < n; i++)                                       \
-        {                                                                              \
-            ga_st_float32(out + 4 * i, fn(ga_ld_float32(in + 4 * i)));                 \
+        const int64_t sz = (int64_t)sizeof(T);                                         \
+        for (int64_t i0 = 0; i0 < n; i0 += GA_VBLOCK) {                                \
+            int64_t m = n - i0 < GA_VBLOCK ? n - i0 : GA_VBLOCK;                       \
+            char *o = out + i0 * sz;                                                   \
+            const char *x = in + i0 * sz;                                              \
+            int bad = 0;                                                               \
+            for (int64_t j = 0; j < m; j++) {                                          \
+                bad |= !ok(ga_ld_##dt(x + j * sz));                                    \
+            }                                                                          \
+            if (!bad) {                                                                \
+                GA_IVDEP for (int64_t j = 0; j < m; j++)                               \
+                {                                                                      \
+                    ga_st_##dt(o + j * sz, fn(ga_ld_##dt(x + j * sz)));                \
+                }                                                                      \
+                continue;                                                              \
+            }                                                                          \
+            for (int64_t j = 0; j < m; j++) {                                          \
+                T v = ga_ld_##dt(x + j * sz);                                          \
+                ga_st_##dt(o + j * sz, ok(v) ? fn(v) : slow(v));                       \
+            }                                                                          \
         }                                                                              \
     }                                                                                  \
     static void name(char **p, const int64_t *s, int64_t n, void *ctx)                 \
     {                                                                                  \
         (void)ctx;                                                                     \
-        if (s[0] == 4 && s[1] == 4) {                                                  \
+        const int64_t sz = (int64_t)sizeof(T);                                         \
+        if (s[0] == sz && s[1] == sz) {                                                \
             name##_contig(p[0], p[1], n);                                              \
             return;                                                                    \
         }                                                                              \
-        float buf[GA_VBLOCK];                                                          \
+        T buf[GA_VBLOCK];                                                              \
         for (int64_t i = 0; i < n; i += GA_VBLOCK) {                                   \
             int64_t m = n - i < GA_VBLOCK ? n - i : GA_VBLOCK;                         \
             const char *in = p[1] + i * s[1];                                          \
             for (int64_t j = 0; j < m; j++) {                                          \
-                buf[j] = ga_ld_float32(in + j * s[1]);                                 \
+                buf[j] = ga_ld_##dt(in + j * s[1]);                                    \
             }                                                                          \
             name##_contig((char *)buf, (const char *)buf, m);                          \
             char *out = p[0] + i * s[0];                                               \
             for (int64_t j = 0; j < m; j++) {                                          \
-                ga_st_float32(out + j * s[0], buf[j]);                                 \
+                ga_st_##dt(out + j * s[0], buf[j]);                                    \
             }                                                                          \
         }                                                                              \
     }
-GA_X_VLOOP(vloop_exp_float32, ga_vexpf)
-GA_X_VLOOP(vloop_log_float32, ga_vlogf)
+GA_X_VLOOP(vloop_exp_float32, float32, float, ga_vexpf, vok_all_float32, ga_vexpf)
+GA_X_VLOOP(vloop_log_float32, float32, float, ga_vlogf, vok_all_float32, ga_vlogf)
+GA_X_VLOOP(vloop_sin_float32, float32, float, ga_vsinf, ga_vsinf_fast_ok, sinf)
+GA_X_VLOOP(vloop_cos_float32, float32, float, ga_vcosf, ga_vsinf_fast_ok, cosf)
+GA_X_VLOOP(vloop_tanh_float32, float32, float, ga_vtanhf, vok_all_float32, ga_vtanhf)
+GA_X_VLOOP(vloop_exp_float64, float64, double, ga_vexp, vok_all_float64, ga_vexp)
+GA_X_VLOOP(vloop_log_float64, float64, double, ga_vlog, vok_all_float64, ga_vlog)
+GA_X_VLOOP(vloop_sin_float64, float64, double, ga_vsin, ga_vsin_fast_ok, sin)
+GA_X_VLOOP(vloop_cos_float64, float64, double, ga_vcos, ga_vsin_fast_ok, cos)
+GA_X_VLOOP(vloop_tanh_float64, float64, double, ga_vtanh, vok_all_float64, ga_vtanh)
 #undef GA_X_VLOOP
 
+/* Binary: both operands contiguous, or one of them a scalar (x ** 2.5 broadcasts the
+ * exponent with stride 0), each its own vectorised loop; other layouts gathered. */
+#define GA_X_VLOOP2(name, dt, T, fn)                                                   \
+    GA_SIMD_CLONES static void name##_vv(char *out, const char *a, const char *b,      \
+                                         int64_t n)                                    \
+    {                                                                                  \
+        const int64_t sz = (int64_t)sizeof(T);                                         \
+        GA_IVDEP for (int64_t i = 0; i < n; i++)                                       \
+        {                                                                              \
+            T x = ga_ld_##dt(a + i * sz), y = ga_ld_##dt(b + i * sz);                 \
+            ga_st_##dt(out + i * sz, fn(x, y));                                        \
+        }                                                                              \
+    }                                                                                  \
+    GA_SIMD_CLONES static void name##_vs(char *out, const char *a, T y, int64_t n)     \
+    {                                                                                  \
+        const int64_t sz = (int64_t)sizeof(T);                                         \
+        GA_IVDEP for (int64_t i = 0; i < n; i++)                                       \
+        {                                                                              \
+            ga_st_##dt(out + i * sz, fn(ga_ld_##dt(a + i * sz), y));                   \
+        }                                                                              \
+    }                                                                                  \
+    GA_SIMD_CLONES static void name##_sv(char *out, T x, const char *b, int64_t n)     \
+    {                                                                                  \
+        const int64_t sz = (int64_t)sizeof(T);                                         \
+        GA_IVDEP for (int64_t i = 0; i < n; i++)                                       \
+        {                                                                              \
+            ga_st_##dt(out + i * sz, fn(x, ga_ld_##dt(b + i * sz)));                   \
+        }                                                                              \
+    }                                                                                  \
+    static void name(char **p, const int64_t *s, int64_t n, void *ctx)                 \
+    {                                                                                  \
+        (void)ctx;                                                                     \
+        const int64_t sz = (int64_t)sizeof(T);                                         \
+        if (s[0] == sz && s[1] == sz && s[2] == sz) {                                  \
+            name##_vv(p[0], p[1], p[2], n);                                            \
+            return;                                                                    \
+        }                                                                              \
+        if (s[0] == sz && s[1] == sz && s[2] == 0) {                                   \
+            name##_vs(p[0], p[1], ga_ld_##dt(p[2]), n);                                \
+            return;                                                                    \
+        }                                                                              \
+        if (s[0] == sz && s[1] == 0 && s[2] == sz) {                                   \
+            name##_sv(p[0], ga_ld_##dt(p[1]), p[2], n);                                \
+            return;                                                                    \
+        }                                                                              \
+        T bx[GA_VBLOCK], by[GA_VBLOCK];                                                \
+        for (int64_t i = 0; i < n; i += GA_VBLOCK) {                                   \
+            int64_t m = n - i < GA_VBLOCK ? n - i : GA_VBLOCK;                         \
+            const char *a = p[1] + i * s[1], *b = p[2] + i * s[2];                     \
+            for (int64_t j = 0; j < m; j++) {                                          \
+                bx[j] = ga_ld_##dt(a + j * s[1]);                                      \
+                by[j] = ga_ld_##dt(b + j * s[2]);                                      \
+            }                                                                          \
+            name##_vv((char *)bx, (const char *)bx, (const char *)by, m);              \
+            char *out = p[0] + i * s[0];                                               \
+            for (int64_t j = 0; j < m; j++) {                                          \
+                ga_st_##dt(out + j * s[0], bx[j]);                                     \
+            }                                                                          \
+        }                                                                              \
+    }
+GA_X_VLOOP2(vloop_pow_float32, float32, float, ga_vpowf)
+#undef GA_X_VLOOP2
+
+/* float64 pow stays on libm: a vector pow within 1 ulp needs log(x) in double-double
+ * (y log x must be right to ~2^-63 relative before the exponential), not done yet. */
 static ga_cpu_inner_fn
 simd_loop(int op, int dt)
 {
-    if (dt != GA_FLOAT32) {
-        return NULL;
+    if (dt == GA_FLOAT32) {
+        switch (op) {
+        case GA_OP_EXP:
+            return vloop_exp_float32;
+        case GA_OP_LOG:
+            return vloop_log_float32;
+        case GA_OP_SIN:
+            return vloop_sin_float32;
+        case GA_OP_COS:
+            return vloop_cos_float32;
+        case GA_OP_TANH:
+            return vloop_tanh_float32;
+        case GA_OP_POW:
+            return vloop_pow_float32;
+        default:
+            return NULL;
+        }
     }
-    switch (op) {
-    case GA_OP_EXP:
-        return vloop_exp_float32;
-    case GA_OP_LOG:
-        return vloop_log_float32;
-    default:
-        return NULL;
+    if (dt == GA_FLOAT64) {
+        switch (op) {
+        case GA_OP_EXP:
+            return vloop_exp_float64;
+        case GA_OP_LOG:
+            return vloop_log_float64;
+        case GA_OP_SIN:
+            return vloop_sin_float64;
+        case GA_OP_COS:
+            return vloop_cos_float64;
+        case GA_OP_TANH:
+            return vloop_tanh_float64;
+        default:
+            return NULL;
+        }
     }
+    return NULL;
 }
 
 #define GA_X_CAST(F, f, T, t)                                                          \
@@ -289,7 +428,7 @@ op_cost(int op, int dt)
         return 8;
     }
     if (simd_loop(op, dt) != NULL) {
-        return 2; /* the SIMD exp/log: a few times an add, not a libm call */
+        return 2; /* the SIMD math: a few times an add, not a libm call */
     }
     switch (op) {
     case GA_OP_EXP: case GA_OP_EXPM1: case GA_OP_EXP2: case GA_OP_LOG: case GA_OP_LOG1P:
