@@ -157,6 +157,20 @@ def rows(quick):
         ("exp of a strided view", "memory", lambda: strided_g.exp(),
          lambda: np.exp(strided_n), 3 * n * f4),
     ]
+    # the SIMD math (ga_vmath.h): exp of float32 at twice NumPy's speed or better (issue
+    # 28), the others at NumPy's speed or better
+    u_n = rng.uniform(0.1, 5, n).astype(np.float32)
+    u_g = ga.asarray(u_n.copy())
+    ud_n = u_n.astype(np.float64)
+    ud_g = ga.asarray(ud_n.copy())
+    out.append((f"exp ({n:.0e} f32)", "exp32", lambda: ga.exp(u_g), lambda: np.exp(u_n),
+                2 * n * f4))
+    for fname in ("log", "sin", "tanh", "exp"):
+        if fname != "exp":
+            out.append((f"{fname} ({n:.0e} f32)", "math", lambda f=fname: getattr(ga, f)(u_g),
+                        lambda f=fname: getattr(np, f)(u_n), 2 * n * f4))
+        out.append((f"{fname} ({n:.0e} f64)", "math", lambda f=fname: getattr(ga, f)(ud_g),
+                    lambda f=fname: getattr(np, f)(ud_n), 2 * n * 8))
     for size in (64, 256, 1024):
         a_n = rng.random((size, size), dtype=np.float32)
         a_g = ga.asarray(a_n.copy())
@@ -288,7 +302,76 @@ def mlp_training_step(rng):
 # linalg (LAPACK, the routines NumPy calls) within 1.2 of NumPy; the FFT at or below
 # pocketfft's time (issue 28 item 5; every row met on 2026-11-28)
 TARGETS = {"overhead": 1.0, "memory": 0.7, "matmul": 1.05, "loop": 1.0, "sort": 1.5,
-           "linalg": 1.2, "fft": 1.0, "train": 1.2}
+           "linalg": 1.2, "fft": 1.0, "train": 1.2, "math": 1.0, "exp32": 0.5}
+
+
+# --- fused chains (issue 28): gpuarr.fuse beside the unfused chain, NumPy and numexpr --
+
+FUSED_EXPRS = [
+    # (name, gpuarr function, NumPy function, numexpr expression, arrays, bytes/element
+    #  in elements of the dtype: the inputs read once and the output written once)
+    ("(z + 2).exp() * y", lambda z, y: (z + 2).exp() * y, lambda z, y: np.exp(z + 2) * y,
+     "exp(z + two) * y", "zy", 3),
+    ("a * b + c", lambda a, b, c: a * b + c, lambda a, b, c: a * b + c, "a * b + c", "abc", 4),
+    ("sqrt(x*x + y*y)", lambda x, y: ga.sqrt(x * x + y * y),
+     lambda x, y: np.sqrt(x * x + y * y), "sqrt(x * x + y * y)", "xy", 3),
+    ("where(x > 0, x, 0.01 * x)", lambda x: ga.where(x > 0, x, 0.01 * x),
+     lambda x: np.where(x > 0, x, 0.01 * x), "where(x > zero, x, k * x)", "x", 2),
+    ("((x - m) ** 2).sum()", lambda x, m: ((x - m) ** 2).sum(),
+     lambda x, m: ((x - m) ** 2).sum(), "sum((x - m) ** 2)", "xm", 1),
+]
+FUSED_TARGET_BW = 0.7        # of the copy bandwidth the same run measures
+FUSED_TARGET_NUMEXPR = 0.8   # of numexpr's time
+
+
+def fused_table(quick, rounds, bw, only=None, markdown=False):
+    """One row per expression and dtype: gpuarr.fuse, the same chain unfused, NumPy and
+    numexpr (when installed: pip install numexpr, or the package's `bench` extra),
+    interleaved in one process."""
+    try:
+        import numexpr as ne
+    except ImportError:
+        ne = None
+    n = 10**6 if quick else 10**7
+    rng = np.random.default_rng(1)
+    head = ["row", "fused", "unfused", "numpy", "numexpr", "fused/ne", "of copy bw"]
+    print(f"\nfused chains, {n:.0e} elements (targets: fused/numexpr <= "
+          f"{FUSED_TARGET_NUMEXPR}, >= {FUSED_TARGET_BW:.0%} of copy bandwidth)")
+    if markdown:
+        print("\n| " + " | ".join(head) + " |\n|" + " --- |" + " ---: |" * (len(head) - 1))
+    else:
+        print(f"{head[0]:34} " + " ".join(f"{h:>10}" for h in head[1:]))
+    for dt in (np.float32, np.float64):
+        data = {k: rng.standard_normal(n).astype(dt) for k in "abcxyz"}
+        gdata = {k: ga.asarray(v.copy()) for k, v in data.items()}
+        consts = {"m": np.array(0.3, dt), "two": np.array(2, dt), "zero": np.array(0, dt),
+                  "k": np.array(0.01, dt)}
+        for name, gfn, nfn, expr, names, elems in FUSED_EXPRS:
+            row = f"{name} {np.dtype(dt).name}"
+            if only and only not in row:
+                continue
+            gargs = [gdata[c] if c != "m" else 0.3 for c in names]
+            nargs = [data[c] if c != "m" else dt(0.3) for c in names]
+            fused = ga.fuse(gfn)
+            tf, tn = compare(lambda: fused(*gargs), lambda: nfn(*nargs), rounds)
+            tu, _ = compare(lambda: gfn(*gargs), lambda: None, max(1, rounds // 2))
+            te = None
+            if ne is not None:
+                local = {**{c: data[c] for c in names if c != "m"}, **consts}
+                _, te = compare(lambda: None, lambda: ne.evaluate(expr, local_dict=local),
+                                rounds)
+            frac = elems * n * np.dtype(dt).itemsize / tf / bw
+            cells = [_fmt(tf), _fmt(tu), _fmt(tn), _fmt(te) if te else "n/a",
+                     f"{tf / te:.2f}" if te else "n/a", f"{frac:.0%}"]
+            miss = (te is not None and tf / te > FUSED_TARGET_NUMEXPR) or \
+                frac < FUSED_TARGET_BW
+            if markdown:
+                print(f"| {row} | " + " | ".join(cells) + (" **miss** |" if miss else " |"))
+            else:
+                print(f"{row:34} " + " ".join(f"{c:>10}" for c in cells)
+                      + ("  (misses target)" if miss else ""))
+            if not fused.explain(*gargs).startswith("fused"):
+                print(f"  note: {fused.explain(*gargs)}")
 
 
 def main():
@@ -301,6 +384,8 @@ def main():
                    help="time with the process's CPU time (all its threads) instead of "
                         "the wall clock: steadier on a loaded machine, and fair with one "
                         "thread each (OPENBLAS_NUM_THREADS=1 GPUARR_NUM_THREADS=1)")
+    p.add_argument("--no-fused", action="store_true",
+                   help="leave out the table of fused chains against numexpr")
     args = p.parse_args()
     global _clock
     if args.cpu_time:
@@ -347,6 +432,8 @@ def main():
         else:
             print(f"{name:34} {ta * 1e6:9.2f}us {tn * 1e6:9.2f}us {ratio:7.2f} "
                   f"{target:7.2f} {frac:>10}{flag}")
+    if not args.no_fused:
+        fused_table(args.quick, args.rounds, bw, args.only, args.markdown)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

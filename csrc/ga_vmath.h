@@ -505,6 +505,7 @@ ga_vpowf(float xf, float yf)
     m = ga_vm_u64(x) >> 63 && ga_vm_is_odd(y) ? -m : m;
     m = x < 0.0 && x > -INFINITY && fabs(y) < INFINITY && !ga_vm_is_int(y) ? NAN : m;
     m = x == 1.0 || y == 0.0 || (x == -1.0 && fabs(y) == INFINITY) ? 1.0 : m;
+    m = y == 2.0 ? x * x : m; /* exact in double: one rounding, as ga_fpow's x * x */
     return (float)m;
 }
 

@@ -372,3 +372,17 @@ def test_complex_transcendentals_away_from_branch_cuts(device):
                                    rtol=1e-10, err_msg=name)
     np.testing.assert_allclose((x ** x).numpy(), a ** a, rtol=1e-10)
     np.testing.assert_allclose((x ** 3).numpy(), a ** 3, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_power_of_two_is_the_square_bit_for_bit(device, dtype):
+    # NumPy computes x ** 2 as x * x (one rounding); so does pow on every device,
+    # whatever the device's pow would round: scalar and array exponents alike
+    rng = np.random.default_rng(11)
+    xn = (rng.standard_normal(100_000) * 10.0 ** rng.integers(-30, 30, 100_000)).astype(dtype)
+    x = gpuarr.asarray(xn, device=device)
+    with np.errstate(over="ignore"):
+        want = xn * xn
+    assert np.array_equal(to_numpy(x ** 2), want)
+    assert np.array_equal(to_numpy(gpuarr.pow(x, gpuarr.full_like(x, 2))), want)
+    assert np.array_equal(to_numpy(x[::3] ** 2.0), want[::3])
