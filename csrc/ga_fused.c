@@ -70,13 +70,12 @@ ga_fused_check(const ga_fused_prog *g)
     return GA_OK;
 }
 
-int
-ga_fused_run(const ga_fused_prog *g, const ga_array *const *in, ga_array *result)
+/* The inputs' broadcast shape and device, checked against the program. */
+static int
+inputs_shape(const ga_fused_prog *g, const ga_array *const *in, int *ndim, int64_t *shape)
 {
-    GA_TRY(ga_fused_check(g));
-    int ndim = in[0]->ndim;
-    int64_t shape[GA_MAXDIMS];
-    memcpy(shape, in[0]->shape, sizeof(int64_t) * (size_t)ndim);
+    *ndim = in[0]->ndim;
+    memcpy(shape, in[0]->shape, sizeof(int64_t) * (size_t)*ndim);
     for (int k = 0; k < g->nin; k++) {
         if (in[k]->dtype != g->reg_dtype[k]) {
             return ga_error(GA_ERR_VALUE, "fused program: input %d is %s, the program "
@@ -89,40 +88,62 @@ ga_fused_run(const ga_fused_prog *g, const ga_array *const *in, ga_array *result
         GA_TRY(ga_check_same_device("fused function", in[0], in[k]));
         int64_t tmp[GA_MAXDIMS];
         int nd;
-        int st = ga_broadcast_shapes(ndim, shape, in[k]->ndim, in[k]->shape, &nd, tmp);
+        int st = ga_broadcast_shapes(*ndim, shape, in[k]->ndim, in[k]->shape, &nd, tmp);
         if (st != GA_OK) {
             return ga_error_context(st, "fused function");
         }
-        ndim = nd;
+        *ndim = nd;
         memcpy(shape, tmp, sizeof(int64_t) * (size_t)nd);
     }
+    return GA_OK;
+}
+
+/* Run g over the inputs into res (its shape is the loop's). */
+static int
+launch(const ga_backend *be, ga_device dev, const ga_fused_prog *g,
+       const ga_array *const *in, const ga_array *res)
+{
+    if (ga_array_size(res) == 0) {
+        return GA_OK;
+    }
+    ga_loop loop;
+    ga_loop_init(&loop, res);
+    for (int k = 0; k < g->nin; k++) {
+        GA_TRY(ga_loop_add_array(&loop, in[k]));
+    }
+    ga_loop_coalesce_for_output(&loop);
+    if (ga_describe_on()) {
+        ga_prof_describe_loop("fused", &loop);
+    }
+    GA_TRY(ga_backend_status(be, be->fused(ga_device_local(dev), g, &loop)));
+    ga_device_count_work(dev, GA_WORK_ELEMENTWISE, 1);
+    return GA_OK;
+}
+
+static int
+backend_of(ga_device dev, const ga_backend **be)
+{
+    GA_TRY(ga_device_backend(dev, be));
+    if ((*be)->fused == NULL) {
+        return ga_error(GA_ERR_UNSUPPORTED, "the %s backend cannot run fused programs",
+                        (*be)->name);
+    }
+    return GA_OK;
+}
+
+int
+ga_fused_run(const ga_fused_prog *g, const ga_array *const *in, ga_array *result)
+{
+    GA_TRY(ga_fused_check(g));
+    int ndim;
+    int64_t shape[GA_MAXDIMS];
+    GA_TRY(inputs_shape(g, in, &ndim, shape));
     ga_device dev = ga_array_device(in[0]);
     const ga_backend *be;
-    GA_TRY(ga_device_backend(dev, &be));
-    if (be->fused == NULL) {
-        return ga_error(GA_ERR_UNSUPPORTED, "the %s backend cannot run fused programs",
-                        be->name);
-    }
+    GA_TRY(backend_of(dev, &be));
     ga_array res;
     GA_TRY(ga_array_empty(&res, dev, (ga_dtype)g->reg_dtype[g->result], ndim, shape));
-    int st = GA_OK;
-    if (ga_array_size(&res) > 0) {
-        ga_loop loop;
-        ga_loop_init(&loop, &res);
-        for (int k = 0; k < g->nin && st == GA_OK; k++) {
-            st = ga_loop_add_array(&loop, in[k]);
-        }
-        if (st == GA_OK) {
-            ga_loop_coalesce_for_output(&loop);
-            if (ga_describe_on()) {
-                ga_prof_describe_loop("fused", &loop);
-            }
-            st = ga_backend_status(be, be->fused(ga_device_local(dev), g, &loop));
-            if (st == GA_OK) {
-                ga_device_count_work(dev, GA_WORK_ELEMENTWISE, 1);
-            }
-        }
-    }
+    int st = launch(be, dev, g, in, &res);
     if (st != GA_OK) {
         ga_array_release(&res);
         return st;
@@ -131,5 +152,43 @@ ga_fused_run(const ga_fused_prog *g, const ga_array *const *in, ga_array *result
         ga_fault_flow(&res, in[k]);
     }
     *result = res;
+    return GA_OK;
+}
+
+int
+ga_fused_run_into(const ga_fused_prog *g, const ga_array *const *in, ga_array *out,
+                  ga_array *result)
+{
+    GA_TRY(ga_fused_check(g));
+    int ndim;
+    int64_t shape[GA_MAXDIMS];
+    GA_TRY(inputs_shape(g, in, &ndim, shape));
+    GA_TRY(ga_check_same_device("fused function", in[0], out));
+    if (out->dtype != g->reg_dtype[g->result] || out->ndim != ndim ||
+        memcmp(out->shape, shape, sizeof(int64_t) * (size_t)ndim) != 0 ||
+        !ga_array_writeable(out)) {
+        return ga_error(GA_ERR_UNSUPPORTED, "fused program: out is not a writeable array "
+                        "of the result's shape and dtype");
+    }
+    for (int i = 0; i < g->ninstr - 1; i++) {
+        if (g->instr[i].dst == g->result) {
+            return ga_error(GA_ERR_UNSUPPORTED, "fused program: the result register is "
+                            "written before the last instruction");
+        }
+    }
+    for (int k = 0; k < g->nin; k++) {
+        if (ga_array_overlap(out, in[k]) && !ga_array_same_view(out, in[k])) {
+            return ga_error(GA_ERR_UNSUPPORTED, "fused program: an input overlaps out");
+        }
+    }
+    ga_device dev = ga_array_device(out);
+    const ga_backend *be;
+    GA_TRY(backend_of(dev, &be));
+    ga_array_note_write(out);
+    GA_TRY(launch(be, dev, g, in, out));
+    for (int k = 0; k < g->nin; k++) {
+        ga_fault_flow(out, in[k]);
+    }
+    ga_array_view(result, out);
     return GA_OK;
 }

@@ -26,6 +26,15 @@ int ga_fused_check(const ga_fused_prog *prog);
  * one by one); GA_ERR_MISMATCH / GA_ERR_SHAPE as an elementwise op would. */
 int ga_fused_run(const ga_fused_prog *prog, const ga_array *const *in, ga_array *result);
 
+/* The same, written into `out` (result becomes a view of it): out has the broadcast
+ * shape and the result register's dtype, is writeable and on the inputs' device.
+ * An input may be out itself (the very view: each element is read before it is
+ * written, and the program writes its result register only in its last
+ * instruction); one that overlaps out otherwise gives GA_ERR_UNSUPPORTED (the caller
+ * runs the ops one by one, which copy it first). */
+int ga_fused_run_into(const ga_fused_prog *prog, const ga_array *const *in, ga_array *out,
+                      ga_array *result);
+
 #ifdef __cplusplus
 }
 #endif

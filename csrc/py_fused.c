@@ -101,15 +101,17 @@ fn_fused_compile(PyObject *m, PyObject *args)
     return PyBytes_FromStringAndSize((const char *)&g, sizeof(g));
 }
 
-/* _fused_run(prog, arrays, consts) -> Array */
+/* _fused_run(prog, arrays, consts, out=None) -> Array (out itself when given) */
 static PyObject *
 fn_fused_run(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)m;
-    if (nargs != 3 || !PyBytes_Check(args[0]) ||
+    PyObject *out = nargs == 4 && args[3] != Py_None ? args[3] : NULL;
+    if ((nargs != 3 && nargs != 4) || (out != NULL && !pyga_check(out)) ||
+        !PyBytes_Check(args[0]) ||
         PyBytes_GET_SIZE(args[0]) != (Py_ssize_t)sizeof(ga_fused_prog) ||
         !PyTuple_Check(args[1]) || !PyTuple_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "_fused_run(prog, arrays, consts)");
+        PyErr_SetString(PyExc_TypeError, "_fused_run(prog, arrays, consts, out=None)");
         return NULL;
     }
     ga_fused_prog g;
@@ -141,6 +143,15 @@ fn_fused_run(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
         }
         ga_ew_scalar_bytes(&arg, (ga_dtype)g.reg_dtype[g.nin + c], &g.consts[c]);
     }
+    if (out != NULL) {
+        ga_array view;
+        int st = ga_fused_run_into(&g, in, pyga_arr(out), &view);
+        if (st != GA_OK) {
+            return pyga_raise(st);
+        }
+        ga_array_release(&view);
+        return Py_NewRef(out);
+    }
     ga_array res;
     int st = ga_fused_run(&g, in, &res);
     if (st != GA_OK) {
@@ -154,6 +165,7 @@ PyMethodDef pyga_fused_functions[] = {
      "_fused_compile(nin, nconst, reg_dtypes, instrs, result)\n--\n\nA checked fused "
      "program (gpuarr/_fuse.py builds it)."},
     {"_fused_run", (PyCFunction)(void (*)(void))fn_fused_run, METH_FASTCALL,
-     "_fused_run(prog, arrays, consts)\n--\n\nRun a compiled fused program."},
+     "_fused_run(prog, arrays, consts, out=None)\n--\n\nRun a compiled fused program "
+     "(into out, and return it, when given)."},
     {NULL},
 };

@@ -1,11 +1,14 @@
 """gpuarr.optim: each step against the same update written in NumPy, on every device;
 updates in place on each parameter's own device, state made there, no host transfer
 and no host wait per step; parameter groups, state dicts and errors."""
+import math
+
 import numpy as np
 import pytest
 
 import gpuarr
 from gpuarr import nn, optim
+from conftest import needs_cuda_devices
 from gpuarr.testing import assert_transfers, count_kernels
 
 STEPS = 4
@@ -249,3 +252,65 @@ def test_an_optimizer_made_before_the_model_moved_says_so_instead_of_not_learnin
                                            r"made.*optim.SGD\(net.parameters\(\)"):
         opt.step()
     optim.SGD(net.parameters(), lr=0.1).step()  # made after the move: fine
+
+
+def _operator_sgd(p, grad, buf, lr, mom, wd, nesterov):
+    grad = grad + wd * p
+    if buf is None:
+        buf = grad.copy()
+    else:
+        buf *= mom
+        buf += 1.0 * grad
+    grad = grad + mom * buf if nesterov else buf
+    p -= lr * grad
+    return buf
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_updates_equal_the_operator_forms_bit_for_bit(device, dtype):
+    # the optimizers run their rules as gpuarr.fuse chains: same arithmetic, same
+    # rounding as the in-place operators they replaced, one pass each
+    rng = np.random.default_rng(4)
+    w0 = rng.standard_normal((17, 5)).astype(dtype)
+    grads = [rng.standard_normal((17, 5)).astype(dtype) for _ in range(3)]
+    # copies: on the CPU, asarray of a NumPy array shares its memory
+    p = nn.Parameter(gpuarr.asarray(w0.copy(), device=device))
+    opt = optim.SGD([p], lr=1.5, momentum=0.9, weight_decay=0.01, nesterov=True)
+    ref, buf = gpuarr.asarray(w0.copy(), device=device), None
+    for g in grads:
+        p.grad = gpuarr.asarray(g, device=device)
+        opt.step()
+        buf = _operator_sgd(ref, gpuarr.asarray(g, device=device), buf, 1.5, 0.9, 0.01, True)
+    assert np.array_equal(p.detach().numpy(), ref.numpy())
+
+    q = nn.Parameter(gpuarr.asarray(w0.copy(), device=device))
+    # a large lr: the update's last bits must reach the parameter's
+    adam = optim.Adam([q], lr=3.0, weight_decay=0.01)
+    ref = gpuarr.asarray(w0.copy(), device=device)
+    m, v = gpuarr.zeros_like(ref), gpuarr.zeros_like(ref)
+    for t, g in enumerate(grads, 1):
+        q.grad = gpuarr.asarray(g, device=device)
+        adam.step()
+        gr = gpuarr.asarray(g, device=device) + 0.01 * ref
+        m *= 0.9
+        m += (1.0 - 0.9) * gr
+        v *= 0.999
+        v += (1.0 - 0.999) * (gr * gr)
+        denom = v.sqrt() / math.sqrt(1.0 - 0.999 ** t) + 1e-8
+        ref -= 3.0 / (1.0 - 0.9 ** t) * (m / denom)
+    assert np.array_equal(q.detach().numpy(), ref.numpy())
+    assert np.array_equal(adam.state[q]["exp_avg"].numpy(), m.numpy())
+    assert np.array_equal(adam.state[q]["exp_avg_sq"].numpy(), v.numpy())
+
+
+@needs_cuda_devices
+def test_an_adam_step_is_four_kernels_per_parameter_on_cuda():
+    d = gpuarr.gpu(0)
+    p = nn.Parameter(gpuarr.ones((64, 64), device=d))
+    opt = optim.Adam([p], weight_decay=0.01)
+    p.grad = gpuarr.ones((64, 64), device=d)
+    opt.step()
+    with count_kernels(d) as k:
+        opt.step()
+    # weight decay, both moments, the update: one fused kernel each (12 unfused)
+    assert k.launches == 4 and k.syncs == 0, k

@@ -15,7 +15,10 @@ the same errors; ``explain()`` says why (docs/DESIGN.md, "Fused elementwise chai
 """
 import functools
 import logging
+import operator
 import warnings
+
+import numpy as np
 
 from . import _core
 from ._core import Array
@@ -35,18 +38,11 @@ class _Unfusable(Exception):
     """Raised while tracing: the function does something a program cannot hold."""
 
 
+class _Retrace(Exception):
+    """Raised at a call: this call's scalars do not fit the traced program."""
+
+
 # --- tracing ---------------------------------------------------------------------
-
-_probes: dict = {}
-
-
-def _probe(dtype):
-    """A 0-d CPU array of `dtype`: what _ew_resolve promotes like the traced value."""
-    p = _probes.get(dtype)
-    if p is None:
-        p = _probes[dtype] = _core.empty((), dtype=dtype, device=_core.cpu())
-    return p
-
 
 class _Node:
     """One recorded operation: op name, loop dtype, output dtype, source values."""
@@ -58,11 +54,12 @@ class _Node:
 
 class _Const:
     """A scalar the program reads: a literal of the function (value) or a scalar
-    argument (arg index), stored in the register dtype of the op that reads it."""
-    __slots__ = ("value", "arg", "dtype")
+    computed from the arguments at each call (scalar: a _Scalar), stored in the
+    register dtype of the op that reads it."""
+    __slots__ = ("value", "scalar", "dtype")
 
-    def __init__(self, value, arg, dtype):
-        self.value, self.arg, self.dtype = value, arg, dtype
+    def __init__(self, value, scalar, dtype):
+        self.value, self.scalar, self.dtype = value, scalar, dtype
 
 
 class _Trace:
@@ -71,6 +68,16 @@ class _Trace:
         self.consts = {}   # (id of the scalar's source, dtype) -> _Const
         self.casts = {}    # (id of value, dtype) -> cast node
         self.nodes = []
+        self.probes = {}   # dtype -> 0-d CPU array
+
+    def probe(self, dtype):
+        """A 0-d CPU array of `dtype`: what _ew_resolve promotes like a traced value.
+        Held by the trace, not the module: a module-level cache of arrays outlived
+        the interpreter's finalization in CI's leak check (.ci/run, check_live)."""
+        p = self.probes.get(dtype)
+        if p is None:
+            p = self.probes[dtype] = _core.empty((), dtype=dtype, device=_core.cpu())
+        return p
 
     def node(self, op, loop, dtype, srcs):
         n = _Node(op, loop, dtype, srcs)
@@ -182,25 +189,53 @@ class _Var:
 
 
 class _Scalar:
-    """A Python scalar argument inside a traced function: its value is read at each
-    call, so it may only meet arrays (scalar arithmetic would bake one call's value
-    into the program)."""
-    __slots__ = ("arg", "value")
+    """A Python scalar inside a traced function that depends on the arguments: an
+    argument, or Python arithmetic on arguments and literals (``1.0 - beta``). Its
+    value is computed again at each call (`fn(args)`), in Python as the unfused
+    function computes it; `value` is the trace's. Anything else done with it (a
+    comparison, float(), math.sqrt) would bake one call's value into the program and
+    makes the call run unfused."""
+    __slots__ = ("fn", "value", "derived")
 
-    def __init__(self, arg, value):
-        self.arg, self.value = arg, value
+    def __init__(self, fn, value, derived=False):
+        self.fn, self.value, self.derived = fn, value, derived
 
-    def _refuse(self, other=None):
+    def _arith(self, other, op, reflected=False):
         if isinstance(other, _Var):
             return NotImplemented  # the array's reflected operator records it
-        raise _Unfusable("the function computes with a scalar argument outside array "
-                         "operations")
+        if isinstance(other, _Scalar):
+            ofn, oval = other.fn, other.value
+        elif _is_weak(other):
+            ofn, oval = (lambda args, o=other: o), other
+        else:
+            return NotImplemented
+        fn = self.fn
+        if reflected:
+            return _Scalar(lambda args: op(ofn(args), fn(args)), op(oval, self.value), True)
+        return _Scalar(lambda args: op(fn(args), ofn(args)), op(self.value, oval), True)
+
+    def __add__(self, o): return self._arith(o, operator.add)
+    def __radd__(self, o): return self._arith(o, operator.add, True)
+    def __sub__(self, o): return self._arith(o, operator.sub)
+    def __rsub__(self, o): return self._arith(o, operator.sub, True)
+    def __mul__(self, o): return self._arith(o, operator.mul)
+    def __rmul__(self, o): return self._arith(o, operator.mul, True)
+    def __truediv__(self, o): return self._arith(o, operator.truediv)
+    def __rtruediv__(self, o): return self._arith(o, operator.truediv, True)
+    def __pow__(self, o): return self._arith(o, operator.pow)
+    def __rpow__(self, o): return self._arith(o, operator.pow, True)
+
+    def __neg__(self):
+        fn = self.fn
+        return _Scalar(lambda args: -fn(args), -self.value, True)
+
+    def _refuse(self, *other):
+        raise _Unfusable("the function uses a scalar argument's value (a comparison, "
+                         "float(), a math function): it would be fixed at the trace")
 
     __bool__ = __int__ = __float__ = __index__ = __complex__ = _refuse
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
-    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = _refuse
     __lt__ = __le__ = __gt__ = __ge__ = __floordiv__ = __mod__ = _refuse
-    __rfloordiv__ = __rmod__ = __and__ = __or__ = __xor__ = _refuse
+    __rfloordiv__ = __rmod__ = __and__ = __or__ = __xor__ = __abs__ = _refuse
     __hash__ = None  # type: ignore[assignment]
 
 
@@ -236,7 +271,7 @@ def _operand(tr, o):
     if isinstance(o, _Var):
         if o._tr is not tr:
             raise _Unfusable("a value of another trace")
-        return _probe(o.dtype), o
+        return tr.probe(o.dtype), o
     if isinstance(o, _Scalar):
         return o.value, o
     if isinstance(o, Array):
@@ -272,7 +307,7 @@ def _apply(op, *operands):
             if c is None:
                 c = tr.consts[key] = _Const(
                     None if isinstance(s, _Scalar) else s,
-                    s.arg if isinstance(s, _Scalar) else None, want)
+                    s if isinstance(s, _Scalar) else None, want)
                 if len(tr.consts) > _MAX_CONSTS:
                     raise _Unfusable(f"more than {_MAX_CONSTS} scalars")
             regs.append(c)
@@ -305,10 +340,17 @@ class _Plan:
     """A compiled program, and where its inputs and constants come from."""
     __slots__ = ("prog", "array_args", "consts", "reduce", "text")
 
-    def __call__(self, args):
+    def __call__(self, args, out=None):
         arrays = tuple(args[i] for i in self.array_args)
-        consts = tuple(args[c.arg] if c.arg is not None else c.value for c in self.consts)
-        out = _core._fused_run(self.prog, arrays, consts)
+        consts = tuple(c.value if c.scalar is None else c.scalar.fn(args)
+                       for c in self.consts)
+        for c, v in zip(self.consts, consts):
+            # a computed scalar of another type or integer range than at the trace
+            # would resolve differently: the unfused function decides (by value)
+            if c.scalar is not None and c.scalar.derived and _key(v) != _key(c.scalar.value):
+                raise _Retrace("a scalar computed from the arguments changed its type "
+                               "or integer range since the trace")
+        out = _core._fused_run(self.prog, arrays, consts, out)
         r = self.reduce
         if r is not None:
             from . import _reduce
@@ -319,17 +361,25 @@ class _Plan:
         return out
 
 
-def _compile(tr, result):
-    """Registers for the recorded values, dead operations dropped; a _Plan."""
+def _compile(tr, result, out_dtype=None):
+    """Registers for the recorded values, dead operations dropped; a _Plan. With
+    out_dtype, the result is cast to it (same_kind, as an in-place operator casts)."""
     reduce = None
     if isinstance(result, _Reduced):
         reduce, result = result, result.var
         if reduce.name not in _REDUCTIONS:
             raise _Unfusable(f"a final {reduce.name}")
+        if out_dtype is not None:
+            raise _Unfusable("out= with a final reduction")
     if not isinstance(result, _Var):
         raise _Unfusable("the function returns something other than one array")
     if not isinstance(result._src, _Node):
         raise _Unfusable("the function returns one of its arguments unchanged")
+    if out_dtype is not None and out_dtype != result.dtype:
+        if not np.can_cast(result.dtype.dtype, out_dtype.dtype, "same_kind"):
+            raise _Unfusable(f"a {result.dtype} result cannot be written into a "
+                             f"{out_dtype} out (same_kind casting)")
+        result = _Var(tr, tr.cast(result._src, out_dtype), out_dtype, result.ndim)
     if not tr.inputs:
         raise _Unfusable("no array argument")
     # the operations the result needs, in order
@@ -372,7 +422,10 @@ def _compile(tr, result):
         return reg[("in", s)] if isinstance(s, int) else reg[id(s)]
 
     for i, n in enumerate(nodes):
-        r = next((r for r in free if dtypes[r] == n.dtype), None)
+        # the result's register is written by the last instruction only: out= may be
+        # one of the inputs, read in the same block before the result is written
+        r = next((r for r in free if dtypes[r] == n.dtype), None) \
+            if i < len(nodes) - 1 else None
         if r is None:
             r = len(dtypes)
             dtypes.append(n.dtype)
@@ -391,14 +444,15 @@ def _compile(tr, result):
                                      tuple(instrs), reg[id(result._src)])
     plan.array_args = tuple(tr.inputs[k][0] for k in used_inputs)
     plan.consts = tuple(consts)
+    if reduce is not None:
+        reduce.var = None  # the plan keeps the reduction's arguments, not the trace
     plan.reduce = reduce
     lines = [f"fused: {len(instrs)} operations on {len(used_inputs)} array(s) in one "
              f"pass" + (f", then {reduce.name}" if reduce is not None else "")]
     for op, loop, d, *s in instrs:
         srcs = ", ".join(f"r{x}" for x in s if x >= 0)
         lines.append(f"  r{d} = {op}[{loop}]({srcs})"
-                     + ("  <- result" if d == reg[id(result._src)] and
-                        (op, loop, d, *s) == instrs[-1] else ""))
+                     + ("  <- result" if (op, loop, d, *s) == instrs[-1] else ""))
     plan.text = "\n".join(lines)
     return plan
 
@@ -438,17 +492,21 @@ class Fused:
         self._plans = {}
         self._warned = set()
 
-    def _plan(self, args):
+    def _plan(self, args, out=None):
         """The _Plan for these arguments, or the reason there is none (a str)."""
         key = tuple(_key(a) for a in args)
         if any(k is None for k in key):
             return "an argument that is neither an array nor a scalar nor hashable"
+        if out is not None:
+            if not isinstance(out, Array):
+                return "out is not a gpuarr array"
+            key += (("out", out.dtype),)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = self._trace(args)
+            plan = self._plans[key] = self._trace(args, None if out is None else out.dtype)
         return plan
 
-    def _trace(self, args):
+    def _trace(self, args, out_dtype=None):
         tr = _Trace()
         stand_ins = []
         for i, a in enumerate(args):
@@ -456,51 +514,56 @@ class Fused:
                 stand_ins.append(_Var(tr, len(tr.inputs), a.dtype, a.ndim))
                 tr.inputs.append((i, a.dtype))
             elif _is_weak(a) or type(a).__module__ == "numpy":
-                stand_ins.append(_Scalar(i, a))
+                stand_ins.append(_Scalar(lambda args, i=i: args[i], a))
             else:
                 stand_ins.append(a)
         try:
-            return _compile(tr, self._fn(*stand_ins))
+            return _compile(tr, self._fn(*stand_ins), out_dtype)
         except _Unfusable as e:
             return str(e)
         except Exception as e:  # noqa: BLE001 - the unfused call shows it to the user
             return f"tracing raised {type(e).__name__}: {e}"
 
-    def __call__(self, *args, **kwargs):
-        """__call__(*args, **kwargs)
+    def __call__(self, *args, out=None):
+        """__call__(*args, out=None)
 
-        The function's result for these arguments, fused when it can be (keyword
-        arguments run it unfused)."""
-        if kwargs:
-            return self._unfused(args, kwargs, "keyword arguments")
+        The function's result for these arguments, fused when it can be. With ``out``
+        (an array of the result's shape on the same device), the result is written
+        into it, cast as an in-place operator casts (same_kind), and out is returned:
+        ``step(p, g, lr, out=p)`` updates p in place. out may be one of the arguments
+        itself, not a view that overlaps one otherwise."""
         if _core.is_grad_enabled() and any(
-                isinstance(a, Array) and a.requires_grad for a in args):
-            return self._unfused(args, kwargs, "autograd records the unfused operations")
-        plan = self._plan(args)
+                isinstance(a, Array) and a.requires_grad for a in (*args, out)):
+            return self._unfused(args, out, "autograd records the unfused operations")
+        plan = self._plan(args, out)
         if isinstance(plan, str):
-            return self._unfused(args, kwargs, plan)
+            return self._unfused(args, out, plan)
         try:
-            return plan(args)
+            return plan(args, out)
         except Exception as e:  # noqa: BLE001 - the unfused call raises it, or runs
-            return self._unfused(args, kwargs, f"{type(e).__name__}: {e}")
+            return self._unfused(args, out, f"{type(e).__name__}: {e}")
 
-    def _unfused(self, args, kwargs, reason):
+    def _unfused(self, args, out, reason):
         _log.debug("%s runs unfused: %s", self.__name__, reason)
         if self._explain and reason not in self._warned:
             self._warned.add(reason)
             warnings.warn(f"gpuarr.fuse: {self.__name__} runs unfused: {reason}",
                           stacklevel=3)
-        return self._fn(*args, **kwargs)
+        r = self._fn(*args)
+        if out is None:
+            return r
+        _core.copy(r, out=out)
+        return out
 
-    def explain(self, *args):
-        """explain(*args)
+    def explain(self, *args, out=None):
+        """explain(*args, out=None)
 
         What a call with these arguments runs: the fused program, one instruction per
         line, or why it runs unfused. Runs nothing."""
         if _core.is_grad_enabled() and any(
-                isinstance(a, Array) and a.requires_grad for a in args):
+                isinstance(a, Array) and a.requires_grad for a in (*args, out)):
             return "unfused: autograd records the unfused operations"
-        plan = self._plan(args)
+        plan = self._plan(args, out)
         return f"unfused: {plan}" if isinstance(plan, str) else plan.text
 
 
@@ -512,7 +575,9 @@ def fuse(fn=None, /, *, explain=False):
     ``mean``, ``max``, ``min`` or ``prod`` run as one pass over memory on the
     arrays' device: no full-size temporaries on the CPU, one kernel on a GPU (plus
     one for the reduction). A decorator (``@gpuarr.fuse``, ``@gpuarr.fuse(explain=
-    True)``) or a call (``gpuarr.fuse(fn)``).
+    True)``) or a call (``gpuarr.fuse(fn)``). The fused function takes ``fn``'s
+    positional arguments and ``out=``: an array to write the result into (in
+    place when it is one of the arguments: ``step(p, g, lr, out=p)``).
 
     Results, dtypes, broadcasting and errors are those of ``fn`` run unfused (on
     the CPU bitwise so). ``fn`` is traced once per signature of its arguments

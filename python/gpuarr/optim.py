@@ -18,6 +18,19 @@ inside each operation, as every Python scalar does.
 import math
 
 from ._core import Array
+from ._fuse import fuse
+
+# The update rules as fused chains (gpuarr.fuse): each a single pass over its arrays,
+# where the operators made a temporary per operation; the arithmetic, its order and
+# its rounding are those of the operator forms in the comments (bitwise the same).
+_add_scaled = fuse(lambda g, x, s: g + s * x)                       # g + s * x
+_momentum = fuse(lambda buf, g, mom, damp: buf * mom + (1.0 - damp) * g)
+#                                             buf *= mom; buf += (1 - damp) * g
+_descend = fuse(lambda p, g, lr: p - lr * g)                        # p -= lr * g
+_adam_moment = fuse(lambda m, g, b: m * b + (1.0 - b) * g)          # m *= b; m += (1-b) g
+_adam_moment2 = fuse(lambda v, g, b: v * b + (1.0 - b) * (g * g))   # v *= b; v += (1-b) g g
+_adam_update = fuse(lambda p, m, v, step, c, eps: p - step * (m / (v.sqrt() / c + eps)))
+#                                             p -= step * (m / (sqrt(v) / c + eps))
 
 __all__ = ["Optimizer", "SGD", "Adam"]
 
@@ -255,17 +268,16 @@ class SGD(Optimizer):
             for g, p, grad in self._with_grad():
                 lr, mom, wd = g["lr"], g["momentum"], g["weight_decay"]
                 if wd:
-                    grad = grad + wd * p
+                    grad = _add_scaled(grad, p, wd)
                 if mom:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
                     if buf is None:
                         buf = state["momentum_buffer"] = grad.copy()
                     else:
-                        buf *= mom
-                        buf += (1.0 - g["dampening"]) * grad
-                    grad = grad + mom * buf if g["nesterov"] else buf
-                p -= lr * grad
+                        _momentum(buf, grad, mom, g["dampening"], out=buf)
+                    grad = _add_scaled(grad, buf, mom) if g["nesterov"] else buf
+                _descend(p, grad, lr, out=p)
 
 
 class Adam(Optimizer):
@@ -305,12 +317,9 @@ class Adam(Optimizer):
                 state["step"] += 1
                 t = state["step"]
                 if g["weight_decay"]:
-                    grad = grad + g["weight_decay"] * p
+                    grad = _add_scaled(grad, p, g["weight_decay"])
                 m, v = state["exp_avg"], state["exp_avg_sq"]
-                m *= b1
-                m += (1.0 - b1) * grad
-                v *= b2
-                v += (1.0 - b2) * (grad * grad)
+                _adam_moment(m, grad, b1, out=m)
+                _adam_moment2(v, grad, b2, out=v)
                 step_size = g["lr"] / (1.0 - b1 ** t)
-                denom = v.sqrt() / math.sqrt(1.0 - b2 ** t) + g["eps"]
-                p -= step_size * (m / denom)
+                _adam_update(p, m, v, step_size, math.sqrt(1.0 - b2 ** t), g["eps"], out=p)
