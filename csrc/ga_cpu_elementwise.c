@@ -275,8 +275,46 @@ GA_X_VLOOP(vloop_tanh_float64, float64, double, ga_vtanh, vok_all_float64, ga_vt
             }                                                                          \
         }                                                                              \
     }
-GA_X_VLOOP2(vloop_pow_float32, float32, float, ga_vpowf)
+GA_X_VLOOP2(vloop_pow_any_float32, float32, float, ga_vpowf)
 #undef GA_X_VLOOP2
+
+/* x ** 2 with a scalar 2 (a variance's, a squared error's) is x * x, which is what
+ * ga_fpow and ga_vpowf compute for y == 2 (one rounding): a multiply per element
+ * instead of a pow evaluated and then replaced (20 ms for 10^7 float32, 2 with this). */
+#define GA_X_POW_SQUARE(name, dt, T, general)                                          \
+    GA_SIMD_CLONES static void name##_square(char *out, const char *a, int64_t n)      \
+    {                                                                                  \
+        const int64_t sz = (int64_t)sizeof(T);                                         \
+        GA_IVDEP for (int64_t i = 0; i < n; i++)                                       \
+        {                                                                              \
+            T x = ga_ld_##dt(a + i * sz);                                              \
+            ga_st_##dt(out + i * sz, x * x);                                           \
+        }                                                                              \
+    }                                                                                  \
+    static void name(char **p, const int64_t *s, int64_t n, void *ctx)                 \
+    {                                                                                  \
+        const int64_t sz = (int64_t)sizeof(T);                                         \
+        if (s[2] == 0 && ga_ld_##dt(p[2]) == (T)2) {                                   \
+            if (s[0] == sz && s[1] == sz) {                                            \
+                name##_square(p[0], p[1], n);                                          \
+                return;                                                                \
+            }                                                                          \
+            for (int64_t i = 0; i < n; i++) {                                          \
+                T x = ga_ld_##dt(p[1] + i * s[1]);                                     \
+                ga_st_##dt(p[0] + i * s[0], x * x);                                    \
+            }                                                                          \
+            return;                                                                    \
+        }                                                                              \
+        general(p, s, n, ctx);                                                         \
+    }
+static void
+pow_libm_float64(char **p, const int64_t *s, int64_t n, void *ctx)
+{
+    kernel_loops[GA_OP_POW][GA_FLOAT64](p, s, n, ctx);
+}
+GA_X_POW_SQUARE(vloop_pow_float32, float32, float, vloop_pow_any_float32)
+GA_X_POW_SQUARE(vloop_pow_float64, float64, double, pow_libm_float64)
+#undef GA_X_POW_SQUARE
 
 /* float64 pow stays on libm: a vector pow within 1 ulp needs log(x) in double-double
  * (y log x must be right to ~2^-63 relative before the exponential), not done yet. */
@@ -313,6 +351,8 @@ simd_loop(int op, int dt)
             return vloop_cos_float64;
         case GA_OP_TANH:
             return vloop_tanh_float64;
+        case GA_OP_POW:
+            return vloop_pow_float64;
         default:
             return NULL;
         }
@@ -427,7 +467,7 @@ op_cost(int op, int dt)
     if (dt == GA_COMPLEX64 || dt == GA_COMPLEX128) {
         return 8;
     }
-    if (simd_loop(op, dt) != NULL) {
+    if (simd_loop(op, dt) != NULL && !(op == GA_OP_POW && dt == GA_FLOAT64)) {
         return 2; /* the SIMD math: a few times an add, not a libm call */
     }
     switch (op) {
