@@ -33,9 +33,10 @@
  * DLPack export ordered after the consumer's stream); 11: non-blocking copies to the
  * host and page-locked host memory (copy_d2h_async, host_alloc_pinned,
  * host_free_pinned); 12: a copy queue beside the compute queue (copies_event_record,
- * wait_copies); 13: fused elementwise programs (fused). Entries only ever added at the
- * end of ga_backend. */
-#define GA_BACKEND_ABI_VERSION 13
+ * wait_copies); 13: fused elementwise programs (fused); 14: a fused program's result
+ * reduced as it is made (fused_reduce). Entries only ever added at the end of
+ * ga_backend. */
+#define GA_BACKEND_ABI_VERSION 14
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -492,6 +493,15 @@ typedef struct ga_backend {
      * before anything is queued, for a program this backend cannot run (the caller
      * then runs the operations one by one). May be NULL: none can run. */
     int (*fused)(int dev, const ga_fused_prog *prog, const ga_loop *loop);
+
+    /* ABI 14: a full reduction of a fused program's result, reduced as it is made
+     * (no full-size temporary): r reduces a contiguous 1-d input (r->in is NULL, never
+     * read) whose elements are the program's results over `loop` in C order; loop's
+     * output operand is never read or written. The result must be bitwise r over the
+     * materialised input. May be NULL (the core runs the program, then the
+     * reduction). */
+    int (*fused_reduce)(int dev, const ga_fused_prog *prog, const ga_loop *loop,
+                        const ga_reduce_desc *r);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

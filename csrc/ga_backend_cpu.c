@@ -328,6 +328,13 @@ cpu_fused(int dev, const ga_fused_prog *prog, const ga_loop *loop)
 }
 
 static int
+cpu_fused_reduce(int dev, const ga_fused_prog *prog, const ga_loop *loop,
+                 const ga_reduce_desc *r)
+{
+    GA_UNLOCKED(loop->size, ga_cpu_fused_reduce(dev, prog, loop, r));
+}
+
+static int
 cpu_reduce(int dev, const ga_reduce_desc *r)
 {
     GA_UNLOCKED((double)r->out_size * (double)r->red_size, ga_cpu_reduce(dev, r));
@@ -421,4 +428,5 @@ const ga_backend ga_backend_cpu = {
     .linalg = cpu_linalg,
     .fft = cpu_fft,
     .fused = cpu_fused,
+    .fused_reduce = cpu_fused_reduce,
 };

@@ -63,6 +63,7 @@
 typedef enum {
     TASK_ELEMENTWISE,
     TASK_FUSED,
+    TASK_FUSED_REDUCE,
     TASK_REDUCE,
     TASK_SCAN,
     TASK_GEMM,
@@ -115,6 +116,7 @@ typedef struct task {
         struct {
             ga_loop loop;
             ga_fused_prog prog;
+            ga_reduce_desc reduce; /* TASK_FUSED_REDUCE */
         } fused;
         ga_reduce_desc reduce;
         ga_scan_desc scan;
@@ -252,6 +254,9 @@ run_task(int dev, sim_queue *q, task *t)
         return ga_cpu_elementwise(dev, t->op, &t->u.loop);
     case TASK_FUSED:
         return ga_cpu_fused(dev, &t->u.fused.prog, &t->u.fused.loop);
+    case TASK_FUSED_REDUCE:
+        return ga_cpu_fused_reduce(dev, &t->u.fused.prog, &t->u.fused.loop,
+                                   &t->u.fused.reduce);
     case TASK_REDUCE:
         return ga_cpu_reduce(dev, &t->u.reduce);
     case TASK_SCAN:
@@ -809,6 +814,17 @@ sim_fused(int dev, const ga_fused_prog *prog, const ga_loop *loop)
 }
 
 static int
+sim_fused_reduce(int dev, const ga_fused_prog *prog, const ga_loop *loop,
+                 const ga_reduce_desc *r)
+{
+    NEW_TASK(t, TASK_FUSED_REDUCE);
+    t->u.fused.loop = *loop;
+    t->u.fused.prog = *prog;
+    t->u.fused.reduce = *r;
+    return enqueue(dev, t);
+}
+
+static int
 sim_reduce(int dev, const ga_reduce_desc *r)
 {
     NEW_TASK(t, TASK_REDUCE);
@@ -1030,4 +1046,5 @@ const ga_backend ga_backend_simulated = {
     .copies_event_record = sim_copies_event_record,
     .wait_copies = sim_wait_copies,
     .fused = sim_fused,
+    .fused_reduce = sim_fused_reduce,
 };

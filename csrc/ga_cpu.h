@@ -22,7 +22,18 @@ int ga_cpu_elementwise_loop(int op, int in_dt, int out_dt, ga_cpu_inner_fn *fn, 
                             int *cost);
 /* ga_cpu_fused.c: a fused program (ga_fused_prog) in cache-sized blocks over the pool */
 int ga_cpu_fused(int dev, const ga_fused_prog *prog, const ga_loop *loop);
+/* The same over a fused program's result, computed a block at a time and reduced
+ * as it is made (no full-size temporary): r describes a full reduction (out_size 1)
+ * of a contiguous 1-d input that is never read (r->in is NULL). */
+int ga_cpu_fused_reduce(int dev, const ga_fused_prog *prog, const ga_loop *loop,
+                        const ga_reduce_desc *r);
 int ga_cpu_reduce(int dev, const ga_reduce_desc *r);
+/* ga_cpu_reduce for such a desc, the input's elements [start, start + n) (n <= 1024)
+ * written into buf by produce(ctx, start, n, buf) when the reduction needs them, in
+ * the chunks and order ga_cpu_reduce reads a contiguous input: the result is bitwise
+ * the reduction of the input made first. produce may run on several threads at once. */
+typedef void (*ga_cpu_produce_fn)(void *ctx, int64_t start, int64_t n, char *buf);
+void ga_cpu_reduce_produced(const ga_reduce_desc *r, ga_cpu_produce_fn produce, void *ctx);
 int ga_cpu_scan(int dev, const ga_scan_desc *s);
 int ga_cpu_gemm(int dev, const ga_gemm_desc *g);
 int ga_cpu_random(int dev, const ga_random_desc *r);

@@ -9,6 +9,10 @@
  * full-size temporary. Blocks of a large loop are split over the thread pool as any
  * elementwise loop is (ga_cpu_run_loop_parallel).
  *
+ * A final full reduction (ga_cpu_fused_reduce) runs the program over each chunk the
+ * reduction is about to read, into a stack buffer, and the reduction folds it at once
+ * (ga_cpu_reduce_produced): the result never exists in memory.
+ *
  * Interpreting per block rather than compiling per program: the inner loops already
  * exist in every dtype, SIMD variant included, and a call per instruction per block
  * of hundreds of elements costs well under 1% of the block's work.
@@ -80,10 +84,10 @@ fused_inner(char **p, const int64_t *s, int64_t n, void *arg)
     }
 }
 
-int
-ga_cpu_fused(int dev, const ga_fused_prog *g, const ga_loop *loop)
+/* The inner loops, block size and scratch layout of g; *cost for the pool. */
+static int
+plan_program(const ga_fused_prog *g, cpu_plan *out, int *cost_out)
 {
-    (void)dev;
     cpu_plan pl;
     memset(&pl, 0, sizeof(pl));
     pl.prog = g;
@@ -122,6 +126,70 @@ ga_cpu_fused(int dev, const ga_fused_prog *g, const ga_loop *loop)
     if (at > GA_FUSED_SCRATCH) {
         return ga_error(GA_ERR_UNSUPPORTED, "fused program: too many temporaries");
     }
+    *out = pl;
+    *cost_out = cost;
+    return GA_OK;
+}
+
+int
+ga_cpu_fused(int dev, const ga_fused_prog *g, const ga_loop *loop)
+{
+    (void)dev;
+    cpu_plan pl;
+    int cost;
+    GA_TRY(plan_program(g, &pl, &cost));
     ga_cpu_run_loop_parallel(loop, fused_inner, &pl, cost);
+    return GA_OK;
+}
+
+/* --- a fused program's result reduced as it is made ----------------------------- */
+
+typedef struct {
+    const cpu_plan *pl;
+    const ga_loop *loop; /* args[0], the output, is never read or written */
+    int64_t itemsize;    /* of the result */
+} produce_job;
+
+typedef struct {
+    const cpu_plan *pl;
+    char *cursor; /* where the next result element goes */
+    int64_t itemsize;
+} cursor_run;
+
+/* fused_inner with the result written at the cursor: a range of the loop is walked in
+ * C order, so its pieces are consecutive elements of the chunk */
+static void
+fused_to_cursor(char **p, const int64_t *s, int64_t n, void *arg)
+{
+    cursor_run *c = (cursor_run *)arg;
+    char *pp[GA_MAXARGS];
+    int64_t ss[GA_MAXARGS];
+    int nargs = 1 + c->pl->prog->nin;
+    memcpy(pp, p, sizeof(char *) * (size_t)nargs);
+    memcpy(ss, s, sizeof(int64_t) * (size_t)nargs);
+    pp[0] = c->cursor;
+    ss[0] = c->itemsize;
+    fused_inner(pp, ss, n, (void *)c->pl);
+    c->cursor += n * c->itemsize;
+}
+
+static void
+produce_chunk(void *ctx, int64_t start, int64_t n, char *buf)
+{
+    const produce_job *j = (const produce_job *)ctx;
+    cursor_run c = {j->pl, buf, j->itemsize};
+    ga_cpu_run_loop_range(j->loop, fused_to_cursor, &c, start, start + n);
+}
+
+int
+ga_cpu_fused_reduce(int dev, const ga_fused_prog *g, const ga_loop *loop,
+                    const ga_reduce_desc *r)
+{
+    (void)dev;
+    cpu_plan pl;
+    int cost;
+    GA_TRY(plan_program(g, &pl, &cost));
+    produce_job j = {&pl, loop, ga_dtype_itemsize((ga_dtype)g->reg_dtype[g->result])};
+    ga_cpu_reduce_produced(r, produce_chunk, &j);
     return GA_OK;
 }

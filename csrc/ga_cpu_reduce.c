@@ -605,6 +605,13 @@ fast_run(red_state *st, int op, int dt, const char *p, int64_t n)
         push_sum(st, s);
         return 1;
     }
+    if (op == GA_RED_SUM && dt == GA_FLOAT64) {
+        /* the general path's pairwise_sum, on the input itself rather than on a copy
+         * of it converted to double (the same values: the same bits) */
+        cplx s = {pairwise_sum((const double *)(const void *)p, n, 1), 0.0};
+        push_sum(st, s);
+        return 1;
+    }
     if ((op == GA_RED_MAX || op == GA_RED_MIN) &&
         (dt == GA_FLOAT32 || dt == GA_FLOAT64)) {
         int is_max = op == GA_RED_MAX, nan = 0;
@@ -788,6 +795,71 @@ reduce_per_output(const ga_reduce_desc *r, work_kind wk)
     }
     job.per = GA_CPU_CHUNK / r->red_size > 1 ? GA_CPU_CHUNK / r->red_size : 1;
     ga_cpu_parallel_for((r->out_size + job.per - 1) / job.per, outputs_chunk, &job);
+}
+
+/* --- a produced input (a fused program's result, ga_cpu_fused.c) -------------------
+ * reduce_per_output for one output of a contiguous 1-d input, each CHUNK made by the
+ * producer into a stack buffer just before reduce_range would have read it: the same
+ * chunks, the same fast_run or load_work and fold_chunk, the same fixed blocks merged
+ * in order, so the result is bitwise that of the input materialised first. */
+
+typedef struct {
+    const ga_reduce_desc *r;
+    work_kind wk;
+    ga_cpu_produce_fn produce;
+    void *ctx;
+    red_state *parts;
+} produced_job;
+
+static void
+reduce_produced_range(const produced_job *j, int64_t r0, int64_t r1, red_state *st)
+{
+    const ga_reduce_desc *r = j->r;
+    _Alignas(64) char vals[CHUNK * sizeof(cplx)];
+    work_buf buf;
+    int64_t isz = ga_dtype_itemsize((ga_dtype)r->in_dtype);
+    /* reduce_range reads a single element (coalesced to no axes) without fast_run */
+    int contig = j->wk == WK_F64 && r->red_size > 1;
+    for (int64_t pos = r0; pos < r1; pos += CHUNK) {
+        int64_t m = r1 - pos < CHUNK ? r1 - pos : CHUNK;
+        j->produce(j->ctx, pos, m, vals);
+        if (contig && fast_run(st, r->op, r->in_dtype, vals, m)) {
+            continue;
+        }
+        load_work(j->wk, r->in_dtype, vals, isz, m, &buf);
+        fold_chunk(st, r->op, j->wk, &buf, m, pos);
+    }
+}
+
+static void
+produced_block(void *arg, int64_t bi)
+{
+    const produced_job *j = (const produced_job *)arg;
+    int64_t r0 = bi * PAR_BLOCK;
+    int64_t r1 = r0 + PAR_BLOCK < j->r->red_size ? r0 + PAR_BLOCK : j->r->red_size;
+    state_init(&j->parts[bi], j->r->op, j->wk);
+    reduce_produced_range(j, r0, r1, &j->parts[bi]);
+}
+
+void
+ga_cpu_reduce_produced(const ga_reduce_desc *r, ga_cpu_produce_fn produce, void *ctx)
+{
+    produced_job j = {r, work_kind_of(r->op, r->in_dtype, r->out_dtype), produce, ctx, NULL};
+    red_state st;
+    state_init(&st, r->op, j.wk);
+    int64_t nblocks = (r->red_size + PAR_BLOCK - 1) / PAR_BLOCK;
+    if (r->red_size >= 2 * PAR_BLOCK &&
+        (j.parts = (red_state *)malloc(sizeof(red_state) * (size_t)nblocks)) != NULL) {
+        ga_cpu_parallel_for(nblocks, produced_block, &j);
+        for (int64_t bi = 0; bi < nblocks; bi++) {
+            merge_state(&st, &j.parts[bi], r->op, j.wk);
+        }
+        free(j.parts);
+    }
+    else {
+        reduce_produced_range(&j, 0, r->red_size, &st);
+    }
+    store_state(r, j.wk, &st, r->out);
 }
 
 /* --- row accumulation (kept axis has the small stride) -----------------------------

@@ -10,6 +10,7 @@
 #include "ga_loop.h"
 #include "ga_ops.h"
 #include "ga_prof.h"
+#include "ga_reduce.h"
 
 static int
 bad(int i, const char *what)
@@ -190,5 +191,76 @@ ga_fused_run_into(const ga_fused_prog *g, const ga_array *const *in, ga_array *o
         ga_fault_flow(out, in[k]);
     }
     ga_array_view(result, out);
+    return GA_OK;
+}
+
+/* The output operand of a fused reduction's loop: never read or written (the backend
+ * writes each block of results into its own buffer), zero strides, so the loop keeps
+ * the C order of the inputs' broadcast shape. */
+static char unused_output[16];
+
+int
+ga_fused_reduce(const ga_fused_prog *g, const ga_array *const *in, int op, int keepdims,
+                ga_array *result)
+{
+    GA_TRY(ga_fused_check(g));
+    if (op != GA_RED_SUM && op != GA_RED_PROD && op != GA_RED_MAX && op != GA_RED_MIN) {
+        return ga_error(GA_ERR_UNSUPPORTED, "fused reduction: only sum, prod, max, min");
+    }
+    ga_loop loop;
+    memset(&loop, 0, sizeof(loop));
+    int ndim;
+    GA_TRY(inputs_shape(g, in, &ndim, loop.shape));
+    loop.ndim = ndim;
+    ga_device dev = ga_array_device(in[0]);
+    const ga_backend *be;
+    GA_TRY(ga_device_backend(dev, &be));
+    loop.size = 1;
+    for (int d = 0; d < loop.ndim; d++) {
+        loop.size *= loop.shape[d];
+    }
+    if (be->fused_reduce == NULL || loop.size == 0) {
+        return ga_error(GA_ERR_UNSUPPORTED, "fused reduction: the %s backend runs the "
+                        "program, then the reduction", be->name);
+    }
+    ga_dtype idt = (ga_dtype)g->reg_dtype[g->result], odt;
+    GA_TRY(ga_reduce_result_dtype((ga_reduce_op)op, idt, -1, &odt));
+    loop.nargs = 1;
+    loop.args[0].data = unused_output;
+    loop.args[0].dtype = idt;
+    for (int k = 0; k < g->nin; k++) {
+        GA_TRY(ga_loop_add_array(&loop, in[k]));
+    }
+    ga_loop_coalesce(&loop); /* C order kept: the flat index is the result's */
+    int64_t ones[GA_MAXDIMS];
+    for (int d = 0; d < GA_MAXDIMS; d++) {
+        ones[d] = 1;
+    }
+    ga_array res;
+    GA_TRY(ga_array_empty(&res, dev, odt, keepdims ? ndim : 0, ones));
+    ga_reduce_desc r;
+    memset(&r, 0, sizeof(r));
+    r.op = op;
+    r.in_dtype = idt;
+    r.out_dtype = odt;
+    r.red_ndim = 1;
+    r.red_size = loop.size;
+    r.out_size = 1;
+    r.red_shape[0] = loop.size;
+    r.in_red_strides[0] = ga_dtype_itemsize(idt);
+    r.out = ga_array_data(&res);
+    if (ga_describe_on()) {
+        ga_prof_describe_loop("fused", &loop);
+    }
+    int st = ga_backend_status(be, be->fused_reduce(ga_device_local(dev), g, &loop, &r));
+    if (st != GA_OK) {
+        ga_array_release(&res);
+        return st;
+    }
+    ga_device_count_work(dev, GA_WORK_REDUCE, 1);
+    for (int k = 0; k < g->nin; k++) {
+        ga_fault_flow(&res, in[k]);
+    }
+    *result = res;
     return GA_OK;
 }

@@ -35,6 +35,15 @@ int ga_fused_run(const ga_fused_prog *prog, const ga_array *const *in, ga_array 
 int ga_fused_run_into(const ga_fused_prog *prog, const ga_array *const *in, ga_array *out,
                       ga_array *result);
 
+/* A full reduction (GA_RED_SUM, PROD, MAX or MIN, the dtype NumPy's would give) of
+ * what ga_fused_run would return, into a new 0-d array (keepdims: all ones), reduced
+ * as it is made where the backend can (fused_reduce): bitwise ga_reduce of
+ * ga_fused_run's result. GA_ERR_UNSUPPORTED, with nothing run, where it cannot (the
+ * backend has no fused_reduce, another reduction, an empty result): the caller runs
+ * the program, then the reduction. */
+int ga_fused_reduce(const ga_fused_prog *prog, const ga_array *const *in, int op,
+                    int keepdims, ga_array *result);
+
 #ifdef __cplusplus
 }
 #endif

@@ -122,7 +122,8 @@
     X(ga_backend, host_free_pinned)                                                    \
     X(ga_backend, copies_event_record)                                                 \
     X(ga_backend, wait_copies)                                                         \
-    X(ga_backend, fused)
+    X(ga_backend, fused)                                                               \
+    X(ga_backend, fused_reduce)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \

@@ -101,17 +101,40 @@ fn_fused_compile(PyObject *m, PyObject *args)
     return PyBytes_FromStringAndSize((const char *)&g, sizeof(g));
 }
 
-/* _fused_run(prog, arrays, consts, out=None) -> Array (out itself when given) */
+/* _fused_run(prog, arrays, consts, out=None, reduce=None) -> Array (out itself when
+ * given). reduce: (name, keepdims) of a full reduction of the result, made as the
+ * result is (ga_fused_reduce); None back when the device cannot (the caller runs the
+ * program, then the reduction). */
 static PyObject *
 fn_fused_run(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)m;
-    PyObject *out = nargs == 4 && args[3] != Py_None ? args[3] : NULL;
-    if ((nargs != 3 && nargs != 4) || (out != NULL && !pyga_check(out)) ||
+    PyObject *out = nargs >= 4 && args[3] != Py_None ? args[3] : NULL;
+    PyObject *reduce = nargs == 5 && args[4] != Py_None ? args[4] : NULL;
+    int red_op = -1, keepdims = 0;
+    if (reduce != NULL) {
+        const char *name;
+        if (out != NULL || !PyArg_ParseTuple(reduce, "sp", &name, &keepdims)) {
+            PyErr_Clear();
+            name = "";
+        }
+        for (int i = 0; i < GA_NREDUCE; i++) {
+            if (strcmp(name, ga_reduce_names[i]) == 0) {
+                red_op = i;
+            }
+        }
+        if (red_op < 0) {
+            PyErr_SetString(PyExc_TypeError, "_fused_run: reduce is (a reduction's name, "
+                            "keepdims), without out");
+            return NULL;
+        }
+    }
+    if (nargs < 3 || nargs > 5 || (out != NULL && !pyga_check(out)) ||
         !PyBytes_Check(args[0]) ||
         PyBytes_GET_SIZE(args[0]) != (Py_ssize_t)sizeof(ga_fused_prog) ||
         !PyTuple_Check(args[1]) || !PyTuple_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "_fused_run(prog, arrays, consts, out=None)");
+        PyErr_SetString(PyExc_TypeError,
+                        "_fused_run(prog, arrays, consts, out=None, reduce=None)");
         return NULL;
     }
     ga_fused_prog g;
@@ -153,6 +176,13 @@ fn_fused_run(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
         return Py_NewRef(out);
     }
     ga_array res;
+    if (red_op >= 0) {
+        int st = ga_fused_reduce(&g, in, red_op, keepdims, &res);
+        if (st == GA_ERR_UNSUPPORTED) {
+            Py_RETURN_NONE;
+        }
+        return st == GA_OK ? pyga_wrap(&res) : pyga_raise(st);
+    }
     int st = ga_fused_run(&g, in, &res);
     if (st != GA_OK) {
         return pyga_raise(st);
@@ -165,7 +195,8 @@ PyMethodDef pyga_fused_functions[] = {
      "_fused_compile(nin, nconst, reg_dtypes, instrs, result)\n--\n\nA checked fused "
      "program (gpuarr/_fuse.py builds it)."},
     {"_fused_run", (PyCFunction)(void (*)(void))fn_fused_run, METH_FASTCALL,
-     "_fused_run(prog, arrays, consts, out=None)\n--\n\nRun a compiled fused program "
-     "(into out, and return it, when given)."},
+     "_fused_run(prog, arrays, consts, out=None, reduce=None)\n--\n\nRun a compiled "
+     "fused program (into out, and return it, when given; reduced when reduce is given, "
+     "or None when the device cannot)."},
     {NULL},
 };

@@ -1105,6 +1105,7 @@ const ga_backend table = {
     cuda_copies_event_record,
     cuda_wait_copies,
     ga_cuda_fused,
+    nullptr, /* fused_reduce: the fused kernel, then the reduction's (2 launches) */
 };
 
 }  // namespace

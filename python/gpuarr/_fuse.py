@@ -350,8 +350,15 @@ class _Plan:
             if c.scalar is not None and c.scalar.derived and _key(v) != _key(c.scalar.value):
                 raise _Retrace("a scalar computed from the arguments changed its type "
                                "or integer range since the trace")
-        out = _core._fused_run(self.prog, arrays, consts, out)
         r = self.reduce
+        if r is not None and r.axis is None and r.dtype is None and \
+                r.name in ("sum", "prod", "max", "min"):
+            # a full reduction, made as the result is where the device can (the CPU,
+            # simulated GPUs: no full-size temporary); None: program, then reduction
+            res = _core._fused_run(self.prog, arrays, consts, None, (r.name, r.keepdims))
+            if res is not None:
+                return res
+        out = _core._fused_run(self.prog, arrays, consts, out)
         if r is not None:
             from . import _reduce
             kw = {"axis": r.axis, "keepdims": r.keepdims}
