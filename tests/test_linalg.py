@@ -61,3 +61,25 @@ def test_norm_on_a_gpu_makes_no_transfer(gpu_device):
     assert n.device == gpu_device and m.device == gpu_device
     assert gpuarr.transfer_stats().d2h_count == 0
     assert abs(float(n) - np.linalg.norm(np.arange(12.0))) < 1e-4
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(7,), (300, 501), (1,), ()])
+def test_two_norm_over_every_axis_sums_squares_without_a_temporary(device, dtype, shape):
+    # over every axis, sum(x * x) is one fused operation (csrc/ga_norm.c): on the CPU
+    # and simulated GPUs reduced as the squares are made, bitwise the multiply-then-sum
+    # it replaces; CUDA multiplies, then sums
+    from gpuarr.testing import count_work
+    a = np.asarray(np.random.default_rng(3).standard_normal(shape) * 3).astype(dtype)
+    x = gpuarr.asarray(a, device=device)
+    with count_work(device) as w:
+        n = gpuarr.linalg.norm(x)
+    want = gpuarr.sqrt((x * x).sum())
+    assert n.dtype == want.dtype and to_numpy(n).tobytes() == to_numpy(want).tobytes()
+    on_cuda = device.type == "gpu" and gpuarr._core._gpu_mode()[0] in ("cuda", "emulated")
+    # the sqrt, and the squares where the device cannot reduce them as they are made
+    assert w[device].elementwise == 1 + on_cuda and w[device].reductions == 1, str(w)
+    if len(shape) == 2:
+        m = gpuarr.linalg.norm(x, keepdims=True)
+        assert m.shape == (1, 1) and to_numpy(m)[0, 0] == to_numpy(n)
+        assert to_numpy(gpuarr.linalg.matrix_norm(x)) == to_numpy(n)

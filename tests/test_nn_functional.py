@@ -366,3 +366,34 @@ def test_losses_and_activations_take_strided_views(device, rng):
     np.testing.assert_allclose(lin(x).numpy(),
                                x_n @ lin.weight.numpy().T + lin.bias.numpy(), rtol=1e-5,
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_sigmoid_and_mse_loss_run_fused_outside_autograd_with_the_same_bits(device, rng,
+                                                                            reduction):
+    # outside autograd one fused operation each (a full sum made as it runs on the CPU);
+    # while autograd records, the operations one by one: the same bits either way
+    from gpuarr.testing import count_work
+    a = (rng.standard_normal((64, 10)) * 20).astype(np.float32)
+    x, t = put(a, device), put(a[::-1].copy(), device)
+    xg = put(a, device).requires_grad_()
+    with gpuarr.no_grad():
+        with count_work(device) as w:
+            s = F.sigmoid(x)
+        assert w[device].elementwise == 1, str(w)
+        with count_work(device) as w:
+            loss = F.mse_loss(x, t, reduction)
+    recorded = F.sigmoid(xg)
+    assert recorded.requires_grad
+    assert s.numpy().tobytes() == recorded.detach().numpy().tobytes()
+    with count_work(device) as u:
+        lg = F.mse_loss(xg, t, reduction)
+    assert lg.requires_grad
+    # unfused: a subtract and a multiply (and mean's division); fused: one operation,
+    # none at all for a full sum reduced as it is made (not on CUDA)
+    on_cuda = device.type == "gpu" and gpuarr._core._gpu_mode()[0] in ("cuda", "emulated")
+    fused = {"none": 1, "sum": int(on_cuda), "mean": 2}[reduction]
+    assert (w[device].elementwise, u[device].elementwise) == (fused, 2 + (reduction == "mean")), \
+        (str(w), str(u))
+    assert w[device].reductions == u[device].reductions == (reduction != "none")
+    assert loss.numpy().tobytes() == lg.detach().numpy().tobytes()

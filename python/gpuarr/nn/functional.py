@@ -11,6 +11,7 @@ from .._core import Array, DeviceMismatchError
 from .. import exp, log, where
 from .. import max as _max
 from .. import tanh as _tanh
+from .._fuse import fuse
 from .._inspection import isdtype
 from .._reduce import _core_no_grad
 
@@ -85,13 +86,32 @@ def sigmoid(input):
     and full relative precision for very negative inputs, in the value and in its
     gradient."""
 
-    x = _array(input, "input", "sigmoid")
+    return _sigmoid(_array(input, "input", "sigmoid"))
+
+
+# The activations' and losses' elementwise chains run through gpuarr.fuse: one pass
+# over memory (one kernel on a GPU) where autograd does not record them (inference,
+# no_grad, evaluation); while it records, the same operations unfused, one node each.
+# Fused or not, the same bits (tests/test_fuse.py).
+@fuse
+def _sigmoid(x):
     positive = x >= 0
     # -|x| through where, not abs: abs's derivative at 0 is 0, which would make the
     # gradient at x = 0 vanish (it is 1/4)
     z = exp(where(positive, -x, x))
     r = 1 / (1 + z)
     return where(positive, r, z * r)
+
+
+def _squared_error(x, t):
+    d = x - t
+    return d * d
+
+
+# reduction -> the loss: a final full sum is made as the chain is on the CPU (no
+# temporary of the batch's size)
+_mse = {r: fuse(lambda x, t, r=r: _reduce(_squared_error(x, t), r, "mse_loss"))
+        for r in _REDUCTIONS}
 
 
 def tanh(input):
@@ -203,8 +223,7 @@ def mse_loss(input, target, reduction="mean"):
             "every label): reshape one, e.g. target.reshape(input.shape)")
     _same_device(x, t, "the target", "mse_loss",
                  "move each batch to the model's device once, as prepare_batch does")
-    d = x - t
-    return _reduce(d * d, reduction, "mse_loss")
+    return _mse[reduction](x, t)
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean"):
