@@ -264,3 +264,32 @@ ga_fused_reduce(const ga_fused_prog *g, const ga_array *const *in, int op, int k
     *result = res;
     return GA_OK;
 }
+
+int
+ga_fused_mean(const ga_fused_prog *g, const ga_array *const *in, int keepdims,
+              ga_array *result)
+{
+    GA_TRY(ga_fused_check(g));
+    int dt = g->reg_dtype[g->result];
+    if (dt != GA_FLOAT32 && dt != GA_FLOAT64) {
+        /* ga_mean computes others in another dtype (float16 in float32, ints in
+         * float64) than their sum's */
+        return ga_error(GA_ERR_UNSUPPORTED, "fused mean: only of float32 and float64");
+    }
+    int ndim;
+    int64_t shape[GA_MAXDIMS], n = 1;
+    GA_TRY(inputs_shape(g, in, &ndim, shape));
+    for (int d = 0; d < ndim; d++) {
+        n *= shape[d];
+    }
+    ga_array s;
+    GA_TRY(ga_fused_reduce(g, in, GA_RED_SUM, keepdims, &s));
+    /* as ga_mean: the sum in the result's dtype, divided in place by the count */
+    int st = ga_elementwise_scalar(GA_OP_DIVIDE, &s, &s, (double)n);
+    if (st != GA_OK) {
+        ga_array_release(&s);
+        return st;
+    }
+    *result = s;
+    return GA_OK;
+}

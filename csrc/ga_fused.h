@@ -43,6 +43,10 @@ int ga_fused_run_into(const ga_fused_prog *prog, const ga_array *const *in, ga_a
  * the program, then the reduction. */
 int ga_fused_reduce(const ga_fused_prog *prog, const ga_array *const *in, int op,
                     int keepdims, ga_array *result);
+/* The full mean of a float32 or float64 result the same way: ga_mean's sum, then its
+ * division by the count; GA_ERR_UNSUPPORTED as ga_fused_reduce, and for other dtypes. */
+int ga_fused_mean(const ga_fused_prog *prog, const ga_array *const *in, int keepdims,
+                  ga_array *result);
 
 #ifdef __cplusplus
 }

@@ -123,6 +123,7 @@ fn_fused_run(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
                 red_op = i;
             }
         }
+        red_op = strcmp(name, "mean") == 0 ? GA_NREDUCE : red_op; /* ga_fused_mean */
         if (red_op < 0) {
             PyErr_SetString(PyExc_TypeError, "_fused_run: reduce is (a reduction's name, "
                             "keepdims), without out");
@@ -177,7 +178,8 @@ fn_fused_run(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
     }
     ga_array res;
     if (red_op >= 0) {
-        int st = ga_fused_reduce(&g, in, red_op, keepdims, &res);
+        int st = red_op == GA_NREDUCE ? ga_fused_mean(&g, in, keepdims, &res)
+                                      : ga_fused_reduce(&g, in, red_op, keepdims, &res);
         if (st == GA_ERR_UNSUPPORTED) {
             Py_RETURN_NONE;
         }

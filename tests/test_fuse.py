@@ -397,7 +397,7 @@ def test_fused_functions_and_the_module_hold_no_arrays(device):
         assert _arrays_reachable_from(root) == []
 
 
-@pytest.mark.parametrize("red", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("red", ["sum", "prod", "max", "min", "mean"])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 @pytest.mark.parametrize("case", ["one", "odd", "chunks", "blocks", "broadcast", "strided"])
 def test_full_reduction_made_as_it_runs_is_the_unfused_one_bit_for_bit(device, red, dtype,

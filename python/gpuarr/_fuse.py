@@ -352,7 +352,7 @@ class _Plan:
                                "or integer range since the trace")
         r = self.reduce
         if r is not None and r.axis is None and r.dtype is None and \
-                r.name in ("sum", "prod", "max", "min"):
+                r.name in ("sum", "prod", "max", "min", "mean"):
             # a full reduction, made as the result is where the device can (the CPU,
             # simulated GPUs: no full-size temporary); None: program, then reduction
             res = _core._fused_run(self.prog, arrays, consts, None, (r.name, r.keepdims))
