@@ -1158,18 +1158,18 @@ GA_K_CPLX(complex128, ga_c128, double, float64, )
 GA_HD static inline int64_t
 ga_f64_cvt_i64(double v)
 {
-    if (v >= -9223372036854775808.0 && v < 9223372036854775808.0) {
-        return (int64_t)v;
-    }
-    return INT64_MIN;
+    /* selects, not a branch (a GPU scan's loads were moved into each conversion's
+     * branch, one load in flight); the C conversion only ever sees a value in range */
+    const int ok = v >= -9223372036854775808.0 && v < 9223372036854775808.0;
+    const int64_t r = (int64_t)(ok ? v : 0.0);
+    return ok ? r : INT64_MIN;
 }
 GA_HD static inline int32_t
 ga_f64_cvt_i32(double v)
 {
-    if (v > -2147483649.0 && v < 2147483648.0) {
-        return (int32_t)v;
-    }
-    return INT32_MIN;
+    const int ok = v > -2147483649.0 && v < 2147483648.0;
+    const int32_t r = (int32_t)(ok ? v : 0.0);
+    return ok ? r : INT32_MIN;
 }
 #define GA_K_F2I(dt, T, CVT, UT)                                                       \
     GA_HD static inline T ga_f64_to_##dt(double v)                                     \

@@ -120,23 +120,64 @@ DTYPES = ["bool", "int8", "uint8", "int32", "int64", "uint64", "float16", "float
 def test_cumulative_sum_of_every_dtype_in_every_kernel(dev, kernel, dtype):
     shape = KERNEL_SHAPES[kernel]
     if kernel == "tiles" and dtype in ("complex128",):
-        shape = (2, 3 * TILE // 2 + 17)  # 16-byte accumulators: tiles of 512
+        shape = (2, 3 * TILE // 2 + 17)  # 16-byte accumulators: tiles of 1024
     a = _data(shape, dtype, 5)
     got = gpuarr.cumulative_sum(gpuarr.asarray(a, device=dev), axis=1).numpy()
     _check(got, a, 1)
 
 
 @pytest.mark.parametrize("out", ["int64", "uint64"])
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64",
+                                   "complex128"])
 def test_floats_summed_into_64_bit_integers_in_tiles(dev, dtype, out):
     # a tile of these holds half the elements of other 8-byte sums (k_scan.cu,
     # ga_scan_tile_items: the conversions' registers): 7 tiles of 1024 a row here
     a = np.abs(_data(KERNEL_SHAPES["tiles"], dtype, 9) * 50).astype(dtype)  # real
     with np.errstate(all="ignore"):
-        want = np.cumsum(a.real if dtype == "complex64" else a, axis=1, dtype=out)
+        want = np.cumsum(a.real if a.dtype.kind == "c" else a, axis=1, dtype=out)
     got = gpuarr.cumulative_sum(gpuarr.asarray(a, device=dev), axis=1,
                                 dtype=getattr(gpuarr, out)).numpy()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kernel", list(KERNEL_SHAPES))
+def test_complex128_summed_into_integers_reads_the_real_parts(dev, kernel):
+    # a thread loads only the real part of a complex128 going into an integer sum
+    # (k_scan.cu, ga_scan_raw): the imaginary parts must change nothing
+    a = np.round(_data(KERNEL_SHAPES[kernel], "complex128", 10) * 50)
+    with np.errstate(all="ignore"):
+        want = np.cumsum(a.real, axis=1, dtype=np.int64)
+    got = gpuarr.cumulative_sum(gpuarr.asarray(a, device=dev), axis=1,
+                                dtype=gpuarr.int64).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kernel", list(KERNEL_SHAPES))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+def test_sums_of_negative_zeros_stay_negative_zeros(dev, kernel, dtype):
+    # the warp and tile kernels stand -0.0 in for "no element" (an identity every sum
+    # leaves exact): +0.0 there would turn -0.0 + -0.0 into +0.0 at a lane, warp or
+    # tile boundary
+    a = np.full(KERNEL_SHAPES[kernel], -0.0, dtype=dtype)
+    if dtype == "complex128":
+        a = np.full(a.shape, complex(-0.0, -0.0))
+    got = gpuarr.cumulative_sum(gpuarr.asarray(a, device=dev), axis=1).numpy()
+    for part in ((got.real, got.imag) if dtype == "complex128" else (got,)):
+        assert np.all(part == 0) and np.all(np.signbit(part)), part
+
+
+@pytest.mark.parametrize("kernel", ["warp", "tiles"])
+def test_typed_and_run_time_dtype_stores_give_the_same_bits(dev, kernel):
+    # float32 summed into a float64 output goes through the run-time dtype switch; the
+    # same values as float64 are stored by the unrolled typed stores (ga_scan_out):
+    # both accumulate in double with the same grouping, so the bits must agree
+    a = _data(KERNEL_SHAPES[kernel], "float32", 11)
+    x = gpuarr.asarray(a, device=dev)
+    switched = gpuarr.cumulative_sum(x, axis=1, dtype=gpuarr.float64).numpy()
+    typed = gpuarr.cumulative_sum(gpuarr.asarray(a.astype(np.float64), device=dev),
+                                  axis=1).numpy()
+    assert switched.tobytes() == typed.tobytes()
+    _check(switched, a.astype(np.float64), 1)
 
 
 @pytest.mark.parametrize("kernel", list(KERNEL_SHAPES))

@@ -236,7 +236,11 @@ def main_loop(lines: List[str]) -> tuple:
             addr_of_label[name] = a
         pending_labels = []
         ins.append((a, m.group(2).strip()))
-    loops = []  # (start, end, index of the branch)
+    # Back edges to one header are one loop (a natural loop with several latches, as
+    # nvcc makes of a loop body with two paths that each branch back: a scan tile's
+    # typed stores and its run-time dtype stores), reaching to its last latch; read as
+    # two, the shorter would be taken for a loop nested in the longer.
+    last_latch: Dict[int, tuple] = {}  # header -> (address, index) of its last latch
     for k, (a, text) in enumerate(ins):
         b = _BRA.search(text)
         if not b:
@@ -244,7 +248,9 @@ def main_loop(lines: List[str]) -> tuple:
         start = addr_of_label.get(b.group(1), -1) if b.group(1) else int(b.group(2), 16)
         if start < 0 or start > a:
             continue
-        loops.append((start, a, k))
+        if start not in last_latch or a > last_latch[start][0]:
+            last_latch[start] = (a, k)
+    loops = [(start, a, k) for start, (a, k) in sorted(last_latch.items())]
     # A loop's own body: its instructions less those of the loops nested in it. A loop
     # around the main loop (a grid-stride loop over outputs or tiles) holds its loads
     # too, but walked as one straight body it says nothing of what one iteration keeps

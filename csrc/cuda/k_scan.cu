@@ -22,6 +22,13 @@
  *     it, publishes its total and finds the total of everything before it in its row
  *     by a look-back over a fixed tree of tile totals (below), then writes. One
  *     launch, each element read once and written once, no host wait.
+ * What keeps a round lean (tools/cuda_report.py reads the SASS; issue 29): the IT loads
+ * are issued together, unpredicated (past the row's end they read its last element
+ * again) and converted after (ga_scan_raw); where the scan has an exact identity
+ * (ga_scan_exact: all but complex products) it stands in for what is not there, so
+ * there are no "empty" flags to shuffle and select; the usual output dtype
+ * (ga_scan_out) is written by unrolled typed stores, any other through the dtype
+ * switch; and a tile's items wait in shared memory while warp 0 looks back.
  *
  * The look-back tree. CUB's decoupled look-back combines each tile's predecessors as
  * it finds them (some as inclusive prefixes, some as totals), so a float scan's
@@ -54,22 +61,68 @@ template <class A> struct ga_scan_items {
 /* k_scan_tiles keeps more live state than the other two (the tile loop, the look-back
  * tree, the carry), and under its 64-register cap (4 blocks of 256 per multiprocessor,
  * 50% occupancy) ptxas spilled 4 to 16 bytes with the items above in the wheel's build
- * (every SASS target assembled from compute_75 PTX): complex128 sums with 4 items on
- * sm_75 and sm_80, and float, float16 or complex elements converted into 64-bit integer
- * sums with 8 on sm_120. Those take half as many per round in a tile; every other pair
- * keeps ga_scan_items. */
+ * (every SASS target assembled from compute_75 PTX) for float, float16 or complex
+ * elements converted into 64-bit integer sums on sm_120: those take half as many per
+ * round in a tile. (complex128 sums spilled with 4 too, on sm_75 and sm_80, until the
+ * tile's items waited in shared memory instead of registers while warp 0 looks back.) */
 template <int DT, class A> struct ga_scan_tile_items {
     static constexpr bool FLOAT_TO_INT =
         std::is_integral<A>::value && (DT == GA_FLOAT16 || DT == GA_FLOAT32 ||
                                        DT == GA_FLOAT64 || DT == GA_COMPLEX64 ||
                                        DT == GA_COMPLEX128);
-    static constexpr int value = sizeof(A) > 8 || FLOAT_TO_INT
-                                     ? ga_scan_items<A>::value / 2
-                                     : ga_scan_items<A>::value;
+    static constexpr int value =
+        FLOAT_TO_INT ? ga_scan_items<A>::value / 2 : ga_scan_items<A>::value;
 };
 #define GA_SCAN_WARPS (GA_RED_BLOCK / 32)
 /* A thread per row up to this many elements: a warp would leave most lanes idle. */
 #define GA_SCAN_SERIAL_MAX 16
+
+/* Whether the scan (A, PROD) has an identity that every combine leaves exact, so that
+ * the warp and tile kernels need no "empty" flags: -0.0 for float sums (-0 + x is x for
+ * every x, -0 included, where +0 + -0 would be +0), 0 for integer sums, 1 for real
+ * products. A complex product has none ((1+0j) * (-inf+0.5j) is -inf+nanj) and keeps
+ * the flags. With the identity standing in for what is not there (lanes past a row's
+ * end, the carry at its start), every combine the flags skipped becomes x op id or
+ * id op x, which is x: the same bits as the flagged code, with fewer instructions
+ * (no flag shuffles and selects: tools/cuda_report.py counts them). */
+template <class A, int PROD> struct ga_scan_exact {
+    static constexpr bool value = !(PROD && std::is_same<A, ga_cd>::value);
+};
+template <class A, int PROD>
+static GA_DEV inline A
+ga_scan_id()
+{
+    if constexpr (PROD) {
+        return ga_rm_identity<A>(1);
+    }
+    else if constexpr (std::is_same<A, double>::value) {
+        return -0.0;
+    }
+    else if constexpr (std::is_same<A, ga_cd>::value) {
+        A z;
+        z.re = -0.0;
+        z.im = -0.0;
+        return z;
+    }
+    else {
+        return (A)0;
+    }
+}
+
+/* The output dtype a scan of DT into A writes unless told otherwise (NumPy's
+ * cumsum/cumprod: floats and complex keep their dtype, integers and bool widen to the
+ * 64-bit accumulator). The tile kernel stores that dtype with an unrolled loop of
+ * typed stores; any other output goes through the run-time dtype switch. */
+template <int DT, class A> struct ga_scan_out {
+    static constexpr bool FLOATING = DT == GA_FLOAT16 || DT == GA_FLOAT32 ||
+                                     DT == GA_FLOAT64;
+    static constexpr bool CPLX = DT == GA_COMPLEX64 || DT == GA_COMPLEX128;
+    static constexpr int value =
+        std::is_same<A, int64_t>::value    ? GA_INT64
+        : std::is_same<A, uint64_t>::value ? GA_UINT64
+        : std::is_same<A, double>::value   ? (FLOATING ? DT : GA_FLOAT64)
+                                           : (CPLX ? DT : GA_COMPLEX128);
+};
 
 /* Element e of a warp's 32 x IT stretch in the transpose buffer: one padding slot per
  * lane's run of IT, so the blocked reads below do not all hit one bank. */
@@ -77,49 +130,86 @@ template <int IT>
 static GA_DEV inline int
 ga_tpos(int e)
 {
-    return e + e / IT;
+    return e + (int)((unsigned)e / (unsigned)IT); /* e >= 0: a shift, no sign fix-up */
 }
+
+/* How a thread holds an element between its load and its conversion to A (loads go
+ * first, all IT of them, and conversions after: a conversion at its load, float ->
+ * int64 with its branches, kept nvcc from issuing the next load before it):
+ *   - narrower than 32 bits: widened to a register of its own (raw bytes or halves
+ *     were packed into one register, each load waiting for the one before it);
+ *   - complex128 into a real accumulator: its real part alone, all the conversion
+ *     reads (the whole element, 8 of them in flight, spilled registers);
+ *   - complex128 into complex128 (`direct`): converted at the load.
+ */
+template <int DT, class A> struct ga_scan_raw {
+    typedef typename ga_storage<DT>::type T;
+    static constexpr bool RE_ONLY = sizeof(T) > 8 && sizeof(A) <= 8;
+    static constexpr bool direct = sizeof(T) > 8 && !RE_ONLY;
+    typedef typename std::conditional<
+        RE_ONLY, double,
+        typename std::conditional<(sizeof(T) < 4), uint32_t, T>::type>::type type;
+    static GA_DEV inline type
+    load(const char *p)
+    {
+        if constexpr (RE_ONLY) {
+            return ga_ld<GA_FLOAT64>(p);
+        }
+        else {
+            return (type)ga_ld<DT>(p);
+        }
+    }
+    static GA_DEV inline A
+    to_acc(type r)
+    {
+        T t;
+        if constexpr (RE_ONLY) {
+            t.re = r;
+            t.im = 0.0;
+        }
+        else {
+            t = (T)r;
+        }
+        return ga_ld_as<DT, A>((const char *)&t);
+    }
+};
 
 /* The warp's stretch [base, base + 32 IT) of a row, clipped to `end`: loaded
  * warp-striped (lane l reads base + l, base + 32 + l, ...: each load instruction of
  * the warp is one coalesced access, and the IT loads are independent, in flight
  * together), converted to A, and handed back blocked through `sm` (lane l gets
- * elements l IT .. l IT + IT - 1 in x). Returns how many of its IT are in the row. */
+ * elements l IT .. l IT + IT - 1 in x, `fill` where the row has ended). Returns how
+ * many of its IT are in the row. */
 template <int DT, class A, int IT>
 static GA_DEV inline int
 ga_scan_load_warp(const char *in, int64_t is, int64_t base, int64_t end, A *sm,
-                  A (&x)[IT])
+                  A (&x)[IT], A fill)
 {
     const int lane = (int)threadIdx.x % 32;
-    typedef typename ga_storage<DT>::type T;
-    if constexpr (sizeof(T) <= 8) {
-        /* the IT elements as stored first, converted after: a conversion at its load
-         * (float -> int64 has branches) kept nvcc from issuing the next load before it.
-         * (complex128 into a real accumulator, rare, converts at the load: 8 raw
-         * elements of 16 bytes spilled) */
-        T raw[IT] = {};
+    typedef ga_scan_raw<DT, A> R;
+    if constexpr (!R::direct) {
+        /* past the end, the row's last element again (the stretch holds at least
+         * one), so no load is predicated: predicated loads of bytes into one
+         * register went one after another */
+        typename R::type raw[IT];
 #pragma unroll
         for (int k = 0; k < IT; k++) {
-            const int e = k * 32 + lane;
-            if (base + e < end) {
-                raw[k] = ga_ld<DT>(in + (base + e) * is);
-            }
+            const int64_t j = base + k * 32 + lane;
+            raw[k] = R::load(in + (j < end ? j : end - 1) * is);
         }
 #pragma unroll
         for (int k = 0; k < IT; k++) {
             const int e = k * 32 + lane;
-            if (base + e < end) {
-                sm[ga_tpos<IT>(e)] = ga_ld_as<DT, A>((const char *)&raw[k]);
-            }
+            sm[ga_tpos<IT>(e)] = base + e < end ? R::to_acc(raw[k]) : fill;
         }
     }
     else {
 #pragma unroll
         for (int k = 0; k < IT; k++) {
             const int e = k * 32 + lane;
-            if (base + e < end) {
-                sm[ga_tpos<IT>(e)] = ga_ld_as<DT, A>(in + (base + e) * is);
-            }
+            const int64_t j = base + e < end ? base + e : end - 1;
+            const A v = ga_ld_as<DT, A>(in + j * is);
+            sm[ga_tpos<IT>(e)] = base + e < end ? v : fill;
         }
     }
     __syncwarp();
@@ -132,27 +222,81 @@ ga_scan_load_warp(const char *in, int64_t is, int64_t base, int64_t end, A *sm,
     return n <= 0 ? 0 : n >= IT ? IT : (int)n;
 }
 
-/* The reverse: lane l's y (elements l IT ..) back through `sm`, stored warp-striped
- * (coalesced) into the output dtype. The store loop is not unrolled: each store is the
- * output dtype's switch (ga_rm_store), read from shared memory by index. */
+/* The reverse, in two steps: ga_scan_stage puts lane l's y (elements l IT ..) into
+ * `sm`; ga_scan_emit then stores the stretch warp-striped (coalesced), element e as
+ * map(sm[e]) (the tile kernel adds its carry there, so its items wait in shared memory,
+ * not in registers, while warp 0 looks back), into the output dtype: OUT, known at
+ * compile time (the scan's usual output, ga_scan_out), as IT unrolled typed stores
+ * through one running pointer; or, with OUT < 0, `dt` at run time, in a loop that is
+ * not unrolled since each store is the dtype's switch (ga_rm_store). The caller puts a
+ * __syncwarp (or a barrier) between the two. */
 template <class A, int IT>
 static GA_DEV inline void
-ga_scan_store_warp(char *out, int64_t os, int dt, int64_t base, int64_t end, A *sm,
-                   const A (&y)[IT])
+ga_scan_stage(A *sm, const A (&y)[IT])
 {
     const int lane = (int)threadIdx.x % 32;
 #pragma unroll
     for (int k = 0; k < IT; k++) {
         sm[ga_tpos<IT>(lane * IT + k)] = y[k];
     }
-    __syncwarp();
-    GA_NO_UNROLL
-    for (int k = 0; k < IT; k++) {
-        const int e = k * 32 + lane;
-        if (base + e < end) {
-            ga_rm_store(out + (base + e) * os, dt, sm[ga_tpos<IT>(e)]);
+}
+
+template <class A, int IT, int OUT, class F>
+static GA_DEV inline void
+ga_scan_emit(char *out, int64_t os, int dt, int64_t base, int64_t end, const A *sm,
+             F map)
+{
+    const int lane = (int)threadIdx.x % 32;
+    if constexpr (OUT >= 0) {
+        (void)dt;
+        char *p = out + (base + lane) * os;
+        const int64_t step = 32 * os;
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            const int e = k * 32 + lane;
+            if (base + e < end) {
+                ga_st_as<A>(p, OUT, map(sm[ga_tpos<IT>(e)]));
+            }
+            p += step;
         }
     }
+    else {
+        GA_NO_UNROLL
+        for (int k = 0; k < IT; k++) {
+            const int e = k * 32 + lane;
+            if (base + e < end) {
+                ga_rm_store(out + (base + e) * os, dt, map(sm[ga_tpos<IT>(e)]));
+            }
+        }
+    }
+}
+
+/* ga_scan_emit with the output dtype a constant where it is the scan's usual one (a
+ * branch per round, taken the same way by every thread of the launch), for real and
+ * integer partial results (complex128 ones: the unrolled stores spilled registers). */
+template <int DT, class A, int IT, class F>
+static GA_DEV inline void
+ga_scan_emit_any(char *out, int64_t os, int dt, int64_t base, int64_t end, const A *sm,
+                 F map)
+{
+    constexpr int OUT = ga_scan_out<DT, A>::value;
+    if (sizeof(A) <= 8 && dt == OUT) {
+        ga_scan_emit<A, IT, OUT>(out, os, dt, base, end, sm, map);
+    }
+    else {
+        ga_scan_emit<A, IT, -1>(out, os, dt, base, end, sm, map);
+    }
+}
+
+/* Stage, then emit as they are: a warp's round of k_scan_warps. */
+template <int DT, class A, int IT>
+static GA_DEV inline void
+ga_scan_store_any(char *out, int64_t os, int dt, int64_t base, int64_t end, A *sm,
+                  const A (&y)[IT])
+{
+    ga_scan_stage<A, IT>(sm, y);
+    __syncwarp();
+    ga_scan_emit_any<DT, A, IT>(out, os, dt, base, end, sm, [](A v) { return v; });
     __syncwarp();
 }
 
@@ -189,6 +333,36 @@ ga_scan_warp_round(A (&x)[IT], int n, A carry, bool ch, int prod, bool *th)
     return tot;
 }
 
+/* ga_scan_warp_round for an exact identity (ga_scan_exact): the lanes' items past
+ * the row's end hold the identity, so no counts and no flags; the same bits. */
+template <class A, int IT, int PROD>
+static GA_DEV inline A
+ga_scan_warp_round_exact(A (&x)[IT], A carry)
+{
+    const int lane = (int)threadIdx.x % 32;
+    A part = x[0];
+#pragma unroll
+    for (int k = 1; k < IT; k++) {
+        part = ga_rm_sp(part, x[k], PROD);
+    }
+    A inc = part;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+        const A y = ga_shfl_up(inc, d);
+        if (lane >= d) {
+            inc = ga_rm_sp(y, inc, PROD);
+        }
+    }
+    A acc = ga_shfl_up(inc, 1);
+    acc = lane > 0 ? ga_rm_sp(carry, acc, PROD) : carry;
+#pragma unroll
+    for (int k = 0; k < IT; k++) {
+        acc = ga_rm_sp(acc, x[k], PROD);
+        x[k] = acc;
+    }
+    return ga_shfl_by_idx(inc, 31);
+}
+
 /* The address of row `row`'s first element. */
 static GA_DEV inline int64_t
 ga_scan_row_off(const ga_scan_desc &s, const int64_t *strides, int64_t row)
@@ -215,24 +389,25 @@ k_scan_rows(ga_scan_desc s, int64_t rows)
         char *out = s.out + ga_scan_row_off(s, s.out_strides, row);
         A acc = ga_rm_identity<A>(prod);
         for (int64_t k0 = 0; k0 < len; k0 += IT) {
-            /* loaded as stored, then converted (see ga_scan_load_warp) */
-            typedef typename ga_storage<DT>::type T;
-            constexpr int RAW = sizeof(T) <= 8 ? IT : 1;
-            T raw[RAW] = {};
-            if constexpr (sizeof(T) <= 8) {
+            /* loaded first, then converted (ga_scan_raw) */
+            typedef ga_scan_raw<DT, A> R;
+            constexpr int RAW = R::direct ? 1 : IT;
+            typename R::type raw[RAW];
+            if constexpr (!R::direct) {
 #pragma unroll
-                for (int k = 0; k < IT; k++) {
-                    if (k0 + k < len) {
-                        raw[k] = ga_ld<DT>(in + (k0 + k) * is);
-                    }
+                for (int k = 0; k < IT; k++) { /* (the row's last again past its end) */
+                    raw[k] = R::load(in + (k0 + k < len ? k0 + k : len - 1) * is);
                 }
             }
             A x[IT];
 #pragma unroll
             for (int k = 0; k < IT; k++) {
-                const char *p =
-                    sizeof(T) <= 8 ? (const char *)&raw[k % RAW] : in + (k0 + k) * is;
-                x[k] = k0 + k < len ? ga_ld_as<DT, A>(p) : acc;
+                if constexpr (R::direct) {
+                    x[k] = k0 + k < len ? ga_ld_as<DT, A>(in + (k0 + k) * is) : acc;
+                }
+                else {
+                    x[k] = k0 + k < len ? R::to_acc(raw[k]) : acc;
+                }
             }
 #pragma unroll
             for (int k = 0; k < IT; k++) {
@@ -267,16 +442,29 @@ k_scan_warps(ga_scan_desc s, int64_t rows)
          row += step) {
         const char *in = s.in + ga_scan_row_off(s, s.in_strides, row);
         char *out = s.out + ga_scan_row_off(s, s.out_strides, row);
-        A carry = ga_rm_identity<A>(prod);
+        constexpr bool EXACT = ga_scan_exact<A, PROD>::value;
+        const A id = ga_scan_id<A, PROD>();
+        A carry = id;
         bool ch = false;
         for (int64_t base = 0; base < len; base += 32 * IT) {
             A x[IT];
-            const int n = ga_scan_load_warp<DT, A, IT>(in, is, base, len, sm[warp], x);
-            bool th;
-            const A tot = ga_scan_warp_round<A, IT>(x, n, carry, ch, prod, &th);
-            ga_scan_store_warp<A, IT>(out, os, s.out_dtype, base, len, sm[warp], x);
-            carry = ga_scan_cat(carry, ch, tot, th, prod);
-            ch = ch || th;
+            const int n =
+                ga_scan_load_warp<DT, A, IT>(in, is, base, len, sm[warp], x, id);
+            if constexpr (EXACT) {
+                (void)n;
+                const A tot = ga_scan_warp_round_exact<A, IT, PROD>(x, carry);
+                ga_scan_store_any<DT, A, IT>(out, os, s.out_dtype, base, len, sm[warp],
+                                             x);
+                carry = ga_rm_sp(carry, tot, prod);
+            }
+            else {
+                bool th;
+                const A tot = ga_scan_warp_round<A, IT>(x, n, carry, ch, prod, &th);
+                ga_scan_store_any<DT, A, IT>(out, os, s.out_dtype, base, len, sm[warp],
+                                             x);
+                carry = ga_scan_cat(carry, ch, tot, th, prod);
+                ch = ch || th;
+            }
         }
     }
 }
@@ -301,26 +489,38 @@ k_scan_tiles(ga_scan_desc s, int64_t rows, ga_scan_tree t)
     const int64_t len = s.shape[nd - 1];
     const int64_t is = s.in_strides[nd - 1], os = s.out_strides[nd - 1];
     const unsigned long long total = (unsigned long long)(rows * t.tiles);
+    constexpr bool EXACT = ga_scan_exact<A, PROD>::value;
+    const A id = ga_scan_id<A, PROD>();
     for (;;) {
         if (threadIdx.x == 0) {
             tile_id = atomicAdd(t.next, 1ull);
         }
         __syncthreads();
-        const unsigned long long id = tile_id;
+        const unsigned long long tid = tile_id;
         __syncthreads(); /* read by all before thread 0 takes the next one */
-        if (id >= total) {
+        if (tid >= total) {
             return;
         }
-        const int64_t row = (int64_t)id / t.tiles, i = (int64_t)id % t.tiles;
+        const int64_t row = (int64_t)tid / t.tiles, i = (int64_t)tid % t.tiles;
         const int64_t k0 = i * TILE, k1 = k0 + TILE < len ? k0 + TILE : len;
         const char *in = s.in + ga_scan_row_off(s, s.in_strides, row);
         char *out = s.out + ga_scan_row_off(s, s.out_strides, row);
         const int64_t base = k0 + (int64_t)warp * 32 * IT;
 
         A x[IT];
-        const int n = ga_scan_load_warp<DT, A, IT>(in, is, base, k1, sm[warp], x);
-        bool th;
-        const A wt = ga_scan_warp_round<A, IT>(x, n, x[0], false, prod, &th);
+        const int n = ga_scan_load_warp<DT, A, IT>(in, is, base, k1, sm[warp], x, id);
+        bool th = true;
+        A wt;
+        if constexpr (EXACT) {
+            (void)n;
+            wt = ga_scan_warp_round_exact<A, IT, PROD>(x, id);
+        }
+        else {
+            wt = ga_scan_warp_round<A, IT>(x, n, x[0], false, prod, &th);
+        }
+        /* the items wait in shared memory while warp 0 looks back (in registers
+         * they spilled under the 64-register cap) */
+        ga_scan_stage<A, IT>(sm[warp], x);
         if (lane == 0) {
             wpre[warp] = wt;
             wpre_has[warp] = th;
@@ -329,12 +529,28 @@ k_scan_tiles(ga_scan_desc s, int64_t rows, ga_scan_tree t)
         if (warp == 0) {
             /* the warps' totals: exclusive prefixes for each warp, and the tile's */
             bool h = lane < GA_SCAN_WARPS && wpre_has[lane];
-            A v = lane < GA_SCAN_WARPS ? wpre[lane] : wt;
-            const A inc = ga_warp_scan_incl(v, h, prod);
-            const A ex = ga_shfl_up(inc, 1);
-            const bool exh =
-                __shfl_up_sync(0xffffffffu, h ? 1 : 0, 1u) != 0 && lane > 0;
-            const A agg = ga_shfl_by_idx(inc, GA_SCAN_WARPS - 1);
+            A v = lane < GA_SCAN_WARPS ? wpre[lane] : (EXACT ? id : wt);
+            A ex, agg;
+            bool exh = true;
+            if constexpr (EXACT) {
+                A inc = v;
+#pragma unroll
+                for (int d = 1; d < GA_SCAN_WARPS; d *= 2) {
+                    const A y = ga_shfl_up(inc, d);
+                    if (lane >= d) {
+                        inc = ga_rm_sp(y, inc, PROD);
+                    }
+                }
+                ex = ga_shfl_up(inc, 1);
+                ex = lane > 0 ? ex : id;
+                agg = ga_shfl_by_idx(inc, GA_SCAN_WARPS - 1);
+            }
+            else {
+                const A inc = ga_warp_scan_incl(v, h, prod);
+                ex = ga_shfl_up(inc, 1);
+                exh = __shfl_up_sync(0xffffffffu, h ? 1 : 0, 1u) != 0 && lane > 0;
+                agg = ga_shfl_by_idx(inc, GA_SCAN_WARPS - 1);
+            }
             if (lane < GA_SCAN_WARPS) {
                 wpre[lane] = ex;
                 wpre_has[lane] = exh;
@@ -346,23 +562,27 @@ k_scan_tiles(ga_scan_desc s, int64_t rows, ga_scan_tree t)
                 pre = ga_scan_prefix<A>(t, row, i, agg, prod, &ph);
             }
             if (lane == 0) {
-                tile_pre = pre;
+                tile_pre = EXACT && !ph ? id : pre;
                 tile_pre_has = ph;
             }
         }
         __syncthreads();
-        /* this warp's start: the tiles before, then the warps before in this tile */
-        const A carry = ga_scan_cat(tile_pre, tile_pre_has != 0, wpre[warp],
-                                    wpre_has[warp] != 0, prod);
-        const bool ch = tile_pre_has != 0 || wpre_has[warp] != 0;
-        /* rescan from the carry: the items are still in x as this tile's own scan, so
-         * combine the carry in front (x holds the scan from the warp's stretch start)
-         */
-#pragma unroll
-        for (int k = 0; k < IT; k++) {
-            x[k] = ga_scan_cat(carry, ch, x[k], true, prod);
+        /* this warp's start: the tiles before, then the warps before in this tile,
+         * put in front of each item (its scan from the warp's stretch start) */
+        if constexpr (EXACT) {
+            const A carry = ga_rm_sp(tile_pre, wpre[warp], PROD);
+            ga_scan_emit_any<DT, A, IT>(out, os, s.out_dtype, base, k1, sm[warp],
+                                        [carry](A v) { return ga_rm_sp(carry, v, PROD); });
         }
-        ga_scan_store_warp<A, IT>(out, os, s.out_dtype, base, k1, sm[warp], x);
+        else {
+            const A carry = ga_scan_cat(tile_pre, tile_pre_has != 0, wpre[warp],
+                                        wpre_has[warp] != 0, prod);
+            const bool ch = tile_pre_has != 0 || wpre_has[warp] != 0;
+            ga_scan_emit_any<DT, A, IT>(
+                out, os, s.out_dtype, base, k1, sm[warp],
+                [carry, ch](A v) { return ga_scan_cat(carry, ch, v, true, PROD); });
+        }
+        /* (the next tile's barriers come before its loads overwrite sm) */
     }
 }
 
