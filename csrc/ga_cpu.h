@@ -31,9 +31,13 @@ int ga_cpu_reduce(int dev, const ga_reduce_desc *r);
 /* ga_cpu_reduce for such a desc, the input's elements [start, start + n) (n <= 1024)
  * written into buf by produce(ctx, start, n, buf) when the reduction needs them, in
  * the chunks and order ga_cpu_reduce reads a contiguous input: the result is bitwise
- * the reduction of the input made first. produce may run on several threads at once. */
+ * the reduction of the input made first. produce may run on several threads at once.
+ * squares_of: NULL, or a contiguous float32 array x whose squares x * x produce makes;
+ * a float32 sum then squares x's elements as it reads them instead (the same bits,
+ * without storing and reloading each chunk: the 2-norm's sum). */
 typedef void (*ga_cpu_produce_fn)(void *ctx, int64_t start, int64_t n, char *buf);
-void ga_cpu_reduce_produced(const ga_reduce_desc *r, ga_cpu_produce_fn produce, void *ctx);
+void ga_cpu_reduce_produced(const ga_reduce_desc *r, ga_cpu_produce_fn produce, void *ctx,
+                            const char *squares_of);
 int ga_cpu_scan(int dev, const ga_scan_desc *s);
 int ga_cpu_gemm(int dev, const ga_gemm_desc *g);
 int ga_cpu_random(int dev, const ga_random_desc *r);

@@ -181,6 +181,21 @@ produce_chunk(void *ctx, int64_t start, int64_t n, char *buf)
     ga_cpu_run_loop_range(j->loop, fused_to_cursor, &c, start, start + n);
 }
 
+/* The contiguous float32 x when g is x * x and nothing else (the 2-norm's sum of
+ * squares, ga_norm.c), else NULL */
+static const char *
+squares_of(const ga_fused_prog *g, const ga_loop *loop)
+{
+    const ga_fused_instr *in = &g->instr[0];
+    int square = g->nin == 1 && g->nconst == 0 && g->ninstr == 1 &&
+                 in->op == GA_OP_MULTIPLY && in->src[0] == 0 && in->src[1] == 0 &&
+                 in->dst == g->result && in->dtype == GA_FLOAT32 &&
+                 g->reg_dtype[0] == GA_FLOAT32 && g->reg_dtype[g->result] == GA_FLOAT32;
+    const ga_operand *x = &loop->args[1];
+    int contiguous = loop->ndim == 1 && !x->is_scalar && x->strides[0] == 4;
+    return square && contiguous ? x->data : NULL;
+}
+
 int
 ga_cpu_fused_reduce(int dev, const ga_fused_prog *g, const ga_loop *loop,
                     const ga_reduce_desc *r)
@@ -190,6 +205,6 @@ ga_cpu_fused_reduce(int dev, const ga_fused_prog *g, const ga_loop *loop,
     int cost;
     GA_TRY(plan_program(g, &pl, &cost));
     produce_job j = {&pl, loop, ga_dtype_itemsize((ga_dtype)g->reg_dtype[g->result])};
-    ga_cpu_reduce_produced(r, produce_chunk, &j);
+    ga_cpu_reduce_produced(r, produce_chunk, &j, squares_of(g, loop));
     return GA_OK;
 }

@@ -433,3 +433,21 @@ def test_fused_full_reduction_keeps_nan_as_unfused(device, red):
     r = gpuarr.fuse(fn)(x)
     assert_same(r, fn(x))
     assert np.isnan(to_numpy(r))
+
+
+@pytest.mark.parametrize("red", ["sum", "mean"])
+@pytest.mark.parametrize("case", ["one", "lanes", "chunks", "blocks", "strided", "transposed"])
+def test_sum_of_squares_is_the_unfused_one_bit_for_bit(device, red, case):
+    # a fused x * x of a contiguous float32 x summed (the 2-norm's sum) is squared as the
+    # CPU's sum reads x, never stored (ga_cpu_reduce_produced's squares_of); strided and
+    # transposed x go through the chunk as every program does. Both must give the bits
+    # of the materialised squares summed (this fails if the squares path sums x)
+    x = _data("float32", {"one": (1,), "lanes": (97,), "chunks": (3, 1025),
+                          "blocks": (2 * 65536 + 17,), "strided": (2 * 3001,),
+                          "transposed": (70, 90)}[case], 3) * np.float32(1e3)
+    x = gpuarr.asarray(x, device=device)
+    x = x[::2] if case == "strided" else x.T if case == "transposed" else x
+    fn = {"sum": lambda x: gpuarr.sum(x * x), "mean": lambda x: gpuarr.mean(x * x)}[red]
+    f = gpuarr.fuse(fn)
+    assert f.explain(x).startswith("fused")
+    assert_same(f(x), fn(x))

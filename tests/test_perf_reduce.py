@@ -89,3 +89,33 @@ def test_strided_and_reversed_inputs_take_the_general_path_correctly(device):
                                               getattr(view_x, op)(axis=axis))
         np.testing.assert_allclose(view_g.sum(axis=1).numpy(), view_x.sum(axis=1),
                                    rtol=1e-5, atol=1e-4)
+
+
+def _lane_order_sum(x):
+    """A contiguous float32 run of at most 1024 elements summed in double as the CPU
+    kernels add it (ga_cpu_reduce.c, sum_f32_lanes): 32 lanes of interleaved
+    elements, folded by halves, then the elements past the last full 32 in order."""
+    acc = np.zeros(32)
+    full = len(x) // 32 * 32
+    for i in range(0, full, 32):
+        acc += x[i:i + 32].astype(np.float64)
+    w = 16
+    while w:
+        acc[:w] += acc[w:2 * w]
+        w //= 2
+    r = acc[0]
+    for v in x[full:]:
+        r += np.float64(v)
+    return r
+
+
+def test_float32_sum_adds_in_its_lane_order_whichever_simd_runs(cpu_kernels):
+    # the AVX-512 sum (sum_f32_avx512) is written with intrinsics beside the C loop
+    # its clones compile (AVX2, baseline): both must make sum_f32_lanes' additions.
+    # Magnitudes over 16 decades make every order give other double bits, seen
+    # through a float64 result (one chunk: the pairwise counter adds nothing)
+    rng = np.random.default_rng(7)
+    for n in [1, 5, 31, 32, 33, 63, 64, 65, 100, 511, 1000, 1024]:
+        x = (rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, n)).astype(np.float32)
+        got = gpuarr.asarray(x, device=cpu_kernels).sum(dtype=gpuarr.float64).numpy()
+        assert got == _lane_order_sum(x), n
