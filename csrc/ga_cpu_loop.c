@@ -301,14 +301,21 @@ loop_chunk(void *arg, int64_t c)
 }
 
 void
-ga_cpu_run_loop_parallel(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx, int cost)
+ga_cpu_run_loop_parallel_chunked(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx,
+                                 int cost, int64_t chunk)
 {
     cost = cost < 1 ? 1 : cost > 16 ? 16 : cost;
     if (loop->size < GA_CPU_PARALLEL_MIN / cost || ga_cpu_thread_share() < 2) {
         ga_cpu_run_loop(loop, fn, ctx);
         return;
     }
-    int64_t chunk = GA_CPU_CHUNK / cost;
     loop_job j = {loop, fn, ctx, chunk};
     ga_cpu_parallel_for((loop->size + chunk - 1) / chunk, loop_chunk, &j);
+}
+
+void
+ga_cpu_run_loop_parallel(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx, int cost)
+{
+    cost = cost < 1 ? 1 : cost > 16 ? 16 : cost;
+    ga_cpu_run_loop_parallel_chunked(loop, fn, ctx, cost, GA_CPU_CHUNK / cost);
 }

@@ -59,6 +59,10 @@ void ga_cpu_set_thread_share(int n);
  * which scales the threshold and the chunk down. */
 void ga_cpu_run_loop_parallel(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx,
                               int cost);
+/* The same with chunks of `chunk` elements whatever the cost (a caller that walks
+ * its own blocks inside each chunk: ga_cpu_fused.c) */
+void ga_cpu_run_loop_parallel_chunked(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx,
+                                      int cost, int64_t chunk);
 
 #ifdef __cplusplus
 }

@@ -451,3 +451,28 @@ def test_sum_of_squares_is_the_unfused_one_bit_for_bit(device, red, case):
     f = gpuarr.fuse(fn)
     assert f.explain(x).startswith("fused")
     assert_same(f(x), fn(x))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "broadcast", "out"])
+def test_large_chain_computed_in_prefetching_pieces_is_the_unfused_chain(device, dtype,
+                                                                          layout):
+    # operands of 4 MiB and more and an exp: the CPU runs the exp of each block in
+    # pieces and prefetches the next block's lines between them (ga_cpu_fused.c,
+    # GA_FUSED_PREFETCH_*), over pool chunks of several blocks; an odd length leaves a
+    # last block and a last piece of their own
+    n = 400_003
+    z = gpuarr.asarray(_data(dtype, (n,), 1) * 3, device=device)
+    y = gpuarr.asarray(_data(dtype, (2 * n if layout == "strided" else n,), 2),
+                       device=device)
+    y = y[::2] if layout == "strided" else y[:1] if layout == "broadcast" else y
+    fn = lambda z, y: (z + 2).exp() * y  # noqa: E731
+    f = gpuarr.fuse(fn)
+    assert f.explain(z, y).startswith("fused")
+    want = fn(z, y)
+    if layout == "out":
+        got = f(z, y, out=z)
+        assert got is z
+    else:
+        got = f(z, y)
+    assert_same(got, want)
