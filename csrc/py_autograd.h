@@ -116,15 +116,24 @@ PyObject *pyga_ag_record1(int op, PyObject *result, PyObject *x, PyObject *ctx);
  * not recorded), else 0. `what` names the operation in the message. */
 int pyga_ag_write_error(const char *what, PyObject *target, PyObject *const *operands,
                         Py_ssize_t n);
+/* Whether the target or an operand requires grad: when not, the write is allowed and
+ * its message need not be made (callers that format `what` ask this first) */
 static inline int
-pyga_ag_check_write(const char *what, PyObject *target, PyObject *const *operands,
-                    Py_ssize_t n)
+pyga_ag_write_touches_grad(PyObject *target, PyObject *const *operands, Py_ssize_t n)
 {
     int any = pyga_ag_requires(target);
     for (Py_ssize_t i = 0; i < n && !any; i++) {
         any = operands[i] != NULL && pyga_ag_requires(operands[i]);
     }
-    return any ? pyga_ag_write_error(what, target, operands, n) : 0;
+    return any;
+}
+static inline int
+pyga_ag_check_write(const char *what, PyObject *target, PyObject *const *operands,
+                    Py_ssize_t n)
+{
+    return pyga_ag_write_touches_grad(target, operands, n)
+               ? pyga_ag_write_error(what, target, operands, n)
+               : 0;
 }
 
 /* An operation autograd cannot differentiate, on operands of which one requires grad

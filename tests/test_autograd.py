@@ -421,11 +421,18 @@ def test_mxnet_record_pause_and_is_recording(device):
 
 def test_in_place_on_a_leaf_that_requires_grad_raises_unless_no_grad(device):
     x = leaf([1.0, 2.0], device)
-    for op in (lambda: x.__iadd__(1.0), lambda: x.__setitem__(0, 5.0),
-               lambda: gpuarr.add(x, 1.0, out=x), lambda: x.detach().copyto(x),
-               lambda: gpuarr._core._fill(x, 0.0)):
-        with pytest.raises(RuntimeError, match="leaf array that requires grad.*no_grad"):
+    # the message names the write (made only when a write is refused)
+    for op, name in ((lambda: x.__iadd__(1.0), "in-place add"),
+                     (lambda: x.__imul__(x.detach()), "in-place multiply"),
+                     (lambda: x.__setitem__(0, 5.0), "x[key] = value"),
+                     (lambda: gpuarr.add(x, 1.0, out=x), "add(..., out=)"),
+                     (lambda: gpuarr.exp(x.detach(), out=x), "exp(..., out=)"),
+                     (lambda: x.detach().copyto(x), "copyto into an array"),
+                     (lambda: gpuarr._core._fill(x, 0.0), "fill")):
+        with pytest.raises(RuntimeError, match="leaf array that requires grad.*no_grad"
+                           ) as e:
             op()
+        assert f"({name})" in str(e.value)
     with gpuarr.no_grad():
         x -= 0.5
         x[0] = 3.0
