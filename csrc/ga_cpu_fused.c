@@ -63,8 +63,8 @@ typedef struct {
     const char *at[GA_MAXARGS];
     int64_t bytes[GA_MAXARGS];
     int write[GA_MAXARGS];
-    int n, k;     /* ranges; the one being prefetched */
-    int64_t done; /* bytes of range k prefetched */
+    int n, k;      /* ranges; the one being prefetched */
+    int64_t done;  /* bytes of range k prefetched */
     int64_t per;   /* lines per portion */
     int64_t parts; /* portions */
 } prefetch_list;

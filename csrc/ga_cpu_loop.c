@@ -313,9 +313,81 @@ ga_cpu_run_loop_parallel_chunked(const ga_loop *loop, ga_cpu_inner_fn fn, void *
     ga_cpu_parallel_for((loop->size + chunk - 1) / chunk, loop_chunk, &j);
 }
 
+/* --- loops that compute more than they read: memory prefetched ahead -------------
+ * A loop of SIMD math (exp: about 0.9 ns an element a core) over operands in memory
+ * waited for each line and then computed, one after the other: exp of 10^7 float32
+ * took the sum of both. Called in pieces of GA_CPU_AHEAD_PIECE elements, each after
+ * prefetching its operands' lines GA_CPU_AHEAD_DISTANCE elements ahead (the output's
+ * for writing), the lines arrive while earlier pieces compute: that exp 17.9 -> 11.0 ms
+ * on one thread of the CI machine, 8.4 -> 5.3 on two; float64 15.3 -> 10.7 on two
+ * (pieces of 64-512 and distances of 1024-4096 measured: within 10%). Only for 1-d loops of
+ * contiguous operands spanning GA_CPU_AHEAD_MIN_BYTES or more (in cache, the pieces
+ * would only cost calls); a memory-bound loop (cost 1) is streamed by the hardware
+ * prefetcher already. */
+#define GA_CPU_AHEAD_PIECE 128
+#define GA_CPU_AHEAD_DISTANCE 1024
+#define GA_CPU_AHEAD_MIN_BYTES (4 << 20)
+
+typedef struct {
+    ga_cpu_inner_fn fn;
+    void *ctx;
+    int nargs;
+} ahead_job;
+
+static void
+ahead_inner(char **p, const int64_t *s, int64_t n, void *arg)
+{
+    const ahead_job *j = (const ahead_job *)arg;
+    char *pj[GA_MAXARGS];
+    for (int64_t i = 0; i < n; i += GA_CPU_AHEAD_PIECE) {
+        int64_t m = n - i < GA_CPU_AHEAD_PIECE ? n - i : GA_CPU_AHEAD_PIECE;
+        int64_t f = i + GA_CPU_AHEAD_DISTANCE;
+        int64_t fm = n - f < m ? n - f : m;
+        for (int a = 0; a < j->nargs; a++) {
+            pj[a] = p[a] + i * s[a];
+            const char *q = p[a] + f * s[a];
+            for (int64_t b = 0; s[a] != 0 && b < fm * s[a]; b += 64) {
+                if (a == 0) {
+                    __builtin_prefetch(q + b, 1, 1);
+                }
+                else {
+                    __builtin_prefetch(q + b, 0, 1);
+                }
+            }
+        }
+        j->fn(pj, s, m, j->ctx);
+    }
+}
+
+static int
+ahead_pays(const ga_loop *loop, int cost)
+{
+    if (cost < 2 || loop->ndim != 1) {
+        return 0;
+    }
+    int64_t bytes = 0;
+    for (int a = 0; a < loop->nargs; a++) {
+        const ga_operand *op = &loop->args[a];
+        int64_t size = ga_dtype_itemsize((ga_dtype)op->dtype);
+        if (op->is_scalar) {
+            continue;
+        }
+        if (op->strides[0] != size) {
+            return 0;
+        }
+        bytes += size * loop->size;
+    }
+    return bytes >= GA_CPU_AHEAD_MIN_BYTES;
+}
+
 void
 ga_cpu_run_loop_parallel(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx, int cost)
 {
+    if (ahead_pays(loop, cost)) {
+        ahead_job j = {fn, ctx, loop->nargs};
+        ga_cpu_run_loop_parallel_chunked(loop, ahead_inner, &j, cost, GA_CPU_CHUNK);
+        return;
+    }
     cost = cost < 1 ? 1 : cost > 16 ? 16 : cost;
     ga_cpu_run_loop_parallel_chunked(loop, fn, ctx, cost, GA_CPU_CHUNK / cost);
 }

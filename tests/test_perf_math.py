@@ -251,3 +251,35 @@ def test_float32_pow_layouts_agree(cpu_kernels):
                                   full(x[::3].copy(), y[::-3].copy()))
     ref = np.power(x.astype(L), y.astype(L))
     assert ulp_error(full(x, y), ref, F32).max() <= 1
+
+
+@pytest.mark.parametrize("case", ["exp32", "tanh64", "pow_scalar", "atan2", "where_exp",
+                                  "strided_out", "in_place"])
+def test_large_math_loops_prefetched_in_pieces_match_small_ones(cpu_kernels, case):
+    # operands of 4 MiB and more with math costing more than an add: the CPU calls the
+    # inner loop on pieces of 128 elements and prefetches 1024 elements ahead
+    # (ga_cpu_loop.c, GA_CPU_AHEAD_*). Each result must be bitwise what the same
+    # loop gives on small slices (which run whole, in cache); 600_011 elements leave
+    # a last piece and pool chunk of their own. A strided output runs whole too.
+    n, k = 600_011, 50_000
+    rng = np.random.default_rng(11)
+    dt = F64 if case == "tanh64" else F32
+    a = rng.standard_normal(n).astype(dt)
+    b = rng.standard_normal(n).astype(dt)
+    fns = {"exp32": lambda x, y: gpuarr.exp(x), "tanh64": lambda x, y: gpuarr.tanh(x),
+           "pow_scalar": lambda x, y: gpuarr.abs(x) ** 1.7,
+           "atan2": lambda x, y: gpuarr.atan2(x, y),
+           "where_exp": lambda x, y: gpuarr.where(x > y, gpuarr.exp(x), y)}
+    x = gpuarr.asarray(a, device=cpu_kernels)
+    y = gpuarr.asarray(b, device=cpu_kernels)
+    if case in ("strided_out", "in_place"):
+        got_arr = gpuarr.zeros(2 * n, dtype="float32", device=cpu_kernels)[::2] \
+            if case == "strided_out" else gpuarr.asarray(a.copy(), device=cpu_kernels)
+        gpuarr.exp(got_arr if case == "in_place" else x, out=got_arr)
+        got = got_arr.numpy()
+        fn = fns["exp32"]
+    else:
+        fn = fns[case]
+        got = fn(x, y).numpy()
+    want = np.concatenate([fn(x[i:i + k], y[i:i + k]).numpy() for i in range(0, n, k)])
+    np.testing.assert_array_equal(got, want)
