@@ -284,6 +284,59 @@ GA_X_VLOOP(vloop_tanh_float64, float64, double, ga_vtanh, vok_all_float64, ga_vt
 GA_X_VLOOP2(vloop_pow_any_float32, float32, float, ga_vpowf)
 #undef GA_X_VLOOP2
 
+/* float64 pow over blocks of GA_VBLOCK elements: a block whose every (x, y)
+ * ga_vpow_fast_ok accepts runs the vector loop; in any other, those elements take the
+ * shared element math's ga_fpow, libm's pow but x * x for y == 2 (zeros, negative x,
+ * infinities, NaN, results out of the normal range) */
+GA_SIMD_CLONES static void
+vpow_block_float64(double *out, const double *x, const double *y, int64_t m)
+{
+    int bad = 0;
+    for (int64_t j = 0; j < m; j++) {
+        bad |= !ga_vpow_fast_ok(x[j], y[j]);
+    }
+    if (!bad) {
+        GA_IVDEP for (int64_t j = 0; j < m; j++)
+        {
+            out[j] = ga_vpow(x[j], y[j]);
+        }
+        return;
+    }
+    for (int64_t j = 0; j < m; j++) {
+        out[j] = ga_vpow_fast_ok(x[j], y[j]) ? ga_vpow(x[j], y[j]) : ga_fpow(x[j], y[j]);
+    }
+}
+
+/* Contiguous operands are read in place; other layouts (a scalar exponent, strided
+ * views) are gathered a block at a time. */
+static void
+vloop_pow_any_float64(char **p, const int64_t *s, int64_t n, void *ctx)
+{
+    (void)ctx;
+    const int64_t sz = (int64_t)sizeof(double);
+    int direct = s[0] == sz && s[1] == sz && s[2] == sz;
+    double bx[GA_VBLOCK], by[GA_VBLOCK], bo[GA_VBLOCK];
+    for (int64_t i = 0; i < n; i += GA_VBLOCK) {
+        int64_t m = n - i < GA_VBLOCK ? n - i : GA_VBLOCK;
+        if (direct) {
+            vpow_block_float64((double *)(void *)(p[0] + i * sz),
+                               (const double *)(const void *)(p[1] + i * sz),
+                               (const double *)(const void *)(p[2] + i * sz), m);
+            continue;
+        }
+        const char *a = p[1] + i * s[1], *b = p[2] + i * s[2];
+        for (int64_t j = 0; j < m; j++) {
+            bx[j] = ga_ld_float64(a + j * s[1]);
+            by[j] = ga_ld_float64(b + j * s[2]);
+        }
+        vpow_block_float64(bo, bx, by, m);
+        char *out = p[0] + i * s[0];
+        for (int64_t j = 0; j < m; j++) {
+            ga_st_float64(out + j * s[0], bo[j]);
+        }
+    }
+}
+
 /* x ** 2 with a scalar 2 (a variance's, a squared error's) is x * x, which is what
  * ga_fpow and ga_vpowf compute for y == 2 (one rounding): a multiply per element
  * instead of a pow evaluated and then replaced (20 ms for 10^7 float32, 2 with this). */
@@ -313,17 +366,10 @@ GA_X_VLOOP2(vloop_pow_any_float32, float32, float, ga_vpowf)
         }                                                                              \
         general(p, s, n, ctx);                                                         \
     }
-static void
-pow_libm_float64(char **p, const int64_t *s, int64_t n, void *ctx)
-{
-    kernel_loops[GA_OP_POW][GA_FLOAT64](p, s, n, ctx);
-}
 GA_X_POW_SQUARE(vloop_pow_float32, float32, float, vloop_pow_any_float32)
-GA_X_POW_SQUARE(vloop_pow_float64, float64, double, pow_libm_float64)
+GA_X_POW_SQUARE(vloop_pow_float64, float64, double, vloop_pow_any_float64)
 #undef GA_X_POW_SQUARE
 
-/* float64 pow stays on libm: a vector pow within 1 ulp needs log(x) in double-double
- * (y log x must be right to ~2^-63 relative before the exponential), not done yet. */
 static ga_cpu_inner_fn
 simd_loop(int op, int dt)
 {
@@ -499,7 +545,7 @@ op_cost(int op, int dt)
     if (dt == GA_COMPLEX64 || dt == GA_COMPLEX128) {
         return 8;
     }
-    if (simd_loop(op, dt) != NULL && !(op == GA_OP_POW && dt == GA_FLOAT64)) {
+    if (simd_loop(op, dt) != NULL) {
         return 2; /* the SIMD math: a few times an add, not a libm call */
     }
     switch (op) {
