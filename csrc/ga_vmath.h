@@ -316,18 +316,7 @@ ga_vtanh(double x)
     double lo = k * GA_VM_LN2_LO;
     double r = hi - lo;
     double c = (hi - r) - lo;
-    double q = 1.0 / 6227020800.0;
-    q = q * r + 1.0 / 479001600.0;
-    q = q * r + 1.0 / 39916800.0;
-    q = q * r + 1.0 / 3628800.0;
-    q = q * r + 1.0 / 362880.0;
-    q = q * r + 1.0 / 40320.0;
-    q = q * r + 1.0 / 5040.0;
-    q = q * r + 1.0 / 720.0;
-    q = q * r + 1.0 / 120.0;
-    q = q * r + 1.0 / 24.0;
-    q = q * r + 1.0 / 6.0;
-    q = q * r + 0.5;
+    double q = ga_vm_exp_q(r);
     double p = r + (r * r * q + c * (1.0 + r)); /* expm1(r + c) */
     /* e = 2^k p + (2^k - 1), both terms exact (k in [-64, 0]); e and e + 2 are kept
      * as double-doubles (two-sum) and the quotient corrected once: the roundings of
