@@ -65,8 +65,8 @@ typedef struct {
     int write[GA_MAXARGS];
     int n, k;      /* ranges; the one being prefetched */
     int64_t done;  /* bytes of range k prefetched */
+    int64_t lines; /* in all */
     int64_t per;   /* lines per portion */
-    int64_t parts; /* portions */
 } prefetch_list;
 
 static void
@@ -107,8 +107,7 @@ prefetch_plan(const cpu_plan *pl, char **p, const int64_t *s, int64_t i, int64_t
             q->n++;
         }
     }
-    q->per = GA_FUSED_PREFETCH_LINES;
-    q->parts = (lines + GA_FUSED_PREFETCH_LINES - 1) / GA_FUSED_PREFETCH_LINES;
+    q->lines = lines;
 }
 
 static void
@@ -152,15 +151,23 @@ fused_inner(char **p, const int64_t *s, int64_t n, void *arg)
                 pp[1 + a] = rp[in->src[a]];
                 ss[1 + a] = rs[in->src[a]];
             }
-            if (i != pl->heavy || next <= 0) {
+            prefetch_list q;
+            q.lines = 0;
+            if (i == pl->heavy && next > 0) {
+                prefetch_plan(pl, p, s, i0 + m, next, &q);
+            }
+            if (q.lines == 0) { /* not the heavy one, the last block, or nothing contiguous */
                 pl->fn[i](pp, ss, m, pl->ctx[i]);
                 continue;
             }
-            prefetch_list q;
-            prefetch_plan(pl, p, s, i0 + m, next, &q);
             /* pieces of a multiple of 16 elements (whole vectors of every dtype's SIMD
              * loop), each after a portion of the prefetches */
-            int64_t piece = ((m + q.parts - 1) / q.parts + 15) & ~(int64_t)15;
+            int64_t parts = (q.lines + GA_FUSED_PREFETCH_LINES - 1) / GA_FUSED_PREFETCH_LINES;
+            int64_t piece = ((m + parts - 1) / parts + 15) & ~(int64_t)15;
+            /* rounding the pieces up leaves fewer of them: each takes its share of
+             * all the lines */
+            int64_t npieces = (m + piece - 1) / piece;
+            q.per = (q.lines + npieces - 1) / npieces;
             for (int64_t j = 0; j < m; j += piece) {
                 prefetch_next(&q);
                 char *pj[4];

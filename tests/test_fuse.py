@@ -454,18 +454,23 @@ def test_sum_of_squares_is_the_unfused_one_bit_for_bit(device, red, case):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("layout", ["contiguous", "strided", "broadcast", "out"])
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "broadcast", "out",
+                                    "all_strided"])
 def test_large_chain_computed_in_prefetching_pieces_is_the_unfused_chain(device, dtype,
                                                                           layout):
     # operands of 4 MiB and more and an exp: the CPU runs the exp of each block in
     # pieces and prefetches the next block's lines between them (ga_cpu_fused.c,
     # GA_FUSED_PREFETCH_*), over pool chunks of several blocks; an odd length leaves a
-    # last block and a last piece of their own
+    # last block and a last piece of their own. With no contiguous operand at all
+    # (all_strided) there is nothing to prefetch: the exp runs whole (it divided by
+    # zero pieces once)
     n = 400_003
-    z = gpuarr.asarray(_data(dtype, (n,), 1) * 3, device=device)
-    y = gpuarr.asarray(_data(dtype, (2 * n if layout == "strided" else n,), 2),
+    wide = layout in ("strided", "all_strided")
+    z = gpuarr.asarray(_data(dtype, (2 * n if layout == "all_strided" else n,), 1) * 3,
                        device=device)
-    y = y[::2] if layout == "strided" else y[:1] if layout == "broadcast" else y
+    y = gpuarr.asarray(_data(dtype, (2 * n if wide else n,), 2), device=device)
+    z = z[::2] if layout == "all_strided" else z
+    y = y[::2] if wide else y[:1] if layout == "broadcast" else y
     fn = lambda z, y: (z + 2).exp() * y  # noqa: E731
     f = gpuarr.fuse(fn)
     assert f.explain(z, y).startswith("fused")
@@ -473,6 +478,10 @@ def test_large_chain_computed_in_prefetching_pieces_is_the_unfused_chain(device,
     if layout == "out":
         got = f(z, y, out=z)
         assert got is z
+    elif layout == "all_strided":
+        out = gpuarr.zeros(2 * n, dtype=dtype, device=device)[::2]
+        got = f(z, y, out=out)
+        assert got is out
     else:
         got = f(z, y)
     assert_same(got, want)
