@@ -36,16 +36,17 @@
  * computes while nothing is read, so `(z + 2).exp() * y` took their sum (2.0 ns an
  * element on one thread of the CI machine, 1.2 in cache). The next block's contiguous
  * input lines, and its output lines for writing, are prefetched between pieces of
- * that instruction, GA_FUSED_PREFETCH_LINES at a time (a core keeps about that many
- * misses in flight: bursts of 96 lines stalled the math and gained 3%), so they arrive
- * while it computes: 1.3-1.4 ns an element. Only where that instruction costs
+ * that instruction, about GA_FUSED_PREFETCH_LINES at a time (a core keeps some tens
+ * of misses in flight: bursts of 96 lines stalled the math and gained 3%, 8 to 24
+ * measured alike, 32 slower), so they arrive while it computes: 1.3-1.4 ns an
+ * element. Only where that instruction costs
  * GA_FUSED_PREFETCH_COST or more (a memory-bound program is streamed by the hardware
  * prefetcher already) and the operands span GA_FUSED_PREFETCH_MIN_BYTES or more (in
  * cache, the pieces' calls cost 10-30%). A pool chunk of GA_FUSED_CHUNK elements
  * holds several blocks, so a thread's next block is its own, the one after. */
 #define GA_FUSED_PREFETCH_COST 2
 #define GA_FUSED_PREFETCH_MIN_BYTES (4 << 20)
-#define GA_FUSED_PREFETCH_LINES 8
+#define GA_FUSED_PREFETCH_LINES 16
 #define GA_FUSED_CHUNK (1 << 14)
 
 typedef struct {
@@ -162,7 +163,8 @@ fused_inner(char **p, const int64_t *s, int64_t n, void *arg)
             }
             /* pieces of a multiple of 16 elements (whole vectors of every dtype's SIMD
              * loop), each after a portion of the prefetches */
-            int64_t parts = (q.lines + GA_FUSED_PREFETCH_LINES - 1) / GA_FUSED_PREFETCH_LINES;
+            int64_t parts =
+                (q.lines + GA_FUSED_PREFETCH_LINES - 1) / GA_FUSED_PREFETCH_LINES;
             int64_t piece = ((m + parts - 1) / parts + 15) & ~(int64_t)15;
             /* rounding the pieces up leaves fewer of them: each takes its share of
              * all the lines */
