@@ -320,10 +320,12 @@ ga_cpu_run_loop_parallel_chunked(const ga_loop *loop, ga_cpu_inner_fn fn, void *
  * prefetching its operands' lines GA_CPU_AHEAD_DISTANCE elements ahead (the output's
  * for writing), the lines arrive while earlier pieces compute: that exp 17.9 -> 11.0 ms
  * on one thread of the CI machine, 8.4 -> 5.3 on two; float64 15.3 -> 10.7 on two
- * (pieces of 64-512 and distances of 1024-4096 measured: within 10%). Only for 1-d loops of
- * contiguous operands spanning GA_CPU_AHEAD_MIN_BYTES or more (in cache, the pieces
- * would only cost calls); a memory-bound loop (cost 1) is streamed by the hardware
- * prefetcher already. */
+ * (pieces of 64-512 and distances of 1024-4096 measured: within 10%). Only for 1-d
+ * loops of contiguous operands spanning GA_CPU_AHEAD_MIN_BYTES or more (in cache, the
+ * pieces would only cost calls); a memory-bound loop (cost 1) is streamed by the
+ * hardware prefetcher already. A fused program prefetches its own way (its next block
+ * during its heaviest instruction, ga_cpu_fused.c): its inputs are read by several
+ * instructions, not by one loop. */
 #define GA_CPU_AHEAD_PIECE 128
 #define GA_CPU_AHEAD_DISTANCE 1024
 #define GA_CPU_AHEAD_MIN_BYTES (4 << 20)

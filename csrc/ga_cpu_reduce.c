@@ -444,7 +444,7 @@ store_state(const ga_reduce_desc *r, work_kind wk, red_state *st, char *p)
 
 /* sum_f32_run, and with square set the sum of the float32 squares x * x (each
  * rounded to float32, as the multiply loop stores it): a fused x * x summed folds its
- * squares as they are made (ga_cpu_reduce_squares_f32), in the same order */
+ * squares as they are made (ga_cpu_reduce_produced's squares_of), in the same order */
 static inline double
 sum_f32_lanes(const char *p, int64_t n, int square)
 {
