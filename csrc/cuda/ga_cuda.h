@@ -33,8 +33,8 @@
 #include <cuda_runtime.h>
 #endif
 
-#include "../ga_backend.h"
-#include "../ga_error.h"
+#include "ga_backend.h"
+#include "ga_error.h"
 
 /* Check a CUDA runtime call; on failure record "<expr>: <cudaErrorName> (<text>)"
  * and return GA_ERR_CUDA (GA_ERR_OOM_DEVICE for cudaErrorMemoryAllocation). Never

@@ -66,7 +66,7 @@
 /* after the standard headers: it defines __noinline__, which they use */
 #include "ga_cuda_emu.h"
 
-#include "../ga_half.h"
+#include "ga_half.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
@@ -2502,8 +2502,8 @@ cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperati
  * call, the buffers lie in device blocks of the plan's sizes; and it scribbles over
  * the input of a C2R transform afterwards, as cuFFT is allowed to. */
 
-#include "../ga_cpu.h"
-#include "../ga_error.h"
+#include "ga_cpu.h"
+#include "ga_error.h"
 
 namespace {
 

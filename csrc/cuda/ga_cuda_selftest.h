@@ -8,7 +8,7 @@
 
 #include "ga_cuda.h"
 
-#include "../ga_error.h"
+#include "ga_error.h"
 
 /* Write `what` to msg; 1, a failed case's return value. */
 static inline int

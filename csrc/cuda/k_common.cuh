@@ -31,9 +31,9 @@
 
 #include "ga_cuda.h"
 
-#include "../ga_dtype.h"
-#include "../ga_half.h"
-#include "../ga_kernels.h"
+#include "ga_dtype.h"
+#include "ga_half.h"
+#include "ga_kernels.h"
 
 /* Threads per block of the kernels that cooperate through shared memory (block
  * reductions, nonzero): 256, 8 warps, enough to hide memory latency and small enough

@@ -15,7 +15,7 @@
 #include "k_block.cuh"
 #include "k_common.cuh"
 
-#include "../ga_reduce_math.h"
+#include "ga_reduce_math.h"
 
 #define GA_SCAN_LEVELS 8 /* 32^8 tiles per row: more than any array holds */
 

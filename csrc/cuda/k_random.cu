@@ -13,7 +13,7 @@
  */
 #include "k_common.cuh"
 
-#include "../ga_philox.h"
+#include "ga_philox.h"
 
 /* The store of a whole draw's P elements, B = P x itemsize bytes (2 to 16). */
 template <int B> struct ga_draw_word;

@@ -28,7 +28,7 @@
 #include "k_block.cuh"
 #include "k_common.cuh"
 
-#include "../ga_reduce_math.h"
+#include "ga_reduce_math.h"
 
 /* ---- a thread's serial sum: Kahan-compensated in a floating accumulator (exact
  * types need no compensation); ga_reduce_math.h's arithmetic ---- */

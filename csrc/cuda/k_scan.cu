@@ -51,7 +51,7 @@
 #include "k_common.cuh"
 #include "k_lookback.cuh"
 
-#include "../ga_reduce_math.h"
+#include "ga_reduce_math.h"
 
 /* Consecutive elements a thread scans per round: 8 (4 for 16-byte accumulators, which
  * hold complex128 partial results: 8 of them would not fit the 64 registers). */
