@@ -26,6 +26,11 @@ ALLOWED = {"py_abi.c": {"ga_backend.h"}}
 pytestmark = pytest.mark.skipif(not CSRC.is_dir(), reason="needs a source checkout")
 
 
+def _c_files(pattern):
+    """The C files of the core and the binding (csrc/ less the CUDA plugins)."""
+    return sorted(p for p in CSRC.rglob(pattern) if "cuda" not in p.relative_to(CSRC).parts)
+
+
 def _includes(path):
     return set(re.findall(r'^\s*#\s*include\s+[<"]([^">]+)[">]', path.read_text(), re.M))
 
@@ -33,13 +38,13 @@ def _includes(path):
 def test_core_files_include_no_python_or_binding_header():
     bad = {p.name: sorted(i for i in _includes(p)
                           if i == "Python.h" or i.startswith("py_") or "numpy" in i)
-           for p in sorted(CSRC.glob("ga_*.[ch]"))}
+           for p in _c_files(("ga_*.[ch]"))}
     assert {k: v for k, v in bad.items() if v} == {}
 
 
 def test_binding_files_use_no_backend_private_header():
     bad = {}
-    for p in sorted(CSRC.glob("py_*.[ch]")):
+    for p in _c_files(("py_*.[ch]")):
         wrong = _includes(p) & BACKEND_PRIVATE - ALLOWED.get(p.name, set())
         if wrong:
             bad[p.name] = sorted(wrong)
@@ -48,7 +53,7 @@ def test_binding_files_use_no_backend_private_header():
 
 
 def test_binding_never_calls_into_a_backend_table():
-    bad = [p.name for p in sorted(CSRC.glob("py_*.c"))
+    bad = [p.name for p in _c_files(("py_*.c"))
            if re.search(r"\bbe->\w+\s*\(|ga_device_backend\s*\(", p.read_text())]
     assert bad == []
 
@@ -87,7 +92,7 @@ def _system_includes(path):
 
 def test_only_the_platform_layer_includes_system_headers():
     bad = {p.name: sorted(_system_includes(p) - PORTABLE_HEADERS)
-           for p in sorted(CSRC.glob("*.[ch]")) if p.name not in PLATFORM_LAYER}
+           for p in _c_files(("*.[ch]")) if p.name not in PLATFORM_LAYER}
     assert {k: v for k, v in bad.items() if v} == {}, (
         "include ga_platform.h (and add what is missing there) instead of a POSIX or "
         "Windows header")
@@ -106,7 +111,7 @@ def _code(path):
 
 def test_only_the_platform_layer_calls_system_functions():
     bad = {p.name: sorted(set(SYSTEM_CALLS.findall(_code(p))))
-           for p in sorted(CSRC.glob("*.[ch]")) if p.name not in PLATFORM_LAYER}
+           for p in _c_files(("*.[ch]")) if p.name not in PLATFORM_LAYER}
     assert {k: v for k, v in bad.items() if v} == {}, (
         "use ga_platform.h's ga_mutex_lock, ga_thread_start_detached, ga_dl_open, "
         "GA_THREAD_LOCAL... so the file builds on Windows too")
@@ -117,7 +122,7 @@ def test_binding_includes_python_before_system_headers():
     included before it has already set differently: a warning with another libc's
     headers (the aarch64 and Windows cross-builds), so py_common.h comes first."""
     bad = []
-    for p in sorted(CSRC.glob("py_*.c")):
+    for p in _c_files(("py_*.c")):
         first = re.search(r'^\s*#\s*include\s+[<"]([^">]+)[">]', p.read_text(), re.M)
         if first and first[1] not in ("py_common.h", "Python.h", "stddef.h"):
             bad.append(f"{p.name} ({first[1]})")
@@ -125,9 +130,9 @@ def test_binding_includes_python_before_system_headers():
 
 
 def test_platform_layer_covers_posix_and_windows():
-    found = set().union(*(_system_includes(CSRC / name) for name in PLATFORM_LAYER))
+    found = set().union(*(_system_includes(CSRC / "core" / name) for name in PLATFORM_LAYER))
     assert {"pthread.h", "dlfcn.h", "windows.h"} <= found
-    assert "#ifdef GA_OS_WINDOWS" in (CSRC / "ga_platform.c").read_text()
+    assert "#ifdef GA_OS_WINDOWS" in (CSRC / "core" / "ga_platform.c").read_text()
 
 
 def test_the_checks_above_can_fail(tmp_path):

@@ -66,6 +66,6 @@ def test_the_c_core_never_imports_the_python_package():
     csrc = pathlib.Path(__file__).parent.parent / "csrc"
     if not csrc.is_dir():
         pytest.skip("needs a source checkout")
-    offenders = [p.name for p in csrc.glob("*.c")
+    offenders = [p.name for p in csrc.rglob("*.c")
                  if re.search(r'PyImport_Import\w*\("gpuarr', p.read_text())]
     assert offenders == []

@@ -24,6 +24,8 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc"
+# the folders of the core library, in CMakeLists.txt's order, then the binding
+CORE_LAYERS = ("core", "kernels", "runtime", "ops", "cpu", "sim")
 
 
 def cmake_flags():
@@ -67,7 +69,8 @@ def main():
     obj_dir = out / "obj"
     obj_dir.mkdir(parents=True, exist_ok=True)
     warnings, per_file = cmake_flags()
-    common = ["-std=gnu11", "-O3", "-DNDEBUG", f"-I{CSRC}", *warnings]
+    common = ["-std=gnu11", "-O3", "-DNDEBUG", *(f"-I{CSRC / d}" for d in CORE_LAYERS),
+              *warnings]
     if args.werror:
         common.append("-Werror")
     if args.system != "windows":
@@ -75,10 +78,12 @@ def main():
     py_inc = [f"-I{d}" for d in args.python_include]
 
     jobs = []
-    for src in sorted(CSRC.glob("ga_*.c")) + sorted(CSRC.glob("py_*.c")):
+    sources = [s for d in CORE_LAYERS for s in sorted((CSRC / d).glob("*.c"))]
+    binding = sorted((CSRC / "binding").glob("*.c"))
+    for src in sources + binding:
         flags = common + per_file.get(src.name, [])
-        if src.name.startswith("py_"):
-            flags = flags + py_inc  # only the binding sees Python.h
+        if src in binding:  # only the binding sees Python.h
+            flags = flags + [f"-I{CSRC / 'binding'}"] + py_inc
         obj = obj_dir / (src.stem + ".o")
         jobs.append((src, cc + flags + ["-c", str(src), "-o", str(obj)], obj))
 
