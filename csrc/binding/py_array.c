@@ -13,7 +13,7 @@
 
 #include "ga_host_ready.h"
 #include "ga_ops.h"
-#include "ga_prof.h"
+#include "ga_profiler.h"
 #include "ga_scalar.h"
 #include "ga_transfer.h"
 #include "py_autograd.h"

@@ -1,7 +1,7 @@
 /* py_error.c: core status -> Python exception, in one place. */
 #include "py_common.h"
 
-#include "ga_prof.h"
+#include "ga_profiler.h"
 
 PyObject *
 pyga_raise(int status)

@@ -3,8 +3,8 @@
 #include "py_common.h"
 
 #include "ga_event.h"
-#include "ga_model.h"
-#include "ga_prof.h"
+#include "ga_perf_model.h"
+#include "ga_profiler.h"
 
 #include <stdlib.h>
 

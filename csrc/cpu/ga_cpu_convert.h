@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "ga_kernels.h"
+#include "ga_elementwise_math.h"
 
 /* Extra level so TO is expanded before GA_K_READ_<name> pastes it into a writer name. */
 #define GA_CV_READ_AS(name, in, to, o) GA_CV_READ_AS_(name, in, to, o)

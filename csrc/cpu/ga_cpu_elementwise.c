@@ -15,7 +15,7 @@
 #include "ga_cpu.h"
 #include "ga_cpu_loop.h"
 #include "ga_error.h"
-#include "ga_kernels.h"
+#include "ga_elementwise_math.h"
 #include "ga_vmath.h"
 
 /* Loops compiled for AVX-512, AVX2+FMA and baseline x86-64; the loader picks one for

@@ -6,7 +6,7 @@
 #include "ga_cpu.h"
 #include "ga_cpu_loop.h"
 #include "ga_error.h"
-#include "ga_kernels.h"
+#include "ga_elementwise_math.h"
 #include "ga_philox.h"
 
 /* Below this many draws waking the pool costs more than it saves; above, chunks of

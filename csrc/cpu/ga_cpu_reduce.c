@@ -33,7 +33,7 @@
 #include "ga_cpu_loop.h"
 #include "ga_error.h"
 #include "ga_half.h"
-#include "ga_kernels.h"
+#include "ga_elementwise_math.h"
 #include "ga_reduce_math.h"
 
 #define CHUNK 1024

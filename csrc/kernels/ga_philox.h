@@ -51,7 +51,7 @@
 #include "ga_config.h"
 #include "ga_dtype.h"
 #include "ga_half.h"
-#include "ga_kernels.h"
+#include "ga_elementwise_math.h"
 
 #define GA_PHILOX_M0 0xD2511F53u
 #define GA_PHILOX_M1 0xCD9E8D57u

@@ -66,7 +66,7 @@
 
 #include "ga_config.h"
 #include "ga_dtype.h"
-#include "ga_kernels.h"
+#include "ga_elementwise_math.h"
 #include "ga_ops.h"
 
 /* --- SUM / PROD and their scans ------------------------------------------------- */

@@ -8,7 +8,7 @@
 #include "ga_host_ready.h"
 #include "ga_loop.h"
 #include "ga_philox.h"
-#include "ga_prof.h"
+#include "ga_profiler.h"
 #include "ga_scalar.h"
 #include "ga_transfer.h"
 

@@ -9,7 +9,7 @@
 #include "ga_fault.h"
 #include "ga_loop.h"
 #include "ga_ops.h"
-#include "ga_prof.h"
+#include "ga_profiler.h"
 #include "ga_reduce.h"
 
 static int

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "ga_kernels.h"
+#include "ga_elementwise_math.h"
 
 /* One case per dtype from GA_DTYPES: the element is read by ga_kernels.h's reader for
  * its dtype and written by the writer of its kind's widest type (GA_K_READ_<dtype>

@@ -16,9 +16,9 @@
 #include "ga_error.h"
 #include "ga_fault.h"
 #include "ga_host_ready.h"
-#include "ga_model.h"
+#include "ga_perf_model.h"
 #include "ga_platform.h"
-#include "ga_prof.h"
+#include "ga_profiler.h"
 
 static struct {
     int resolved;

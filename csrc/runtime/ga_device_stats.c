@@ -9,7 +9,7 @@
 #include "ga_cpu_loop.h"
 #include "ga_device.h"
 #include "ga_error.h"
-#include "ga_prof.h"
+#include "ga_profiler.h"
 #include "ga_sim.h"
 
 int

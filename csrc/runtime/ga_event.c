@@ -8,9 +8,9 @@
 
 #include "ga_backend.h"
 #include "ga_error.h"
-#include "ga_model.h"
+#include "ga_perf_model.h"
 #include "ga_platform.h"
-#include "ga_prof.h"
+#include "ga_profiler.h"
 #include "ga_transfer.h"
 
 struct ga_event {

@@ -10,7 +10,7 @@
 #include "ga_host_ready.h"
 #include "ga_loop.h"
 #include "ga_platform.h"
-#include "ga_prof.h"
+#include "ga_profiler.h"
 
 /* The counters have a lock of their own: the core does not rely on the GIL (CPU
  * kernels run without it, and a counter may be added to from any thread). They only

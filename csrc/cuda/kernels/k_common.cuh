@@ -33,7 +33,7 @@
 
 #include "ga_dtype.h"
 #include "ga_half.h"
-#include "ga_kernels.h"
+#include "ga_elementwise_math.h"
 
 /* Threads per block of the kernels that cooperate through shared memory (block
  * reductions, nonzero): 256, 8 warps, enough to hide memory latency and small enough

@@ -8,7 +8,7 @@
  * The clocks live under one mutex (a teaching tool: one host thread and a few
  * devices). Each thread remembers what its last hook modeled, for the profiler's
  * record of that operation or wait (ga_prof.c). */
-#include "ga_model.h"
+#include "ga_perf_model.h"
 
 #include <ctype.h>
 #include <stdio.h>

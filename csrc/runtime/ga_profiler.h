@@ -17,7 +17,7 @@
 
 #include "ga_backend.h" /* ga_loop */
 #include "ga_device.h"
-#include "ga_model.h"
+#include "ga_perf_model.h"
 
 #ifdef __cplusplus
 extern "C" {

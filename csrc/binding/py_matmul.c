@@ -2,7 +2,7 @@
 #include "py_common.h"
 
 #include "ga_blas.h"
-#include "ga_gemm.h"
+#include "ga_matmul.h"
 #include "ga_norm.h"
 #include "ga_reduce.h"
 #include "py_autograd.h"

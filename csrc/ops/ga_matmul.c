@@ -1,13 +1,13 @@
 /* ga_gemm.c: matmul, tensordot and vecdot, and the row-major -> column-major GEMM
  * plan shared by every backend. */
-#include "ga_gemm.h"
+#include "ga_matmul.h"
 
 #include <string.h>
 
 #include "ga_elementwise.h"
 #include "ga_error.h"
 #include "ga_fault.h"
-#include "ga_prof.h"
+#include "ga_profiler.h"
 #include "ga_reduce.h"
 #include "ga_transfer.h"
 

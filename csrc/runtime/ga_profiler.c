@@ -9,7 +9,7 @@
  * 3-5 us per operation); they are read when the profile stops, after a wait that is
  * not counted in the transfer ledger (profiling must not change the counts it is used
  * to explain). */
-#include "ga_prof.h"
+#include "ga_profiler.h"
 
 #include <stdio.h>
 #include <stdlib.h>
