@@ -68,7 +68,7 @@ class Profile:
         return None if self.model is None else f"modeled {self.model.name}"
 
     def _start(self):
-        from ._model import device_model
+        from ._perf_model import device_model
         _core._prof_start()
         self.model = device_model(_core.gpu(0)) if _core.num_gpus() else None
         self._t0_modeled = _core._model_host_now()
