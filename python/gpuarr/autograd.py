@@ -21,7 +21,7 @@ differentiable.
 
 This module is the Python half of the layer: the table of backward formulas (one
 entry per recorded primitive) and the engine that runs them. Recording is in C
-(csrc/py_autograd.c): it happens on every forward operation.
+(csrc/binding/py_autograd.c): it happens on every forward operation.
 """
 import functools as _functools
 import math as _math
