@@ -9,6 +9,7 @@ two simulated GPUs that follow every device rule. ``python -m gpuarr`` runs a gu
 tour; ``gpuarr.info()`` says what this machine has.
 """
 import os as _os
+import sys as _sys
 
 from . import _core
 from ._core import (  # noqa: F401  (the public names of the C core)
@@ -85,11 +86,10 @@ def _report_failures_at_exit():
     """Errors in queued work that nothing raised are reported at exit, as an uncaught
     exception is: printed to stderr, and the exit status becomes 1 (docs/DESIGN.md,
     "Failed queued work")."""
-    import sys
     text = _core._failures_at_exit()
     if text:
-        sys.stderr.write(text)
-        sys.stderr.flush()
+        _sys.stderr.write(text)
+        _sys.stderr.flush()
 
 
 import atexit as _atexit  # noqa: E402

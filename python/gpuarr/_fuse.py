@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from . import _core
+from . import _core, _reduce
 from ._core import Array
 
 __all__ = ["fuse", "Fused"]
@@ -360,7 +360,6 @@ class _Plan:
                 return res
         out = _core._fused_run(self.prog, arrays, consts, out)
         if r is not None:
-            from . import _reduce
             kw = {"axis": r.axis, "keepdims": r.keepdims}
             if r.dtype is not None:
                 kw["dtype"] = r.dtype
