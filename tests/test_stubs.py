@@ -23,7 +23,7 @@ ROOT = PKG.parent  # the directory that holds the gpuarr package under test
 STUBS = {
     "__init__.pyi": gpuarr,
     "_core.pyi": _core,
-    "linalg.pyi": gpuarr.linalg,
+    "linalg/__init__.pyi": gpuarr.linalg,
     "fft.pyi": gpuarr.fft,
     "random.pyi": gpuarr.random,
     "nn/__init__.pyi": gpuarr.nn,
@@ -239,7 +239,7 @@ def test_stubtest_finds_the_stubs_consistent_with_the_runtime(tmp_path):
     # The private Python modules have no stubs (stubtest would read their source as
     # one); their public functions are checked through gpuarr/__init__.pyi.
     (tmp_path / "allow.txt").write_text(
-        r"gpuarr\._(elementwise|creation|devices|reduce|manipulation|linalg_functions"
+        r"gpuarr\._(elementwise|creation|devices|reduce|manipulation|matmul"
         r"|io|info|printing|tour|methods|fuse)(\..*)?" "\n"
         # gpuarr.nn's private modules: their names are checked through nn/__init__.pyi
         r"gpuarr\.nn\._(module|layers|loss)(\..*)?" "\n"
@@ -248,7 +248,7 @@ def test_stubtest_finds_the_stubs_consistent_with_the_runtime(tmp_path):
     (tmp_path / "mypy.ini").write_text(
         "[mypy]\nignore_missing_imports = True\n"
         "[mypy-gpuarr._elementwise,gpuarr._creation,gpuarr._devices,gpuarr._reduce,"
-        "gpuarr._manipulation,gpuarr._linalg_functions,gpuarr._io,gpuarr._info,"
+        "gpuarr._manipulation,gpuarr._matmul,gpuarr._io,gpuarr._info,"
         "gpuarr._printing,gpuarr._tour,gpuarr._methods,gpuarr._fuse,gpuarr.__main__,"
         "gpuarr.nn._module,gpuarr.nn._layers,gpuarr.nn._loss,"
         "gpuarr.pytest_plugin]\nignore_errors = True\n")

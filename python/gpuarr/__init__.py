@@ -9,6 +9,7 @@ two simulated GPUs that follow every device rule. ``python -m gpuarr`` runs a gu
 tour; ``gpuarr.info()`` says what this machine has.
 """
 import os as _os
+import sys as _sys
 
 from . import _core
 from ._core import (  # noqa: F401  (the public names of the C core)
@@ -60,7 +61,7 @@ _core._register_asarray(asarray)  # noqa: E402,F405 (operators meet Python data:
 from ._elementwise import *  # noqa: E402,F401,F403
 from ._reduce import *  # noqa: E402,F401,F403
 from ._manipulation import *  # noqa: E402,F401,F403
-from ._linalg_functions import *  # noqa: E402,F401,F403
+from ._matmul import *  # noqa: E402,F401,F403
 from ._inspection import *  # noqa: E402,F401,F403
 from ._rearrange import *  # noqa: E402,F401,F403
 from ._sorting import *  # noqa: E402,F401,F403
@@ -71,7 +72,7 @@ from ._info import info  # noqa: E402,F401
 from ._events import Event, synchronize  # noqa: E402,F401  (synchronize also takes an Event)
 from ._fuse import Fused, fuse  # noqa: E402,F401
 from ._profiler import Profile, ProfileEvent, profile  # noqa: E402,F401
-from ._model import GPUModel, device_model, gpu_models  # noqa: E402,F401
+from ._perf_model import GPUModel, device_model, gpu_models  # noqa: E402,F401
 from ._io import save, load  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401  (after the operations: it registers their formulas)
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
@@ -85,11 +86,10 @@ def _report_failures_at_exit():
     """Errors in queued work that nothing raised are reported at exit, as an uncaught
     exception is: printed to stderr, and the exit status becomes 1 (docs/DESIGN.md,
     "Failed queued work")."""
-    import sys
     text = _core._failures_at_exit()
     if text:
-        sys.stderr.write(text)
-        sys.stderr.flush()
+        _sys.stderr.write(text)
+        _sys.stderr.flush()
 
 
 import atexit as _atexit  # noqa: E402

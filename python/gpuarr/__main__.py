@@ -6,6 +6,10 @@ GPUs) and says so; set ``GPUARR_SIMULATE_GPUS`` yourself to choose.
 import os
 import sys
 
+import gpuarr  # already loaded: `python -m gpuarr` imports the package first
+
+from . import _tour
+
 _USAGE = """usage: python -m gpuarr [tour | info] [--quick]
 
   tour   (default) walk through the GPUs chapter with real output
@@ -26,16 +30,12 @@ def main(argv=None):
         print(_USAGE)
         return 0 if cmd in ("-h", "--help", "help") else 2
     if cmd == "info":
-        import gpuarr
-
         gpuarr.info()
         return 0
     if cmd != "tour":
         print(_USAGE, file=sys.stderr)
         return 2
     if not any(v in os.environ for v in ("GPUARR_SIMULATE_GPUS", "GPUARR_CUDA_EMULATE")):
-        import gpuarr
-
         if gpuarr.num_gpus() == 0:
             # The device list is fixed at first use, so simulating GPUs needs a fresh
             # process.
@@ -43,8 +43,6 @@ def main(argv=None):
                   "(two simulated GPUs).", flush=True)
             env = dict(os.environ, GPUARR_SIMULATE_GPUS="2")
             os.execve(sys.executable, [sys.executable, "-m", "gpuarr", *argv], env)
-    from . import _tour
-
     failed = _tour.run(sizes=(8, 64, 256) if quick else (8, 128, 512))
     return 1 if failed else 0
 

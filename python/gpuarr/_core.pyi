@@ -1,4 +1,4 @@
-"""Type stubs of gpuarr._core, the C extension (csrc/py_*.c).
+"""Type stubs of gpuarr._core, the C extension (csrc/binding/py_*.c).
 
 Use the gpuarr package rather than this module; gpuarr re-exports Array, DType, Device,
 the exceptions, the dtypes and the device functions from here.
@@ -155,7 +155,7 @@ class Array:
     def flags(self) -> _ArrayFlags: ...
     _writeable: builtins.bool
 
-    # --- autograd (csrc/py_autograd.c, gpuarr/autograd.py) ----------------------------
+    # --- autograd (csrc/binding/py_autograd.c, gpuarr/autograd.py) --------------------
     requires_grad: builtins.bool
     @property
     def grad(self) -> Array | None: ...
@@ -500,7 +500,7 @@ def bitwise_right_shift(x1: _Operand, x2: _Operand, /, *, out: Array | None = No
 def where(x1: _Operand, x2: _Operand | None, x3: _Operand | None, /, *, out: Array | None = None) -> Array: ...
 def clip(x1: _Operand, x2: _Operand | None, x3: _Operand | None, /, *, out: Array | None = None) -> Array: ...
 
-# --- autograd (csrc/py_autograd.c) ---------------------------------------------------
+# --- autograd (csrc/binding/py_autograd.c) -------------------------------------------
 def is_grad_enabled() -> builtins.bool: ...
 def _set_grad_enabled(flag: object, /) -> builtins.bool: ...
 def _attach_grad(x: Array, write: builtins.bool, /) -> None: ...

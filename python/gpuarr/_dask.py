@@ -16,6 +16,11 @@ does it, the first time both are imported:
 import importlib.abc
 import sys
 
+from ._core import Array, int64
+from ._creation import asarray
+from ._manipulation import concat, reshape, take
+from ._matmul import tensordot
+
 _DONE = False
 _WATCHED = "dask.array.backends"
 
@@ -26,33 +31,30 @@ def register():
     if _DONE:
         return
     _DONE = True
-    import gpuarr
+    # Dask is optional, and imported only by the user: here it has been
     from dask.array import backends, dispatch
 
-    Array = gpuarr.Array
     # counts of elements (mean, var, std): arrays on the chunk's device, not NumPy's
     dispatch.numel_lookup.register(Array, backends._numel_arraylike)
     dispatch.nannumel_lookup.register(Array, backends._nannumel)
     dispatch.concatenate_lookup.register(Array, _concatenate)
-    dispatch.tensordot_lookup.register(Array, gpuarr.tensordot)
+    dispatch.tensordot_lookup.register(Array, tensordot)
     dispatch.take_lookup.register(Array, _take)
     # Dask's own to_numpy(): the explicit device-to-host copy, as x.numpy() is
     dispatch.to_numpy_dispatch.register(Array, lambda x, **kw: x.numpy())
 
 
 def _concatenate(arrays, axis=0):
-    import gpuarr
     if axis is None:
-        return gpuarr.concat([gpuarr.reshape(a, (-1,)) for a in arrays], axis=0)
-    return gpuarr.concat(list(arrays), axis=axis)
+        return concat([reshape(a, (-1,)) for a in arrays], axis=0)
+    return concat(list(arrays), axis=axis)
 
 
 def _take(a, indices, axis=0):
-    import gpuarr
-    if not isinstance(indices, gpuarr.Array):
+    if not isinstance(indices, Array):
         # Dask's index lists are host data: they go where the chunk is (small, int64)
-        indices = gpuarr.asarray(indices, dtype=gpuarr.int64, device=a.device)
-    return gpuarr.take(a, indices, axis=axis)
+        indices = asarray(indices, dtype=int64, device=a.device)
+    return take(a, indices, axis=axis)
 
 
 class _Hook(importlib.abc.MetaPathFinder):

@@ -10,7 +10,7 @@ import operator
 
 import numpy as _np
 
-from . import _core
+from . import _core, _fuse
 from ._core import Array
 from ._methods import method, prop
 
@@ -118,7 +118,6 @@ def _make(name, nin, text):
 def _traced(name, args, out):
     """A TypeError's second look: inside gpuarr.fuse's trace an operand is a traced
     value, and the call is recorded, not run (gpuarr/_fuse.py). Else the error stands."""
-    from . import _fuse
     r = _fuse.record_call(name, args) if out is None else None
     if r is None:
         raise
@@ -151,7 +150,6 @@ def clip(x, /, min=None, max=None):
     x limited to [min, max] elementwise (either bound may be None, a scalar or an
     array). NaN in x stays NaN. Not defined for complex x."""
     if not isinstance(x, Array):
-        from . import _fuse
         r = _fuse.record_call("clip", (x, min, max))
         if r is not None:
             return r

@@ -6,7 +6,7 @@ operation instead of running it. Each operation's dtypes are resolved exactly as
 unfused operation resolves them (``_core._ew_resolve``: NumPy 2's promotion, weak
 Python scalars), with the casts the unfused operation makes written out as
 instructions. The recording becomes a program of at most 32 instructions over 16
-registers that the core checks (csrc/ga_fused.c) and a device runs in one pass:
+registers that the core checks (csrc/ops/ga_fused.c) and a device runs in one pass:
 block by block in cache on the CPU (the very inner loops of the unfused operations,
 so results are bitwise equal), as one kernel on CUDA, queued on a simulated GPU.
 
@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from . import _core
+from . import _core, _reduce
 from ._core import Array
 
 __all__ = ["fuse", "Fused"]
@@ -116,7 +116,7 @@ class _Var:
 
     __hash__ = None  # type: ignore[assignment]
 
-    # operators: the same ops the Array operators run (csrc/py_array.c)
+    # operators: the same ops the Array operators run (csrc/binding/py_array.c)
     def __add__(self, o): return _apply("add", self, o)
     def __radd__(self, o): return _apply("add", o, self)
     def __sub__(self, o): return _apply("subtract", self, o)
@@ -360,7 +360,6 @@ class _Plan:
                 return res
         out = _core._fused_run(self.prog, arrays, consts, out)
         if r is not None:
-            from . import _reduce
             kw = {"axis": r.axis, "keepdims": r.keepdims}
             if r.dtype is not None:
                 kw["dtype"] = r.dtype

@@ -131,7 +131,7 @@ def report():
     """report()
 
     The text that ``gpuarr.info()`` prints."""
-    from . import __version__
+    from . import __version__  # set at the end of gpuarr/__init__, after importing us
 
     plugin = os.path.join(_plugin_dir(), "libgpuarr_cuda.so")
     emu = os.path.join(_plugin_dir(), "libgpuarr_cuda_emu.so")

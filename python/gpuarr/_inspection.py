@@ -250,7 +250,7 @@ def _array_namespace(self, /, *, api_version=None):
     if api_version is not None and api_version not in _API_VERSIONS:
         raise ValueError(f"unsupported array API version {api_version!r}; gpuarr "
                          f"implements {_API_VERSIONS[-1]}")
-    import gpuarr
+    import gpuarr  # the namespace, whose __init__ was loading this module
     return gpuarr
 
 

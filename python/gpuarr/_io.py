@@ -13,6 +13,7 @@ import os
 import numpy as _np
 
 from ._core import Array, Device, cpu
+from ._creation import asarray
 
 __all__ = ["save", "load"]
 
@@ -67,8 +68,6 @@ def load(path, device=None):
     and return its array, or a dict of arrays for a ``.npz`` archive, on ``device``
     (default ``cpu()``; like PyTorch's ``map_location``). Loading onto a GPU is one
     host-to-device transfer per array. The values are bit-for-bit those saved."""
-    from ._creation import asarray
-
     dev = cpu() if device is None else Device(device)
     data = _np.load(path, allow_pickle=False)
     if isinstance(data, _np.ndarray):

@@ -10,6 +10,7 @@ import operator
 
 from . import _core
 from ._core import Array
+from ._creation import asarray as _asarray
 from ._methods import method, prop
 
 __all__ = [
@@ -350,10 +351,9 @@ def take(x, indices, /, *, axis=None):
     _check(x, "take")
     if not isinstance(indices, Array):
         if isinstance(indices, (list, tuple, int)):
-            from ._creation import asarray
             # host data: the core checks it on the host before its (counted) upload,
             # so an out-of-range index raises here, not at the next synchronize
-            return _core._take(x, asarray(indices, device=_core.cpu()), axis, True)
+            return _core._take(x, _asarray(indices, device=_core.cpu()), axis, True)
         raise TypeError("take: indices must be a gpuarr array (or a list of ints)")
     return _core._take(x, indices, axis)
 

@@ -1,6 +1,6 @@
 """Methods of gpuarr.Array written in Python.
 
-The Array type is defined in C (csrc/py_array.c) with the hot paths (operators,
+The Array type is defined in C (csrc/binding/py_array.c) with the hot paths (operators,
 indexing, moves between devices). Methods that only combine core functions are
 written here and attached to the type, so each stays next to the function it wraps.
 Each module registers its methods with ``method(name)``.

@@ -53,6 +53,8 @@ _ACCUMULATE = {"add": "cumulative_sum", "multiply": "cumulative_prod"}
 
 
 def _gpuarr():
+    # NumPy's functions map to gpuarr's by name in the public namespace, which
+    # gpuarr/__init__ is still filling when it imports this module
     import gpuarr
     return gpuarr
 

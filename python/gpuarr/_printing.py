@@ -13,6 +13,7 @@ import numpy as _np
 
 from . import _core
 from ._core import Array
+from ._creation import asarray as _asarray
 from ._methods import method
 
 __all__ = []
@@ -172,11 +173,9 @@ def _array_format(self, spec):
 
 def _rebuild(data, device):
     """Unpickle an array: its values on the device named ``device`` ("cpu", "gpu:1")."""
-    from ._creation import asarray
-
     try:
         dev = _core.Device(device)
-        return asarray(data, device=dev, copy=True)
+        return _asarray(data, device=dev, copy=True)
     except (RuntimeError, ValueError) as e:
         raise RuntimeError(
             f"cannot unpickle this array onto {device}: {e}. Load it onto a device that "

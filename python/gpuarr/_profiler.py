@@ -17,6 +17,7 @@ import dataclasses
 import json
 
 from . import _core
+from ._perf_model import device_model
 
 __all__ = ["profile", "Profile", "ProfileEvent"]
 
@@ -68,7 +69,6 @@ class Profile:
         return None if self.model is None else f"modeled {self.model.name}"
 
     def _start(self):
-        from ._model import device_model
         _core._prof_start()
         self.model = device_model(_core.gpu(0)) if _core.num_gpus() else None
         self._t0_modeled = _core._model_host_now()
@@ -180,7 +180,7 @@ class Profile:
         host, host waits in red, on the measured clock or (``clock="modeled"``, GPUs
         with a model only) the modeled one; the x axis says which. Returns the
         figure."""
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # optional: only plot() needs it
         if clock not in ("measured", "modeled"):
             raise ValueError(f"plot: clock must be 'measured' or 'modeled', not "
                              f"{clock!r}")

@@ -1,10 +1,10 @@
 """Sorting, searching and set functions of the array API: sort, argsort,
 searchsorted, unique_all, unique_counts, unique_inverse, unique_values.
 
-The sort itself is the backend's (csrc/ga_sort.c: a stable merge sort on the CPU and
-simulated GPUs, csrc/ga_cpu_sort.c; tiles in shared memory and merge passes by rank on
-CUDA, csrc/cuda/k_sort.cu): nothing goes through the host. The unique_* functions are built on
-it: sort, mark where a value differs from its left neighbour, then compact; only the
+The sort itself is the backend's (csrc/ops/ga_sort.c: a stable merge sort on the CPU
+and simulated GPUs, csrc/cpu/ga_cpu_sort.c; tiles in shared memory and merge passes by
+rank on CUDA, csrc/cuda/kernels/k_sort.cu): nothing goes through the host. The
+unique_* functions are built on it: sort, mark where a value differs from its left neighbour, then compact; only the
 number of unique values is read back (the output's length depends on the data, as
 with nonzero). NaNs sort last and, as the standard says, every NaN is its own unique
 value (NaN != NaN).

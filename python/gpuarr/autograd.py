@@ -21,14 +21,18 @@ differentiable.
 
 This module is the Python half of the layer: the table of backward formulas (one
 entry per recorded primitive) and the engine that runs them. Recording is in C
-(csrc/py_autograd.c): it happens on every forward operation.
+(csrc/binding/py_autograd.c): it happens on every forward operation.
 """
 import functools as _functools
 import math as _math
 import threading as _threading
 
+import numpy as _np
+
 from . import _core
 from ._core import Array, is_grad_enabled
+from ._creation import arange as _arange, asarray as _asarray
+from ._sorting import argsort as _argsort
 
 __all__ = ["backward", "grad", "record", "pause", "is_recording", "is_training",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "Node"]
@@ -255,8 +259,7 @@ def _zeros_like(x):
 
 def _arange_like(x):
     """x's flat positions, shaped as x, on its device (int64)."""
-    from ._creation import arange
-    return _core._reshape(arange(x.size, dtype=_core.int64, device=x.device), x.shape,
+    return _core._reshape(_arange(x.size, dtype=_core.int64, device=x.device), x.shape,
                           None)
 
 
@@ -266,12 +269,11 @@ def _index_add(size, pos, vals):
     host wait, deterministic): sort the positions, sum each run of equal ones by
     differences of a float64 running sum, and write each run's total to its position
     (the repeated writes of one position all write that total)."""
-    from ._sorting import argsort
     out = _core.zeros(size, dtype=vals.dtype, device=vals.device)
     k = pos.size
     if k == 0:
         return out
-    order = argsort(pos, stable=True)
+    order = _argsort(pos, stable=True)
     ps = _core._take(pos, order)
     cs = _core._scan(_core._take(vals, order), _CUMSUM, 0, _core.float64, False)
     last = _core.ones(k, dtype=_core.bool, device=pos.device)
@@ -291,11 +293,10 @@ def _index_add(size, pos, vals):
 
 
 def _is_int_index(k):
-    import numpy as np
     if isinstance(k, Array):
         return k.dtype != _core.bool
-    if isinstance(k, np.ndarray):
-        return k.dtype != np.bool_
+    if isinstance(k, _np.ndarray):
+        return k.dtype != _np.bool_
     if isinstance(k, (list, tuple)):
         return True
     return False
@@ -778,8 +779,7 @@ def _root_grad(y, g, i):
                                "array of its shape, e.g. y.backward(gpuarr.ones_like(y))")
         return _core.ones(y.shape, dtype=y.dtype, device=y.device)
     if not isinstance(g, Array):
-        from ._creation import asarray
-        g = asarray(g, dtype=y.dtype, device=y.device)
+        g = _asarray(g, dtype=y.dtype, device=y.device)
     if g.shape != y.shape:
         raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} "
                            f"and output[{i}] has a shape of {y.shape}")

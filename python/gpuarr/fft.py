@@ -16,6 +16,9 @@ from numpy.exceptions import AxisError as _AxisError
 
 from . import _core
 from ._core import Array
+from ._creation import arange as _arange
+from ._manipulation import concat as _concat
+from ._rearrange import roll as _roll
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft",
            "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -226,13 +229,11 @@ def _freq_args(n, d, dtype, name):
 def _freq(parts, n, d, dtype, device):
     """Integers from the (start, stop) ranges scaled by 1/(n d), computed on the
     device in float64 (exact integers, one rounding, as NumPy) then cast."""
-    from ._creation import arange
-    pieces = [arange(a, b, dtype=_core.float64, device=device) for a, b in parts if b > a]
+    pieces = [_arange(a, b, dtype=_core.float64, device=device) for a, b in parts if b > a]
     if len(pieces) == 1:
         k = pieces[0]
     else:
-        from ._manipulation import concat
-        k = concat(pieces, axis=0)
+        k = _concat(pieces, axis=0)
     out = k * (1.0 / (n * d))
     return out if out.dtype == dtype else out.astype(dtype)
 
@@ -257,7 +258,6 @@ def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
 
 def _shift(x, axes, sign, name):
     _check(x, name)
-    from ._rearrange import roll
     if axes is None:
         axes = tuple(range(x.ndim))
     elif isinstance(axes, (int, _builtins.bool)) or hasattr(axes, "__index__"):
@@ -272,7 +272,7 @@ def _shift(x, axes, sign, name):
             raise _AxisError(f"{name}: axis {a} is out of bounds for array of "
                                   f"dimension {x.ndim}")
         shifts.append(sign * (x.shape[a] // 2))
-    return roll(x, tuple(shifts), axis=axes)
+    return _roll(x, tuple(shifts), axis=axes)
 
 
 def fftshift(x, /, *, axes=None):

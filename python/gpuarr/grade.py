@@ -32,6 +32,8 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+import gpuarr
+
 from ._grade_check import check_source
 
 _PASS = "ok"
@@ -98,8 +100,6 @@ def prepare(student_dir, names, work):
 def _passes():
     """[(label, environment changes)] for this machine: its own devices, and two
     simulated GPUs when it has fewer than two."""
-    import gpuarr
-
     n = gpuarr.num_gpus()
     mode = gpuarr.device_kind(gpuarr.gpu(0)) if n else "none"
     sim = {"GPUARR_SIMULATE_GPUS": "2", "GPUARR_CUDA_EMULATE": None}
@@ -110,8 +110,6 @@ def _passes():
 
 
 def _environment(changes):
-    import gpuarr
-
     env = dict(os.environ)
     env.pop("GPUARR_GRADER_SEED", None)  # inputs are drawn afresh for every student
     env.pop("GPUARR_EXERCISES", None)

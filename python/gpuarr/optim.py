@@ -18,7 +18,10 @@ inside each operation, as every Python scalar does.
 import math
 
 from ._core import Array
+from ._creation import zeros_like
 from ._fuse import fuse
+from .autograd import _clear_grads, no_grad
+from .nn._module import moved_to
 
 # The update rules as fused chains (gpuarr.fuse): each a single pass over its arrays,
 # where the operators made a temporary per operation; the arithmetic, its order and
@@ -143,14 +146,10 @@ class Optimizer:
         Clear the gradients of every parameter: ``p.grad = None`` (the default, as in
         PyTorch), or with ``set_to_none=False`` fill existing gradients with zeros in
         place, on their devices."""
-        from .autograd import _clear_grads
-
         _clear_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def _with_grad(self):
         """(group, parameter, gradient) for each parameter that has a gradient."""
-        from .nn._module import moved_to
-
         for g in self.param_groups:
             for p in g["params"]:
                 grad = p.grad
@@ -262,8 +261,6 @@ class SGD(Optimizer):
         """step()
 
         One update of every parameter that has a gradient, in place on its device."""
-        from . import no_grad
-
         with no_grad():
             for g, p, grad in self._with_grad():
                 lr, mom, wd = g["lr"], g["momentum"], g["weight_decay"]
@@ -304,8 +301,6 @@ class Adam(Optimizer):
         """step()
 
         One update of every parameter that has a gradient, in place on its device."""
-        from . import no_grad, zeros_like
-
         with no_grad():
             for g, p, grad in self._with_grad():
                 b1, b2 = g["betas"]

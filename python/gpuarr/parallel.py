@@ -18,6 +18,7 @@ copied: ``scatter`` gives a view of ``x`` there and ``broadcast`` gives ``x`` it
 With one device (a machine without a GPU: ``[gpuarr.cpu()]``) they do no copy at all.
 """
 from ._core import Array, Device
+from ._manipulation import concat
 
 __all__ = ["scatter", "gather", "broadcast", "reduce_add", "allreduce", "chunk_sizes"]
 
@@ -111,8 +112,6 @@ def gather(arrays, device, axis=0):
     arrays = _arrays(arrays, "gather")
     device = Device(device)
     axis = _axis(axis, arrays[0].ndim, "gather") if arrays[0].ndim else axis
-    from ._manipulation import concat
-
     return concat([_move(a, device) for a in arrays], axis=axis)
 
 

@@ -33,7 +33,10 @@ import subprocess
 import sys
 import types
 
+import numpy as np
 import pytest
+
+import gpuarr  # loaded already: pytest imports this plugin as gpuarr.pytest_plugin
 
 _ENV = "GPUARR_SIMULATE_GPUS"
 _SECOND_PASS_ENV = "GPUARR_PYTEST_SECOND_PASS"
@@ -82,8 +85,6 @@ _state = {"used_devices": False, "second_pass": 0, "second_pass_result": None}
 def pytest_configure(config):
     n = config.getoption("gpuarr_simulate_gpus")
     _apply(n)
-    import gpuarr
-
     if n is not None:
         if gpuarr._core._gpu_mode()[0] in ("simulated", "none") and gpuarr.num_gpus() != n:
             raise pytest.UsageError(
@@ -100,8 +101,6 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
-    import gpuarr
-
     mode, _ = gpuarr._core._gpu_mode()
     lines = [f"gpuarr: {gpuarr.num_gpus()} GPUs ({mode})"]
     if gpuarr.num_gpus() == 0:
@@ -138,8 +137,6 @@ def pytest_sessionfinish(session, exitstatus):
 
 def _run_second_pass(config, n):
     """The same pytest command in a child process on n simulated GPUs."""
-    import gpuarr
-
     env = dict(os.environ)
     env.pop("GPUARR_CUDA_EMULATE", None)
     env[_ENV] = str(n)
@@ -157,8 +154,6 @@ def _run_second_pass(config, n):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    import gpuarr
-
     tr = terminalreporter
     r = _state["second_pass_result"]
     if r is not None:
@@ -184,8 +179,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 def _devices():
-    import gpuarr
-
     return [gpuarr.cpu()] + [gpuarr.gpu(i) for i in range(gpuarr.num_gpus())]
 
 
@@ -232,8 +225,6 @@ def gpuarr_rng(request):
     """A NumPy Generator seeded afresh for each test (from the OS's entropy), so that
     graded code cannot know its inputs in advance. A failure's report shows the seed;
     GPUARR_GRADER_SEED=<seed> draws the same inputs again."""
-    import numpy as np
-
     seed = int(os.environ.get(_SEED_ENV) or np.random.SeedSequence().entropy)
     request.node._gpuarr_seed = seed
     return np.random.default_rng(seed)
@@ -287,6 +278,8 @@ def _function_parts(f):
 
 def _snapshot(test_module):
     """[(label, owner, name, object, parts of a function or None)]"""
+    # the modules watched, imported where they are listed (numpy.testing only loads
+    # for graders: every pytest run where gpuarr is installed loads this plugin)
     import builtins
 
     import numpy

@@ -2,8 +2,8 @@
 
 One generator for the process: a (seed, counter) pair. Every call takes the next n
 counters (n = the number of elements), and element i of a call is a pure function of
-(seed, counter + i) (Philox4x32-10, csrc/ga_philox.h), so the same seed gives the
-same numbers on the CPU, on simulated GPUs and on CUDA GPUs.
+(seed, counter + i) (Philox4x32-10, csrc/kernels/ga_philox.h), so the same seed gives
+the same numbers on the CPU, on simulated GPUs and on CUDA GPUs.
 """
 import math
 import numbers
@@ -16,7 +16,7 @@ from . import _core
 __all__ = ["seed", "uniform", "normal", "integers", "rand", "randn", "get_state",
            "set_state"]
 
-# the core's distribution codes, by name (ga_backend.h GA_RAND_DISTS, exported by _core)
+# the core's distribution codes, by name (ga_ops.h GA_RAND_DISTS, exported by _core)
 _UNIFORM, _NORMAL, _INTEGERS = (_core.random_dists[n] for n in ("uniform", "normal", "integers"))
 
 

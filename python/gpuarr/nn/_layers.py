@@ -2,6 +2,7 @@
 ``forward`` is the function of the same name in gpuarr.nn.functional."""
 import math
 
+from .. import random
 from . import functional as F
 from ._module import Module, Parameter
 
@@ -18,8 +19,6 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
-        from .. import random
-
         in_features, out_features = int(in_features), int(out_features)
         if in_features <= 0 or out_features <= 0:
             raise ValueError(f"Linear({in_features}, {out_features}): feature counts "

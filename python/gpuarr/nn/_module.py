@@ -11,8 +11,13 @@ still a parameter). ``type(p)`` is ``gpuarr.Array``.
 import weakref
 from collections import OrderedDict, namedtuple
 
+import numpy as np
+
 from .. import _core
 from .._core import Array
+from .._creation import asarray, empty
+from .._inspection import isdtype
+from ..autograd import _clear_grads, no_grad
 
 __all__ = ["Parameter", "Module"]
 
@@ -50,8 +55,6 @@ def moved_to(p):
 
 
 def _trainable_dtype(dtype):
-    from .._inspection import isdtype
-
     return isdtype(dtype, ("real floating", "complex floating"))
 
 
@@ -74,8 +77,6 @@ class Parameter(metaclass=_ParameterType):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from .._creation import empty
-
             data = empty((0,))
         if not isinstance(data, Array):
             raise TypeError(f"Parameter() takes a gpuarr array, got {type(data).__name__} "
@@ -338,8 +339,6 @@ class Module:
         Clear the gradients of every parameter: ``p.grad = None`` (the default, as in
         PyTorch), or with ``set_to_none=False`` fill existing gradients with zeros in
         place, on their devices."""
-        from ..autograd import _clear_grads
-
         _clear_grads(self.parameters(), set_to_none)
 
     # --- devices ----------------------------------------------------------------------
@@ -355,8 +354,6 @@ class Module:
         the same objects)."""
         if device is None:
             raise TypeError("to() needs a device, e.g. net.to(gpuarr.try_gpu())")
-        from .. import no_grad
-
         dev = _core.Device(device)
         moved = {}  # a parameter shared by two modules moves once, and stays shared
         with no_grad():
@@ -419,10 +416,6 @@ class Module:
         into the parameters and buffers, which keep their device, dtype and identity.
         Shapes must match; with ``strict`` the keys must match exactly. Returns
         ``(missing_keys, unexpected_keys)``."""
-        import numpy as np
-
-        from .. import no_grad
-
         own = dict(self._state_items())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -448,8 +441,6 @@ class Module:
                     continue
                 value = state_dict[key]
                 if not isinstance(value, Array):
-                    from .._creation import asarray
-
                     value = asarray(np.asarray(value), dtype=target.dtype,
                                     device=_core.cpu())
                 elif value.dtype != target.dtype:

@@ -6,7 +6,7 @@ differentiates it and nothing crosses to the host: no value is read back, and ch
 of values that need one (a class index out of range) are the indexing's own, deferred
 on a GPU like every index error (docs/DESIGN.md, "Deferred index errors").
 """
-from .. import _core
+from .. import _core, random
 from .._core import Array, DeviceMismatchError
 from .. import exp, log, where
 from .. import max as _max
@@ -159,8 +159,6 @@ def dropout(input, p=0.5, training=True):
         return x
     if p == 1.0:
         return x * 0
-    from .. import random
-
     keep = random.uniform(size=x.shape, dtype=_float_dtype(x), device=x.device) >= p
     return x * keep * (1.0 / (1.0 - p))
 

@@ -2,8 +2,8 @@
 from collections.abc import Sequence
 from typing import Literal, NamedTuple, SupportsIndex
 
-from ._core import Array, _Axis, _DTypeLike
-from ._core import matmul as matmul
+from .._core import Array, _Axis, _DTypeLike
+from .._core import matmul as matmul
 
 __all__ = ["matmul", "tensordot", "vecdot", "norm", "vector_norm", "matrix_norm",
            "matrix_transpose", "diagonal", "trace", "outer", "cross", "matrix_power",

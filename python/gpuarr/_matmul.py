@@ -4,7 +4,12 @@ Float and complex products on the CPU use OpenBLAS (the scipy-openblas32 wheel,
 loaded at import) when it is installed; integers, bool, float16, and everything when
 no BLAS is found, use gpuarr's portable C kernel. ``blas_info()`` says which.
 """
+import glob
 import operator as _operator
+import os
+import sys
+
+import numpy
 
 from . import _core
 from ._core import Array, matmul
@@ -21,9 +26,6 @@ def _numpy_openblas():
     Using the library NumPy already loaded gives the process one BLAS thread pool:
     two OpenBLAS pools (NumPy's and ours) each keep a worker spinning after a call,
     and on a machine with few cores they slow each other down many times over."""
-    import glob
-    import os
-    import numpy
     pkg = os.path.dirname(numpy.__file__)
     libs = os.path.join(os.path.dirname(pkg), "numpy.libs")
     for pattern in (os.path.join(libs, "libscipy_openblas*.so*"),
@@ -36,8 +38,6 @@ def _numpy_openblas():
 
 
 def _load_default_blas():
-    import os
-    import sys
     if os.environ.get("GPUARR_BLAS"):
         candidates = [os.environ["GPUARR_BLAS"]]
     else:
@@ -49,6 +49,8 @@ def _load_default_blas():
                 return
             except RuntimeError:
                 pass
+    # the fallback, imported only when NumPy's OpenBLAS is not usable (a dependency of
+    # the wheel, but a source checkout may run without it)
     try:
         import scipy_openblas32 as _ob
     except ImportError:

@@ -3,7 +3,8 @@ that simulated GPUs can carry (``GPUARR_SIMULATE_GPUS=2:T4``,
 ``simulate_gpus_if_none(2, model="T4")``); docs/modeled_time.md.
 
 The model itself (its figures, the clocks, the roofline) lives in the core
-(csrc/ga_model.c), so that the profiler, events and this module read one clock."""
+(csrc/runtime/ga_perf_model.c), so that the profiler, events and this module read one
+clock."""
 import dataclasses
 
 from . import _core

@@ -1,8 +1,9 @@
 """The array API's factorisation-based linalg functions (LAPACK on the CPU and
 simulated GPUs, cuSOLVER on CUDA devices), as compositions over six primitives of
 the core (``_core._solve``, ``_lu``, ``_cholesky``, ``_eigh``, ``_svd``, ``_qr``:
-csrc/ga_linalg.c validates, makes the column-major working copy and calls the
-device's backend once per batch).
+csrc/ops/ga_linalg.c validates, makes the column-major working copy and calls the
+device's backend once per batch). matrix_power is here too: a negative power is a
+power of the inverse.
 
 Every function takes stacks of matrices (..., M, N) of float32, float64, complex64
 or complex128 (integers and bool are computed in float64, as NumPy does); results
@@ -11,20 +12,22 @@ stay on the input's device with NumPy's dtypes. A matrix without an answer raise
 positive definite" from cholesky, non-convergence from eigh and svd.
 """
 import builtins
+import operator
 from typing import NamedTuple
 
-from . import _core
-from ._core import Array, LinAlgError
-from ._creation import arange, eye, zeros
-from ._core import abs, conj, log, where
-from ._manipulation import expand_dims, matrix_transpose
-from ._rearrange import tril, triu
-from ._reduce import max, prod, sum
-from ._inspection import finfo
+from .. import _core
+from .._core import Array, LinAlgError
+from .._creation import arange, eye, zeros
+from .._core import abs, conj, log, where
+from .._manipulation import broadcast_to, expand_dims, matrix_transpose
+from .._rearrange import tril, triu
+from .._reduce import max, prod, sum
+from .._inspection import finfo
+from ._composed import _check as _check_ndim, diagonal
 
 __all__ = ["LinAlgError", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
-           "cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_rank", "pinv", "qr",
-           "slogdet", "solve", "svd", "svdvals"]
+           "cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_power", "matrix_rank",
+           "pinv", "qr", "slogdet", "solve", "svd", "svdvals"]
 
 
 class EighResult(NamedTuple):
@@ -94,6 +97,33 @@ def inv(x, /):
     return _core._solve(x, eye(x.shape[-1], dtype=_core.float32, device=x.device))
 
 
+def matrix_power(x, n, /):
+    """matrix_power(x, n, /)
+
+    x @ x @ ... (n times) for square matrices (last two axes), by repeated squaring;
+    n = 0 gives identity matrices, negative n powers of the inverse (a singular matrix
+    raises LinAlgError, as in NumPy)."""
+    _check_ndim(x, "matrix_power", 2)
+    n = operator.index(n)
+    m = x.shape[-1]
+    if x.shape[-2] != m:
+        raise ValueError(f"linalg.matrix_power needs square matrices, got shape {x.shape}")
+    if n < 0:
+        x, n = inv(x), -n
+    result = None
+    base = x
+    while True:
+        if n & 1:
+            result = base if result is None else _core.matmul(result, base)
+        n >>= 1
+        if not n:
+            break
+        base = _core.matmul(base, base)
+    if result is None:
+        return _core._copy(broadcast_to(eye(m, dtype=x.dtype, device=x.device), x.shape))
+    return _core._copy(result) if result is x else result
+
+
 def cholesky(x, /, *, upper=False):
     """cholesky(x, /, *, upper=False)
 
@@ -109,7 +139,6 @@ def _lu_parts(x, name):
     _check(x, name)
     lu, piv = _core._lu(x)
     n = lu.shape[-1]
-    from ._linalg_extension import diagonal
     d = diagonal(lu)
     # each pivot that is not its own row is one row swap: the sign flips per swap
     swaps = sum(piv != arange(1, n + 1, dtype=_core.int32, device=x.device), axis=-1)

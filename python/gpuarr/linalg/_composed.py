@@ -1,20 +1,21 @@
 """The array API's linalg extension functions that gpuarr composes from its own
-operations (no LAPACK): matrix_transpose, diagonal, trace, outer, cross,
-matrix_power (n >= 0). They run on every device kind, CUDA included.
+operations (no LAPACK): matrix_transpose, diagonal, trace, outer, cross. They run on
+every device kind, CUDA included.
 
 The factorisation-based names (cholesky, det, eigh, eigvalsh, inv, matrix_rank, pinv,
-qr, slogdet, solve, svd, svdvals) are in _lapack.py.
+qr, slogdet, solve, svd, svdvals) are in _factorizations.py, with matrix_power (its
+negative powers invert); they use this module, never the other way round.
 """
 import operator
 
-from . import _core
-from ._core import Array
-from ._creation import arange, eye
-from ._manipulation import broadcast_arrays, broadcast_to, matrix_transpose, moveaxis
-from ._manipulation import reshape, stack, take
-from ._reduce import sum
+from .. import _core
+from .._core import Array
+from .._creation import arange
+from .._manipulation import broadcast_arrays, matrix_transpose, moveaxis
+from .._manipulation import reshape, stack, take
+from .._reduce import sum
 
-__all__ = ["matrix_transpose", "diagonal", "trace", "outer", "cross", "matrix_power"]
+__all__ = ["matrix_transpose", "diagonal", "trace", "outer", "cross"]
 
 
 def _check(x, name, min_ndim=0):
@@ -86,31 +87,3 @@ def cross(x1, x2, /, *, axis=-1):
     out = stack([sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
                  sub(mul(a0, b1), mul(a1, b0))], axis=-1)
     return moveaxis(out, -1, axis)
-
-
-def matrix_power(x, n, /):
-    """matrix_power(x, n, /)
-
-    x @ x @ ... (n times) for square matrices (last two axes), by repeated squaring;
-    n = 0 gives identity matrices, negative n powers of the inverse (a singular matrix
-    raises LinAlgError, as in NumPy)."""
-    _check(x, "matrix_power", 2)
-    n = operator.index(n)
-    m = x.shape[-1]
-    if x.shape[-2] != m:
-        raise ValueError(f"linalg.matrix_power needs square matrices, got shape {x.shape}")
-    if n < 0:
-        from ._lapack import inv  # _lapack imports this module's neighbours
-        x, n = inv(x), -n
-    result = None
-    base = x
-    while True:
-        if n & 1:
-            result = base if result is None else _core.matmul(result, base)
-        n >>= 1
-        if not n:
-            break
-        base = _core.matmul(base, base)
-    if result is None:
-        return _core._copy(broadcast_to(eye(m, dtype=x.dtype, device=x.device), x.shape))
-    return _core._copy(result) if result is x else result

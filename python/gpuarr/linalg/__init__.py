@@ -1,20 +1,27 @@
 """gpuarr.linalg: norms, factorisations and the array API's linear-algebra names.
 
 Every result stays on the input's device (a norm of a GPU array is a 0-d GPU array:
-reading it is the only transfer).
+reading it is the only transfer). The norms are here; the rest comes from
+- _composed.py: the functions gpuarr composes from its own operations (diagonal,
+  trace, outer, cross, matrix_transpose), on every device kind;
+- _factorizations.py: the ones built on a factorisation (LAPACK, cuSOLVER): solve,
+  inv, det, eigh, svd, qr, ..., and matrix_power (negative powers invert);
+- gpuarr/_matmul.py: matmul, tensordot, vecdot (also in the main namespace).
 """
 import math as _math
 import operator as _operator
 
-from . import _core
-from ._core import Array
-from ._linalg_functions import matmul, tensordot, vecdot
-from ._reduce import _normalize_axis
+from .. import _core
+from .._core import Array
+from .._manipulation import expand_dims as _expand_dims, permute_dims as _permute_dims
+from .._matmul import matmul, tensordot, vecdot
+from .._reduce import _normalize_axis
+from .._reduce import max as _max, min as _min, sum as _sum
 
-from ._linalg_extension import cross, diagonal, matrix_power, matrix_transpose, outer, trace
-from ._lapack import EighResult, LinAlgError, QRResult, SlogdetResult, SVDResult
-from ._lapack import cholesky, det, eigh, eigvalsh, inv, matrix_rank, pinv, qr, slogdet
-from ._lapack import solve, svd, svdvals
+from ._composed import cross, diagonal, matrix_transpose, outer, trace
+from ._factorizations import EighResult, LinAlgError, QRResult, SlogdetResult, SVDResult
+from ._factorizations import cholesky, det, eigh, eigvalsh, inv, matrix_power, matrix_rank
+from ._factorizations import pinv, qr, slogdet, solve, svd, svdvals
 
 __all__ = ["matmul", "tensordot", "vecdot", "norm", "vector_norm", "matrix_norm",
            "matrix_transpose", "diagonal", "trace", "outer", "cross", "matrix_power",
@@ -69,14 +76,12 @@ def _matrix_norm(x, axes, keepdims, ord):
 def _singular_norm(x, row, col, keepdims, ord):
     """'nuc', 2, -2 of the matrices on axes (row, col): the sum, max or min of their
     singular values (those axes moved last for svdvals)."""
-    from ._manipulation import expand_dims, permute_dims
-    from ._reduce import max as _max, min as _min, sum as _sum
     rest = [i for i in range(x.ndim) if i not in (row, col)]
-    s = svdvals(permute_dims(x, tuple(rest) + (row, col)))
+    s = svdvals(_permute_dims(x, tuple(rest) + (row, col)))
     r = _sum(s, axis=-1) if ord == "nuc" else _max(s, axis=-1) if ord == 2 else \
         _min(s, axis=-1)
     if keepdims:
-        r = expand_dims(expand_dims(r, axis=min(row, col)), axis=max(row, col))
+        r = _expand_dims(_expand_dims(r, axis=min(row, col)), axis=max(row, col))
     return r
 
 
