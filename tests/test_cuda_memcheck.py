@@ -1,7 +1,7 @@
 """Memcheck of the emulated CUDA plugin under AddressSanitizer: device memory is
 poisoned for host code between device tasks, and device work may touch only the bytes
-that were asked for (ga_cuda_emu.cpp, "Memcheck"). Each case is a deliberate memory
-error in gpuarr_cuda_selftest_memcheck (ga_cuda_selftest.cu), run in a fresh
+that were asked for (ga_cuda_emu_state.cpp, "Memcheck"). Each case is a deliberate
+memory error in gpuarr_cuda_selftest_memcheck (ga_cuda_selftest.cu), run in a fresh
 interpreter because ASan ends the process at the first report."""
 import os
 import subprocess

@@ -19,9 +19,10 @@
  * like pocketfft's, about eps * log n relative to the norm of the result.
  *
  * No dependency on the thread pool or the host cache: the emulated CUDA plugin
- * (csrc/cuda/ga_cuda_emu.cpp) links this file alone to back its cufftExec* calls
- * (ga_cpu_fft: a plan per call, one thread). The CPU backend keeps plans and spreads
- * the work over its pool (ga_cpu_fft_plans.c), passing that pool in as a function.
+ * (csrc/cuda/emu/ga_cuda_emu_cufft.cpp) links this file alone to back its cufftExec*
+ * calls (ga_cpu_fft: a plan per call, one thread). The CPU backend keeps plans and
+ * spreads the work over its pool (ga_cpu_fft_plans.c), passing that pool in as a
+ * function.
  */
 #include <math.h>
 #include <stdlib.h>

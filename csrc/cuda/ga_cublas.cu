@@ -5,7 +5,8 @@
  * It is dlopen'ed at the first floating GEMM, of the plugin's CUDA major version, from
  * the folders of ga_cublas_paths.h (the pip wheel beside gpuarr, $CUDA_HOME, the
  * loader's search, the build's toolkit). The exported names are the _v2 ones. The
- * emulated build takes the reference implementations of ga_cuda_emu.cpp instead.
+ * emulated build takes the reference implementations of ga_cuda_emu_cublas.cpp
+ * instead.
  */
 #include "ga_cuda.h"
 

@@ -74,8 +74,8 @@ ga_cuda_grid_blocks(dim3 g)
 
 /* Kernels that use __syncthreads need no marking: the emulation finds out at run time
  * (thread 0 of each block runs on a fiber; if it reaches a barrier the whole block
- * runs on fibers, else thread by thread; see ga_cuda_emu.cpp). GA_BARRIER_KERNEL is
- * accepted as a synonym of __global__ for documentation. */
+ * runs on fibers, else thread by thread; see emu/ga_cuda_emu_internal.h).
+ * GA_BARRIER_KERNEL is accepted as a synonym of __global__ for documentation. */
 #define GA_BARRIER_KERNEL __global__
 
 /* Dynamic shared memory of a launch (the `shmem` bytes of GA_LAUNCH) as a T *:

@@ -7,7 +7,7 @@
  * nvidia-cufft-cu12 for CUDA 12; $CUDA_HOME; the loader's search; the build's toolkit).
  * Its soname follows cuFFT's own major version, not CUDA's: CUDA 13 ships
  * libcufft.so.12, CUDA 12 libcufft.so.11 (CUFFT_VER_MAJOR of the header built with).
- * The emulated build takes ga_cuda_emu.cpp's cufft* (the CPU FFT on the stream).
+ * The emulated build takes ga_cuda_emu_cufft.cpp's cufft* (the CPU FFT on the stream).
  *
  * Plans: one per (device, n, batch, type), made with cufftPlanMany in the default
  * layout (contiguous lines, NULL embeddings: exactly ga_fft_desc), bound to the

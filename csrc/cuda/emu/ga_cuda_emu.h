@@ -8,10 +8,10 @@
  * meeting point of its mask's lanes), vector alignment, under AddressSanitizer if
  * asked. It cannot check real cuBLAS or timing.
  *
- * Execution model (documented in ga_cuda_emu.cpp in more detail):
+ * Execution model (documented in ga_cuda_emu_internal.h in more detail):
  *   - each stream (and each device's legacy default stream) is a queue run by its own
  *     worker thread: launches, async copies, memsets and event records enqueue and
- *     return; the calls that wait on a GPU wait here (see ga_cuda_emu.cpp, "streams");
+ *     return; the calls that wait on a GPU wait here (see ga_cuda_emu_streams.cpp);
  *   - a launch runs its blocks one after another. Thread 0 of each block runs on a
  *     fiber; if it reaches __syncthreads or a warp primitive the whole block runs on
  *     fibers (one per CUDA thread, switched at each barrier and warp primitive),
@@ -43,8 +43,8 @@
  *     some stream, so a host dereference of a device pointer is a use-after-poison
  *     report; device work may touch only the bytes asked for (cudaMalloc's size, or
  *     what ga_emu_mem_extent says), so a read one byte past them is reported although
- *     blocks start 256-byte aligned (ga_cuda_emu.cpp, "Memcheck", says what the
- *     window cannot catch);
+ *     blocks start 256-byte aligned (ga_cuda_emu_state.cpp, "Memcheck", says what
+ *     the window cannot catch);
  *   - device math is not host math: the transcendental functions the kernels call
  *     (sinf, exp, pow, ...) return the correctly rounded value moved by a
  *     deterministic 0..k ulps, k the CUDA Programming Guide's bound, so a test that
@@ -264,12 +264,12 @@ cudaError_t ga_emu_stream_sleep(cudaStream_t stream, unsigned ms);
  * misbehave on a made-up handle from another library; the emulation says so. */
 int ga_emu_stream_known(cudaStream_t stream);
 
-/* Memcheck (ASan builds; see ga_cuda_emu.cpp): device work queued on `stream` after
- * this call may touch only the first `n` of the `size` bytes at `p`, a range inside
- * one cudaMalloc block (the caching allocator's request inside its rounded block, a
- * whole allocation or a piece of a split one). The change is a task on `stream`, so
- * work queued before it keeps the old extent (a block the cache hands out again may
- * still be read by its previous owner's work). A no-op in other builds. */
+/* Memcheck (ASan builds; see ga_cuda_emu_state.cpp): device work queued on `stream`
+ * after this call may touch only the first `n` of the `size` bytes at `p`, a range
+ * inside one cudaMalloc block (the caching allocator's request inside its rounded
+ * block, a whole allocation or a piece of a split one). The change is a task on
+ * `stream`, so work queued before it keeps the old extent (a block the cache hands out
+ * again may still be read by its previous owner's work). A no-op in other builds. */
 void ga_emu_mem_extent(void *p, size_t size, size_t n, cudaStream_t stream);
 
 /* Start of the launch's dynamic shared memory (`extern __shared__`). */
@@ -424,10 +424,10 @@ atomicXor(T *p, T v)
 
 /* --- warp primitives -------------------------------------------------------------
  * Lockstep semantics: each primitive is a meeting point of the lanes its mask names
- * (ga_cuda_emu.cpp, "Warps"). The calling lane must be in its mask; a mask naming a
- * lane that exited, waits at __syncthreads or does not exist fails the launch with
- * cudaErrorLaunchFailure, as compute-sanitizer's synccheck reports it. A shuffle from
- * a lane outside the mask returns the caller's own value (undefined on a GPU). */
+ * (ga_cuda_emu_launch.cpp, "Warps"). The calling lane must be in its mask; a mask
+ * naming a lane that exited, waits at __syncthreads or does not exist fails the launch
+ * with cudaErrorLaunchFailure, as compute-sanitizer's synccheck reports it. A shuffle
+ * from a lane outside the mask returns the caller's own value (undefined on a GPU). */
 
 enum {
     GA_EMU_SHFL_IDX,
@@ -824,16 +824,17 @@ gpuarr_cuda_emu_set_lapack(void *(*lookup)(const char *name, int *ilp64));
 
 #ifdef __cplusplus
 #include <functional>
-/* For references that live outside ga_cuda_emu.cpp (ga_cuda_emu_cusolver.cpp): queue
- * `task` on `stream` (device memory readable while it runs, as for a kernel); whether
- * [p, p + n) lies in one device block; the detail of the next library error. */
+/* For library references that do without the emulator's internals
+ * (ga_cuda_emu_cusolver.cpp; defined in ga_cuda_emu_state.cpp): queue `task` on
+ * `stream` (device memory readable while it runs, as for a kernel); whether [p, p + n)
+ * lies in one device block; the detail of the next library error. */
 void ga_emu_enqueue_task(cudaStream_t stream, std::function<void()> task);
 bool ga_emu_on_device(const void *p, size_t n);
 void ga_emu_set_error_detail(const char *msg);
 #endif
 
 /* --- cuFFT: the API's types, numbers and calls that ga_cufft.cu makes, computed by the
- * CPU FFT (csrc/ga_cpu_fft.c), in order on the plan's stream. ------------------------ */
+ * CPU FFT (csrc/cpu/ga_cpu_fft.c), in order on the plan's stream. -------------------- */
 
 #define CUFFT_VER_MAJOR 12
 #define CUFFT_FORWARD (-1)
