@@ -21,7 +21,7 @@ import pytest
 import gpuarr
 from gpuarr import _grade_check
 
-ROOT = pathlib.Path(__file__).parent.parent
+ROOT = pathlib.Path(__file__).parents[2]  # tests/teaching/ -> the repository
 EXERCISES = ROOT / "notebooks" / "exercises"
 ANSWERS = pathlib.Path(__file__).parent / "exercise_answers"
 CORRECT = ["solutions"] + [f"unusual/{p.name}" for p in sorted((ANSWERS / "unusual").iterdir())]

@@ -13,12 +13,13 @@ import pytest
 
 from gpuarr import _core
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CUDA_TESTS = os.path.join(TESTS, "cuda")  # the files whose mirrors are checked
 
 
 def _load(name):
     spec = importlib.util.spec_from_file_location(f"_mirror_{name}",
-                                                  os.path.join(HERE, name + ".py"))
+                                                  os.path.join(CUDA_TESTS, name + ".py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
