@@ -1,10 +1,11 @@
 """The tests' ctypes mirrors of ga_backend.h match the layout the C compiler chose.
 
-tests/test_cuda_kernels.py drives the CUDA plugin's table below the core through
+tests/cuda/test_cuda_kernels.py drives the CUDA plugin's table below the core through
 ctypes copies of its structs; a copy that drifts from the header would hand the plugin
 garbage. `_core._abi_layout()` reports each struct's size and each field's offset and
 size as compiled, and this file checks every mirror against it (the emulated-CUDA
-tests check theirs in tests/test_cuda_emulation.py's prelude). No device is needed."""
+tests check theirs in tests/cuda/test_cuda_emulation.py's prelude). No device is
+needed."""
 import ctypes
 import importlib.util
 import os
