@@ -11,6 +11,19 @@ import pytest
 
 import gpuarr
 
+# The test files live in folders by subject (tests/README.md), and a few import another
+# folder's test module by its bare name (test_cuda_sort.py takes test_sorting.py's data,
+# test_numpy_corners.py test_dlpack_validation.py's producer). pytest's default import
+# mode puts only the folder of each file it collects on sys.path, so a run of one folder
+# would miss the other's module: every test folder goes on it here, after this one (which
+# pytest put first, for `from conftest import ...`). Module basenames stay unique across
+# the folders: in this mode pytest refuses two test modules of one name.
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+for _name in sorted(os.listdir(_TESTS)):
+    _dir = os.path.join(_TESTS, _name)
+    if not _name.startswith(("_", ".")) and os.path.isdir(_dir) and _dir not in sys.path:
+        sys.path.append(_dir)
+
 ALL_DTYPES = [
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128",

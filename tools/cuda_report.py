@@ -386,8 +386,8 @@ def fused_multiply_adds(lines: List[str]) -> int:
 def analyse(plugin: str, arch: str) -> List[Kernel]:
     """Every kernel of `plugin`'s `arch` code. With GPUARR_CUDA_REPORT_CACHE naming a
     folder, the result is kept there, keyed by the plugin's bytes, the arch and this
-    file's own source: CI reads the same plugin three times (tests/test_cuda_report.py,
-    .ci/cuda_report.sh, the GPU run's rehearsal), about 2 CPU-minutes each."""
+    file's own source: CI reads the same plugin three times
+    (tests/tooling/test_cuda_report.py, .ci/cuda_report.sh, the GPU run's rehearsal), about 2 CPU-minutes each."""
     folder = os.environ.get("GPUARR_CUDA_REPORT_CACHE")
     if not folder:
         return _analyse(plugin, arch)

@@ -86,33 +86,38 @@ REHEARSE_DEADLINE = 420
 # The suite on the GPU, in this order (xdist hands out tests in collection order, so
 # these come first when time runs short): the CUDA files, the textbook, the core, then
 # everything else. pytest drops the duplicates that `tests` adds back.
-GPU_TESTS = ["tests/test_cuda_kernels.py", "tests/test_cuda_sort.py",
-             "tests/test_cuda_budgets.py", "tests/test_cuda_budgets_index.py",
-             "tests/test_cuda_allocator.py", "tests/test_cuda_copies.py",
-             "tests/test_cuda_plugin.py", "tests/test_cuda_unaligned.py",
-             "tests/test_textbook_pytorch.py", "tests/test_textbook_gluon.py",
-             "tests/test_textbook_mxnet_np.py", "tests/test_textbook_exercises.py",
-             "tests/test_textbook_checklist.py", "tests/test_array_basics.py",
-             "tests/test_elementwise.py", "tests/test_indexing.py", "tests/test_reduce.py",
-             "tests/test_sorting.py", "tests/test_linalg.py", "tests/test_linalg_lapack.py",
-             "tests/test_fft.py", "tests/test_matmul.py", "tests/test_dlpack.py",
-             "tests/test_async_ordering.py", "tests/test_device_twins.py", "tests"]
+GPU_TESTS = ["tests/cuda/test_cuda_kernels.py", "tests/cuda/test_cuda_sort.py",
+             "tests/cuda/test_cuda_budgets.py", "tests/cuda/test_cuda_budgets_index.py",
+             "tests/cuda/test_cuda_allocator.py", "tests/cuda/test_cuda_copies.py",
+             "tests/cuda/test_cuda_plugin.py", "tests/cuda/test_cuda_unaligned.py",
+             "tests/textbook/test_textbook_pytorch.py",
+             "tests/textbook/test_textbook_gluon.py",
+             "tests/textbook/test_textbook_mxnet_np.py",
+             "tests/textbook/test_textbook_exercises.py",
+             "tests/textbook/test_textbook_checklist.py",
+             "tests/core/test_array_basics.py", "tests/core/test_elementwise.py",
+             "tests/core/test_indexing.py", "tests/core/test_reduce.py",
+             "tests/core/test_sorting.py", "tests/core/test_linalg.py",
+             "tests/core/test_linalg_lapack.py", "tests/core/test_fft.py",
+             "tests/core/test_matmul.py", "tests/devices/test_dlpack.py",
+             "tests/devices/test_async_ordering.py",
+             "tests/devices/test_device_twins.py", "tests"]
 # the notebooks need nbclient and a kernel, and take minutes; the rest of the suite runs
-GPU_TESTS_IGNORE = ["tests/test_notebooks.py"]
+GPU_TESTS_IGNORE = ["tests/textbook/test_notebooks.py"]
 # On emulated CUDA the rehearsal runs a few quick tests: it checks the plumbing (the
 # report, the limits), not gpuarr (CI's emulated suite does that).
-REHEARSE_TESTS = ["tests/test_cuda_kernels.py", "-k",
+REHEARSE_TESTS = ["tests/cuda/test_cuda_kernels.py", "-k",
                   "uniform_same_seed or full_reductions_of_odd_sizes or cumsum_and_cumprod"]
 PER_TEST_TIMEOUT = 120  # pytest-timeout: a test that hangs on the GPU ends its worker
 
 # compute-sanitizer: tests with no subprocess (the tool follows this process only) that
 # launch the hand-written kernels (reductions, scans, sort, gathers, elementwise)
 SANITIZER_TESTS = {
-    "memcheck": ["tests/test_cuda_kernels.py", "tests/test_cuda_sort.py", "-k",
+    "memcheck": ["tests/cuda/test_cuda_kernels.py", "tests/cuda/test_cuda_sort.py", "-k",
                  "not fills_the_device and not second_device"],
-    "racecheck": ["tests/test_cuda_kernels.py", "tests/test_cuda_sort.py", "-k",
+    "racecheck": ["tests/cuda/test_cuda_kernels.py", "tests/cuda/test_cuda_sort.py", "-k",
                   "reduction or cumsum or nonzero or argmax or tiles or merge"],
-    "synccheck": ["tests/test_cuda_kernels.py", "tests/test_cuda_sort.py", "-k",
+    "synccheck": ["tests/cuda/test_cuda_kernels.py", "tests/cuda/test_cuda_sort.py", "-k",
                   "reduction or cumsum or nonzero or tiles or merge"],
 }
 SANITIZER_ERROR_EXIT = 86  # --error-exitcode: the tool found errors

@@ -88,8 +88,8 @@ rc=0
 GPUARR_SIMULATE_GPUS=2 \
   PYTHONPATH="$ROOT/tools" timeout 1800 "$PYA" -m pytest tests -q \
   -p no:cacheprovider -p pytest_subset --subset="$subset" -m "not serial" -rfEs --durations=5 \
-  --ignore=tests/test_notebooks.py \
-  --deselect tests/test_dask.py::test_local_cluster_with_two_worker_processes "$@" \
+  --ignore=tests/textbook/test_notebooks.py \
+  --deselect tests/core/test_dask.py::test_local_cluster_with_two_worker_processes "$@" \
   >"$ARM/pytest.log" 2>&1 || rc=$?
 show_pytest_log "$ARM/pytest.log" $rc
 say "done: Linux aarch64 (qemu) checks passed"

@@ -1,7 +1,7 @@
 """Run the code cells of Jupyter notebooks in order, in one namespace per notebook, as
 a kernel would, and fail on the first cell that raises. For platforms where a Jupyter
 kernel is more than the check needs (Windows under Wine: tools/windows_wine.sh); on
-Linux, tests/test_notebooks.py runs them through a real kernel (nbclient).
+Linux, tests/textbook/test_notebooks.py runs them through a real kernel (nbclient).
 
     python tools/run_notebook_cells.py notebooks/01_gpus.ipynb [...]
 

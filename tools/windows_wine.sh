@@ -172,8 +172,8 @@ rc=0
 GPUARR_SIMULATE_GPUS=2 PYTHONPATH="$ROOT/tools" \
   winpy "$WIN/pytest.log" -m pytest tests -q -p no:cacheprovider -p pytest_subset \
   --subset="$subset" -m "not serial" -rfEs --durations=5 \
-  --ignore=tests/test_notebooks.py \
-  --deselect tests/test_dask.py::test_local_cluster_with_two_worker_processes "$@" \
+  --ignore=tests/textbook/test_notebooks.py \
+  --deselect tests/core/test_dask.py::test_local_cluster_with_two_worker_processes "$@" \
   >/dev/null || rc=$?
 show_pytest_log "$WIN/pytest.log" $rc
 say "done: Windows (Wine) checks passed"

@@ -46,7 +46,7 @@ PRELUDE = textwrap.dedent("""
                     ("ldc", ctypes.c_int64), ("stride_c", ctypes.c_int64),
                     ("batch", ctypes.c_int64), ("alpha", ctypes.c_double),
                     ("beta", ctypes.c_double)]
-    # the mirrors above match the compiled layout (tests/test_abi_mirror.py checks
+    # the mirrors above match the compiled layout (tests/tooling/test_abi_mirror.py checks
     # test_cuda_kernels.py's): the table's entries in order, and the GEMM descriptor
     _size, _fields = gpuarr._core._abi_layout()["ga_backend"]
     _fields = _fields[:len(FIELDS) + 2]  # the mirror is a prefix of the table

@@ -17,8 +17,8 @@ import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import cuda_report  # noqa: E402
 
@@ -193,7 +193,7 @@ def test_one_dimensional_gathers_keep_four_loads_in_flight(report):
 
 def test_complex_multiply_and_divide_are_not_fused(report):
     # -fmad=false: a*b - c*d rounds each product, as on the CPU and the emulator
-    # (tests/test_one_arithmetic.py); an FFMA/DFMA here would change the last bits
+    # (tests/core/test_one_arithmetic.py); an FFMA/DFMA here would change the last bits
     picked = [k for k in report if re.search(
         r"k_elementwise<ga_f_(multiply|divide)_complex(64|128)>", k.name)]
     assert len(picked) == 4, [k.name for k in picked]

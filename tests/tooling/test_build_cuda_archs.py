@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODULE = ROOT / "cmake" / "GpuarrCudaArchs.cmake"
 
 pytestmark = pytest.mark.skipif(shutil.which("cmake") is None or not MODULE.exists(),

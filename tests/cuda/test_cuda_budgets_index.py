@@ -111,7 +111,7 @@ def test_scatter_with_a_bad_device_index_fails_its_destination_only(dev):
         gpuarr.synchronize(dev)
     # the destination of a failed scatter is failed (its data is not what the program
     # says it is): every read raises; the kernels' "writes nothing" is checked below
-    # the core, in tests/test_cuda_kernels.py
+    # the core, in tests/cuda/test_cuda_kernels.py
     with pytest.raises(IndexError, match="index 7 is out of bounds"):
         x.numpy()
     # other arrays scatter as before: a failure belongs to its own operation's slot

@@ -1,10 +1,11 @@
 """The tests' ctypes mirrors of ga_backend.h match the layout the C compiler chose.
 
-tests/test_cuda_kernels.py drives the CUDA plugin's table below the core through
+tests/cuda/test_cuda_kernels.py drives the CUDA plugin's table below the core through
 ctypes copies of its structs; a copy that drifts from the header would hand the plugin
 garbage. `_core._abi_layout()` reports each struct's size and each field's offset and
 size as compiled, and this file checks every mirror against it (the emulated-CUDA
-tests check theirs in tests/test_cuda_emulation.py's prelude). No device is needed."""
+tests check theirs in tests/cuda/test_cuda_emulation.py's prelude). No device is
+needed."""
 import ctypes
 import importlib.util
 import os
@@ -13,12 +14,13 @@ import pytest
 
 from gpuarr import _core
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CUDA_TESTS = os.path.join(TESTS, "cuda")  # the files whose mirrors are checked
 
 
 def _load(name):
     spec = importlib.util.spec_from_file_location(f"_mirror_{name}",
-                                                  os.path.join(HERE, name + ".py"))
+                                                  os.path.join(CUDA_TESTS, name + ".py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -57,7 +57,7 @@ def test_plugin_exports_only_its_entry_points():
     out = subprocess.run(["nm", "-D", "--defined-only", PLUGIN], capture_output=True,
                          text=True, check=True).stdout
     names = {line.split()[-1] for line in out.splitlines() if line.strip()}
-    # the backend table, and the self-test entry points tests/test_cuda_emulation.py
+    # the backend table, and the self-test entry points tests/cuda/test_cuda_emulation.py
     # calls (gpuarr_cuda_selftest* in csrc/cuda/CMakeLists.txt's export map)
     assert names == {"gpuarr_cuda_backend", "gpuarr_cuda_selftest",
                      "gpuarr_cuda_selftest_case", "gpuarr_cuda_selftest_long_kernel",

@@ -10,7 +10,7 @@ import pytest
 
 import gpuarr
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "gpu.py"
 # the gpuarr under test (the working tree's, or an installed one)
 PKG_ROOT = pathlib.Path(gpuarr.__file__).resolve().parent.parent

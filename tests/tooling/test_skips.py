@@ -6,11 +6,11 @@ import shutil
 import subprocess
 import sys
 
-HERE = pathlib.Path(__file__).parent
+TESTS = pathlib.Path(__file__).parents[1]  # the one shared conftest.py is here
 
 
 def _run(tmp_path, reason, strict):
-    shutil.copy(HERE / "conftest.py", tmp_path / "conftest.py")
+    shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "test_probe.py").write_text(
         "import pytest\n\n\ndef test_probe():\n    pytest.skip(%r)\n" % reason)
     env = dict(os.environ, GPUARR_STRICT_SKIPS="1" if strict else "0")

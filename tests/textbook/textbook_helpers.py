@@ -1,4 +1,4 @@
-"""Helpers shared by the tests/test_textbook_*.py files (not a test module)."""
+"""Helpers shared by the tests/textbook/test_textbook_*.py files (not a test module)."""
 import os
 import subprocess
 import sys

@@ -12,7 +12,7 @@ import pytest
 
 import gpuarr
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOLS = os.path.join(ROOT, "tools")
 sys.path.insert(0, TOOLS)
 

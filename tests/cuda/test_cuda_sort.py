@@ -10,8 +10,8 @@ sibling run. So the interesting sizes are around the tile and the run boundaries
 rows much shorter than a tile, and one row much longer. NumPy's stable sort is the
 oracle, and the kernel counters (gpuarr.testing.count_kernels) check the budgets:
 1 + key bytes launches (radix) or 1 + ceil(log2(n / 1024)) (merge), no host wait, a
-grid that fills the device. tests/test_cuda_radix.py has the radix sort's own cases;
-tests/test_sorting.py covers the API (axes, unique_*, searchsorted's sorter) on every
+grid that fills the device. tests/cuda/test_cuda_radix.py has the radix sort's own cases;
+tests/core/test_sorting.py covers the API (axes, unique_*, searchsorted's sorter) on every
 device.
 """
 import math

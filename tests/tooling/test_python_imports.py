@@ -17,7 +17,7 @@ import textwrap
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PKG = ROOT / "python" / "gpuarr"
 
 pytestmark = pytest.mark.skipif(not PKG.is_dir(), reason="needs a source checkout")

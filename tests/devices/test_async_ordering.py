@@ -1,9 +1,10 @@
 """The ordering model (docs/DESIGN.md, "Ordering: one model for simulated and CUDA
 devices"): work on a device is queued in order and returns at once; host reads,
 synchronize() and copies to other devices wait; an error of queued work belongs to its
-result (tests/test_failed_results.py has the rules). The rules hold on every device (the CPU is simply
-synchronous); the structural checks of the queue itself run on simulated GPUs, whose
-worker can be held still (_core._hold_queue) so nothing depends on timing."""
+result (tests/devices/test_failed_results.py has the rules). The rules hold on every
+device (the CPU is simply synchronous); the structural checks of the queue itself run
+on simulated GPUs, whose worker can be held still (_core._hold_queue) so nothing
+depends on timing."""
 import random
 
 import numpy as np

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 HEADER = ROOT / "csrc" / "cuda" / "ga_cublas_paths.h"
 CC = shutil.which("cc") or shutil.which("gcc")
 

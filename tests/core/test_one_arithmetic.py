@@ -10,8 +10,8 @@ with the CPU in the last bit. The references below are built from NumPy's real u
 each of which rounds once: the unfused formula, exactly. (NumPy's own complex multiply
 may use FMA instructions on some CPUs, so it is not the reference.)
 
-tests/test_cuda_report.py checks the GPU side statically: no FFMA/DFMA in the complex
-multiply and divide kernels of the real plugin's machine code.
+tests/tooling/test_cuda_report.py checks the GPU side statically: no FFMA/DFMA in the
+complex multiply and divide kernels of the real plugin's machine code.
 """
 import numpy as np
 import pytest

@@ -48,7 +48,7 @@ def test_norm_over_axes_and_keepdims(device):
 
 @pytest.mark.parametrize("ord", ["nuc", 2, -2])
 def test_matrix_norms_from_singular_values_match_numpy(ord):
-    # (tests/test_linalg_lapack.py checks them over dtypes, axes and devices)
+    # (tests/core/test_linalg_lapack.py checks them over dtypes, axes and devices)
     a = np.array([[3.0, 1.0], [1.0, 2.0]], np.float32)
     _close(gpuarr.linalg.norm(gpuarr.asarray(a), ord=ord), np.linalg.norm(a, ord=ord))
 

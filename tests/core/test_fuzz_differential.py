@@ -397,7 +397,7 @@ def _complex_special_step(rng, pool, dev, log, i, g, n):
             want, got = getattr(np, name)(z), getattr(gpuarr, name)(gz)
             if name == "expm1":
                 # Annex G has no cexpm1: at a non-finite part or a zero, exp(z) - 1 from
-                # Annex G's exp (the array API's values; tests/test_numpy_corners.py)
+                # Annex G's exp (the array API's values; tests/core/test_numpy_corners.py)
                 want = np.where(~np.isfinite(z) | (z == 0), np.exp(z) - 1, want)
             want = annex_g_oracle(name, z, want)
     _same_special(got.numpy(), want, log[-1])

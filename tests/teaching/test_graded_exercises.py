@@ -1,9 +1,9 @@
 """The graded exercises of notebooks/exercises, graded as a student and as a teacher
 grade them: the reference solutions and the unusual but correct answers pass, every
-wrong answer and cheat in tests/exercise_answers/wrong_answers fails with the message
-a student must see, on every kind of machine (no GPU: the graders simulate two; one
-GPU: a second pass on two simulated GPUs; emulated CUDA), and the teacher's grading
-run (python -m gpuarr.grade) refuses the cheats before importing them.
+wrong answer and cheat in tests/teaching/exercise_answers/wrong_answers fails with the
+message a student must see, on every kind of machine (no GPU: the graders simulate
+two; one GPU: a second pass on two simulated GPUs; emulated CUDA), and the teacher's
+grading run (python -m gpuarr.grade) refuses the cheats before importing them.
 
 One pytest process grades every answer folder at once (--gpuarr-exercises with several
 folders), per kind of machine; the checks below read its junit report."""
@@ -21,7 +21,7 @@ import pytest
 import gpuarr
 from gpuarr import _grade_check
 
-ROOT = pathlib.Path(__file__).parent.parent
+ROOT = pathlib.Path(__file__).parents[2]  # tests/teaching/ -> the repository
 EXERCISES = ROOT / "notebooks" / "exercises"
 ANSWERS = pathlib.Path(__file__).parent / "exercise_answers"
 CORRECT = ["solutions"] + [f"unusual/{p.name}" for p in sorted((ANSWERS / "unusual").iterdir())]
