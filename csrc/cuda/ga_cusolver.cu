@@ -21,6 +21,7 @@
 #include <cusolverDn.h> /* types and prototypes only */
 #endif
 #include "ga_cublas_paths.h"
+#include "ga_linalg_failure.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -350,21 +351,6 @@ struct scratch {
     }
 };
 
-const char *
-failure_text(int op)
-{
-    switch (op) {
-    case GA_LINALG_SOLVE:
-        return "Singular matrix";
-    case GA_LINALG_CHOLESKY:
-        return "Matrix is not positive definite";
-    case GA_LINALG_EIGH:
-        return "Eigenvalues did not converge";
-    default:
-        return "SVD did not converge";
-    }
-}
-
 /* The one host wait of a call: every matrix's devInfo at once, followed (with
  * `nan_flags`) by the batch's NaN flags (flag_nan), a NaN being a numerical failure. */
 int
@@ -383,9 +369,9 @@ check_info(int dev, const ga_linalg_desc *d, const int *dinfo, int nan_flags = 0
         if (info[i] > 0) {
             if (d->batch > 1) {
                 return ga_error(GA_ERR_LINALG, "%s (matrix %lld of the batch)",
-                                failure_text(d->op), (long long)i);
+                                ga_linalg_failure_text(d->op), (long long)i);
             }
-            return ga_error(GA_ERR_LINALG, "%s", failure_text(d->op));
+            return ga_error(GA_ERR_LINALG, "%s", ga_linalg_failure_text(d->op));
         }
     }
     return GA_OK;
