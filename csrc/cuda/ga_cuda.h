@@ -11,6 +11,8 @@
  *   ga_cuda_backend.cu  the table, devices, streams, caching allocator, copies
  *   ga_cublas.cu        cuBLAS loaded at the first GEMM; integer GEMM kernel
  *   ga_cusolver.cu      cuSOLVER loaded at the first factorisation (gpuarr.linalg)
+ *   ga_cufft.cu         cuFFT loaded at the first FFT
+ *   ga_cuda_libs.cu     the loop that dlopens those three (ga_cublas_paths.h's folders)
  *   k_elementwise.cu    elementwise ops and casts (math from ../ga_kernels.h)
  *   k_reduce.cu         reductions
  *   k_scan.cu           scans (cumsum, cumprod)

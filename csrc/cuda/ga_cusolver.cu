@@ -21,9 +21,9 @@
 #include <cusolverDn.h> /* types and prototypes only */
 #endif
 #include "ga_cublas_paths.h"
+#include "ga_cuda_libs.h"
 #include "ga_linalg_failure.h"
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,39 +91,14 @@ char api_error[900];
 cusolverDnHandle_t handles[GA_MAX_DEVICES];
 
 #ifndef GA_CUDA_EMULATION
-#ifndef GA_CUDA_TOOLKIT_LIBDIR
-#define GA_CUDA_TOOLKIT_LIBDIR "/usr/local/cuda/lib64"
-#endif
 constexpr int cuda_major = CUDART_VERSION / 1000;
 
 void *
 open_cusolver(void)
 {
     char tried[700] = "";
-    Dl_info info;
-    const char *self = NULL;
-    if (dladdr((void *)&open_cusolver, &info) != 0) {
-        self = info.dli_fname;
-    }
-    ga_cublas_candidate dirs[GA_CUBLAS_MAX_CANDIDATES];
-    int n = ga_cuda_lib_candidates(ga_cusolver_wheel_dir(cuda_major), self,
-                                   getenv("CUDA_HOME"), getenv("CUDA_PATH"),
-                                   GA_CUDA_TOOLKIT_LIBDIR, dirs);
-    void *h = NULL;
-    for (int i = 0; h == NULL && i < n; i++) {
-        char path[8192];
-        int np = snprintf(path, sizeof(path), "%s%slibcusolver.so.%d", dirs[i].dir,
-                          dirs[i].dir[0] ? "/" : "", CUSOLVER_VER_MAJOR);
-        if (np < 0 || (size_t)np >= sizeof(path)) {
-            continue;
-        }
-        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (h == NULL) {
-            size_t used = strlen(tried);
-            snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? "; " : "",
-                     dlerror());
-        }
-    }
+    void *h = ga_cuda_lib_open(ga_cusolver_wheel_dir(cuda_major), "libcusolver.so",
+                               CUSOLVER_VER_MAJOR, NULL, tried, sizeof(tried));
     if (h == NULL) {
         snprintf(api_error, sizeof(api_error),
                  "cuSOLVER (libcusolver.so.%d) could not be loaded, so gpuarr.linalg's "
@@ -140,14 +115,8 @@ template <typename F>
 int
 sym(void *h, const char *name, F *out)
 {
-    *out = (F)dlsym(h, name);
-    if (*out == NULL) {
-        snprintf(api_error, sizeof(api_error),
-                 "the cuSOLVER that was loaded has no %s: it is not cuSOLVER %d", name,
-                 CUSOLVER_VER_MAJOR);
-        return -1;
-    }
-    return 0;
+    return ga_cuda_lib_fn(h, name, out, "cuSOLVER", CUSOLVER_VER_MAJOR, api_error,
+                          sizeof(api_error));
 }
 #endif
 
