@@ -137,7 +137,7 @@ typedef struct {
  * op(X) is X, or X^T when trans == 1 (conjugate is never requested). m, n, k are the
  * column-major sizes; lda/ldb/ldc are leading dimensions in elements; stride_* are
  * element strides between batch members (0 = the same matrix for every i).
- * ga_gemm_plan() in ga_gemm.h computes this from row-major operands, for every
+ * ga_gemm_plan() in ga_matmul.h computes this from row-major operands, for every
  * backend alike. alpha = 1 and beta = 0 unless stated. For dtypes no BLAS serves
  * (integers, bool), a backend runs its own kernel with the same convention. */
 typedef struct {

@@ -1,5 +1,5 @@
 /* ga_cusolver.cu: the factorisations of gpuarr.linalg on a CUDA device (the `linalg`
- * entry, ga_linalg_desc in ../ga_backend.h), with cuSOLVER's dense API.
+ * entry, ga_linalg_desc in ga_backend.h), with cuSOLVER's dense API.
  *
  * cuSOLVER is not linked, for cuBLAS's reasons (ga_cublas.cu): it is large, and a
  * missing libcusolver must not stop the plugin from loading; it is dlopen'ed at the
