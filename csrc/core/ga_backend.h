@@ -137,7 +137,7 @@ typedef struct {
  * op(X) is X, or X^T when trans == 1 (conjugate is never requested). m, n, k are the
  * column-major sizes; lda/ldb/ldc are leading dimensions in elements; stride_* are
  * element strides between batch members (0 = the same matrix for every i).
- * ga_gemm_plan() in ga_gemm.h computes this from row-major operands, for every
+ * ga_gemm_plan() in ga_matmul.h computes this from row-major operands, for every
  * backend alike. alpha = 1 and beta = 0 unless stated. For dtypes no BLAS serves
  * (integers, bool), a backend runs its own kernel with the same convention. */
 typedef struct {
@@ -261,8 +261,9 @@ typedef enum {
  * A matrix that has no answer (singular for SOLVE, not positive definite for
  * CHOLESKY, no convergence for EIGH/SVD) makes the entry return GA_ERR_LINALG with
  * "Singular matrix", "Matrix is not positive definite", "Eigenvalues did not
- * converge" or "SVD did not converge"; the outputs are then unspecified. LU reports
- * an exactly singular matrix only through a zero on U's diagonal. */
+ * converge" or "SVD did not converge" (ga_linalg_failure_text, ga_linalg_failure.h);
+ * the outputs are then unspecified. LU reports an exactly singular matrix only through
+ * a zero on U's diagonal. */
 typedef struct {
     int32_t op;    /* ga_linalg_op */
     int32_t dtype; /* ga_dtype of a, b, u, vh; w has the real dtype */

@@ -49,7 +49,8 @@
 #endif
 
 /* GA_K_ELEMENT(p, A): p as the address of an element aligned to A bytes, for the
- * memcpy that loads or stores it (ga_kernels.h, ga_philox.h, the CUDA kernels).
+ * memcpy that loads or stores it (ga_elementwise_math.h, ga_philox.h, the CUDA
+ * kernels).
  *   - CPU (C11): p itself. CPU arrays may be unaligned (a NumPy view at an odd byte
  *     offset), and memcpy of a constant size is one plain load on every CPU we build for.
  *   - nvcc device code: p with the alignment promised to the compiler, so the memcpy is

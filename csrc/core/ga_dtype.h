@@ -3,8 +3,9 @@
  * GA_DTYPES(X) drives the enum, the traits table and every dtype switch in the
  * core and the backends: X(ENUM, name, kind, itemsize, numpy_char, ctype)
  * `ctype` is the storage type. float16 is stored as its IEEE bits (uint16_t) and
- * converted by ga_kernels.h, so the core needs no compiler support for half floats.
- * complex64/complex128 are two floats/doubles, real part first (NumPy's layout).
+ * converted by ga_elementwise_math.h, so the core needs no compiler support for half
+ * floats. complex64/complex128 are two floats/doubles, real part first (NumPy's
+ * layout).
  */
 #ifndef GA_DTYPE_H
 #define GA_DTYPE_H

@@ -4,10 +4,11 @@
  * GEMM (ga_cpu_gemm.c). A run is n elements `s` bytes apart, at any alignment; one
  * switch per run, outside the element loop. C only (the CPU backend).
  *
- * Every conversion goes through the shared casts of ga_kernels.h (GA_K_READ_<dtype>
- * reads an element and hands it to the writer ga_w_<i|u|d|c>_<dtype> of the target),
- * the same rule the CUDA kernels and astype use: floats to integers as NumPy on x86
- * (ga_f64_to_<dt>), integers wrap. One case per dtype, expanded from GA_DTYPES. */
+ * Every conversion goes through the shared casts of ga_elementwise_math.h
+ * (GA_K_READ_<dtype> reads an element and hands it to the writer ga_w_<i|u|d|c>_<dtype>
+ * of the target), the same rule the CUDA kernels and astype use: floats to integers as
+ * NumPy on x86 (ga_f64_to_<dt>), integers wrap. One case per dtype, expanded from
+ * GA_DTYPES. */
 #ifndef GA_CPU_CONVERT_H
 #define GA_CPU_CONVERT_H
 

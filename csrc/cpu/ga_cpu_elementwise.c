@@ -1,10 +1,11 @@
 /* ga_cpu_elementwise.c: elementwise kernels and casts on the CPU.
  *
- * Every inner loop is instantiated from GA_KERNEL_LIST / GA_CAST_LIST (ga_kernels.h),
- * the same lists the CUDA kernels come from, into tables indexed by [op][dtype] and
- * [from][to]: one table lookup per call, no per-element switch. Each loop has
- * fast paths with compile-time strides (all operands contiguous; one binary operand
- * a scalar) that the compiler vectorises, and a general strided path.
+ * Every inner loop is instantiated from GA_KERNEL_LIST / GA_CAST_LIST
+ * (ga_elementwise_math.h), the same lists the CUDA kernels come from, into tables
+ * indexed by [op][dtype] and [from][to]: one table lookup per call, no per-element
+ * switch. Each loop has fast paths with compile-time strides (all operands contiguous;
+ * one binary operand a scalar) that the compiler vectorises, and a general strided
+ * path.
  *
  * CMakeLists.txt builds this file with -fno-trapping-math -fno-math-errno: without
  * them float selects (clamps, NaN checks) and sqrt keep loops out of SIMD.

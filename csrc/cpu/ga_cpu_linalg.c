@@ -20,6 +20,7 @@
 #include "ga_blas.h"
 #include "ga_cpu.h"
 #include "ga_error.h"
+#include "ga_linalg_failure.h"
 
 /* one-letter LAPACK type prefix of a dtype, 0 for dtypes LAPACK has no routine for */
 static char
@@ -57,21 +58,6 @@ lapack_fn(char letter, const char *name, void **out)
                         t ? "the loaded BLAS has no LAPACK routine" : "no BLAS is loaded");
     }
     return GA_OK;
-}
-
-static const char *
-failure_text(int op)
-{
-    switch (op) {
-    case GA_LINALG_SOLVE:
-        return "Singular matrix";
-    case GA_LINALG_CHOLESKY:
-        return "Matrix is not positive definite";
-    case GA_LINALG_EIGH:
-        return "Eigenvalues did not converge";
-    default:
-        return "SVD did not converge";
-    }
 }
 
 /* Does a column-major m x n working matrix hold a NaN? gesdd refuses one (info -4,

@@ -265,9 +265,9 @@ LFN(run)(const ga_linalg_desc *d)
         }
         if (d->batch > 1) {
             return ga_error(GA_ERR_LINALG, "%s (matrix %lld of the batch)",
-                            failure_text(d->op), (long long)failed);
+                            ga_linalg_failure_text(d->op), (long long)failed);
         }
-        return ga_error(GA_ERR_LINALG, "%s", failure_text(d->op));
+        return ga_error(GA_ERR_LINALG, "%s", ga_linalg_failure_text(d->op));
     }
     return st;
 }

@@ -58,10 +58,10 @@ ga_cpu_random(int dev, const ga_random_desc *r)
     return GA_OK;
 }
 
-/* out[i] = start + i * step, written by ga_kernels.h's writers as k_arange writes it
- * on a GPU: integers exact in 64 bits and wrapping like a cast, the other kinds in
- * double (bool: nonzero; complex: a zero imaginary part). One case per dtype from
- * GA_DTYPES; the kind column picks the arithmetic. */
+/* out[i] = start + i * step, written by ga_elementwise_math.h's writers as k_arange
+ * writes it on a GPU: integers exact in 64 bits and wrapping like a cast, the other
+ * kinds in double (bool: nonzero; complex: a zero imaginary part). One case per dtype
+ * from GA_DTYPES; the kind column picks the arithmetic. */
 #define ARANGE_GA_KIND_INT(name, o, i)                                                 \
     ga_w_u_##name(o, (uint64_t)d->istart + (uint64_t)(i) * (uint64_t)d->istep)
 #define ARANGE_GA_KIND_UINT(name, o, i) ARANGE_GA_KIND_INT(name, o, i)

@@ -3,8 +3,8 @@
  * libm's functions are calls a compiler cannot vectorise. These are straight-line
  * code (no branches, no tables, no calls) that GCC turns into SIMD loops; the loops in
  * ga_cpu_elementwise.c are compiled for AVX-512, AVX2+FMA and baseline x86-64 and the
- * loader picks one at run time. CPU only: the CUDA build keeps ga_k_* (ga_kernels.h),
- * whose math is CUDA's.
+ * loader picks one at run time. CPU only: the CUDA build keeps ga_k_*
+ * (ga_elementwise_math.h), whose math is CUDA's.
  *
  * Contract, per function: the result for every input (subnormals, +-0, +-inf, NaN
  * included) is within the stated bound of the exact result, measured against a

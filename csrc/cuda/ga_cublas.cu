@@ -14,11 +14,10 @@
 #include <cublas_v2.h> /* types and prototypes only */
 #endif
 #include "ga_cublas_paths.h"
+#include "ga_cuda_libs.h"
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
-#include <string.h>
 
 #include <mutex>
 
@@ -49,57 +48,18 @@ char api_error[900];
 cublasHandle_t handles[GA_MAX_DEVICES];
 
 #ifndef GA_CUDA_EMULATION
-#ifndef GA_CUDA_TOOLKIT_LIBDIR
-#define GA_CUDA_TOOLKIT_LIBDIR "/usr/local/cuda/lib64"
-#endif
-
 /* The CUDA major version the plugin was built with: cuBLAS must match it. */
 constexpr int cuda_major = CUDART_VERSION / 1000;
 
-/* dlopen libcublasLt then libcublas from `dir` ("" = the loader's search). Loading
- * cuBLASLt first from the same folder satisfies libcublas's dependency on it even
- * when that folder is not on the loader's path. */
-void *
-open_from(const char *dir, char *tried, size_t n)
-{
-    /* Folders come from ga_cublas_paths.h (at most PATH_MAX-ish); a longer one is
-     * skipped rather than truncated into another file's name. */
-    char lt[8192], path[8192];
-    int nl = snprintf(lt, sizeof(lt), "%s%slibcublasLt.so.%d", dir, dir[0] ? "/" : "",
-                      cuda_major);
-    int np = snprintf(path, sizeof(path), "%s%slibcublas.so.%d", dir, dir[0] ? "/" : "",
-                      cuda_major);
-    if (nl < 0 || np < 0 || (size_t)nl >= sizeof(lt) || (size_t)np >= sizeof(path)) {
-        return NULL;
-    }
-    if (dir[0] != '\0') {
-        dlopen(lt, RTLD_NOW | RTLD_LOCAL);
-    }
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        size_t used = strlen(tried);
-        snprintf(tried + used, n - used, "%s%s", used ? "; " : "", dlerror());
-    }
-    return h;
-}
-
-/* The folders of ga_cublas_paths.h, in order. */
+/* libcublas from the folders of ga_cublas_paths.h, with libcublasLt first from the
+ * same folder: that satisfies libcublas's dependency on it even when the folder is
+ * not on the loader's path. */
 void *
 open_cublas(void)
 {
     char tried[700] = "";
-    Dl_info info;
-    const char *self = NULL;
-    if (dladdr((void *)&open_cublas, &info) != 0) {
-        self = info.dli_fname;
-    }
-    ga_cublas_candidate dirs[GA_CUBLAS_MAX_CANDIDATES];
-    int n = ga_cublas_candidates(cuda_major, self, getenv("CUDA_HOME"), getenv("CUDA_PATH"),
-                                 GA_CUDA_TOOLKIT_LIBDIR, dirs);
-    void *h = NULL;
-    for (int i = 0; h == NULL && i < n; i++) {
-        h = open_from(dirs[i].dir, tried, sizeof(tried));
-    }
+    void *h = ga_cuda_lib_open(ga_cublas_wheel_dir(cuda_major), "libcublas.so",
+                               cuda_major, "libcublasLt.so", tried, sizeof(tried));
     if (h == NULL) {
         snprintf(api_error, sizeof(api_error),
                  "cuBLAS (libcublas.so.%d) could not be loaded, so GEMM cannot run on a "
@@ -115,14 +75,8 @@ template <typename F>
 int
 sym(void *h, const char *name, F *out)
 {
-    *out = (F)dlsym(h, name);
-    if (*out == NULL) {
-        snprintf(api_error, sizeof(api_error),
-                 "the cuBLAS that was loaded has no %s: it is not cuBLAS %d", name,
-                 cuda_major);
-        return -1;
-    }
-    return 0;
+    return ga_cuda_lib_fn(h, name, out, "cuBLAS", cuda_major, api_error,
+                          sizeof(api_error));
 }
 #endif
 

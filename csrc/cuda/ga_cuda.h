@@ -11,10 +11,12 @@
  *   ga_cuda_backend.cu  the table, devices, streams, caching allocator, copies
  *   ga_cublas.cu        cuBLAS loaded at the first GEMM; integer GEMM kernel
  *   ga_cusolver.cu      cuSOLVER loaded at the first factorisation (gpuarr.linalg)
- *   k_elementwise.cu    elementwise ops and casts (math from ../ga_kernels.h)
+ *   ga_cufft.cu         cuFFT loaded at the first FFT
+ *   ga_cuda_libs.cu     the loop that dlopens those three (ga_cublas_paths.h's folders)
+ *   k_elementwise.cu    elementwise ops and casts (math from ga_elementwise_math.h)
  *   k_reduce.cu         reductions
  *   k_scan.cu           scans (cumsum, cumprod)
- *   k_random.cu         random numbers (../ga_philox.h)
+ *   k_random.cu         random numbers (ga_philox.h)
  *   k_index.cu          gather, scatter, nonzero, arange
  *   k_sort.cu           sort (merge), searchsorted
  *   k_radix.cu          sort of numeric keys (LSD radix, onesweep)
@@ -98,7 +100,7 @@ int ga_cuda_error(cudaError_t err, const char *expr, const char *file, int line)
  * this one stream, which is what makes the caching allocator's reuse safe). */
 int ga_cuda_stream(int dev, cudaStream_t *stream);
 
-/* Counters for tests (ga_kernel_counters in ../ga_backend.h), on the device whose
+/* Counters for tests (ga_kernel_counters in ga_backend.h), on the device whose
  * stream is `stream`: GA_LAUNCH counts each launch and its grid; a launcher that
  * waits for its stream on the host calls ga_cuda_count_sync first. */
 void ga_cuda_count_launch(cudaStream_t stream, unsigned long long blocks);
@@ -115,7 +117,7 @@ int ga_cuda_sm_count(int dev);
 int ga_cuda_alloc(int dev, size_t nbytes, void **ptr);
 void ga_cuda_free(int dev, void *ptr, size_t nbytes);
 
-/* Kernel entry points, one file each; contracts as in ../ga_backend.h. */
+/* Kernel entry points, one file each; contracts as in ga_backend.h. */
 int ga_cuda_elementwise(int dev, int op, const ga_loop *loop);
 int ga_cuda_fused(int dev, const ga_fused_prog *prog, const ga_loop *loop); /* k_fused.cu */
 int ga_cuda_reduce(int dev, const ga_reduce_desc *r);

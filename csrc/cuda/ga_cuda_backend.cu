@@ -150,7 +150,8 @@ version_str(int v, char *buf, size_t n)
     snprintf(buf, n, "%d.%d", v / 1000, (v % 1000) / 10);
 }
 
-/* Find out once whether there are devices, and if not, why (BUILD_NOTES.md). */
+/* Find out once whether there are devices, and if not, why (README.md, "Installing on a
+ * machine with CUDA"). */
 void
 probe(void)
 {

@@ -23,8 +23,8 @@
 #include <cufft.h> /* types and prototypes only */
 #endif
 #include "ga_cublas_paths.h"
+#include "ga_cuda_libs.h"
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,40 +65,14 @@ plan_entry plans[GA_MAX_DEVICES][GA_FFT_PLANS];
 uint64_t use_clock;
 
 #ifndef GA_CUDA_EMULATION
-#ifndef GA_CUDA_TOOLKIT_LIBDIR
-#define GA_CUDA_TOOLKIT_LIBDIR "/usr/local/cuda/lib64"
-#endif
-
 constexpr int cuda_major = CUDART_VERSION / 1000;
 
 void *
 open_cufft(void)
 {
     char tried[700] = "";
-    Dl_info info;
-    const char *self = NULL;
-    if (dladdr((void *)&open_cufft, &info) != 0) {
-        self = info.dli_fname;
-    }
-    ga_cublas_candidate dirs[GA_CUBLAS_MAX_CANDIDATES];
-    int n = ga_cuda_lib_candidates(ga_cufft_wheel_dir(cuda_major), self,
-                                   getenv("CUDA_HOME"), getenv("CUDA_PATH"),
-                                   GA_CUDA_TOOLKIT_LIBDIR, dirs);
-    void *h = NULL;
-    for (int i = 0; h == NULL && i < n; i++) {
-        char path[8192];
-        int np = snprintf(path, sizeof(path), "%s%slibcufft.so.%d", dirs[i].dir,
-                          dirs[i].dir[0] ? "/" : "", CUFFT_VER_MAJOR);
-        if (np < 0 || (size_t)np >= sizeof(path)) {
-            continue;
-        }
-        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (h == NULL) {
-            size_t used = strlen(tried);
-            snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? "; " : "",
-                     dlerror());
-        }
-    }
+    void *h = ga_cuda_lib_open(ga_cufft_wheel_dir(cuda_major), "libcufft.so",
+                               CUFFT_VER_MAJOR, NULL, tried, sizeof(tried));
     if (h == NULL) {
         snprintf(
             api_error, sizeof(api_error),
@@ -115,14 +89,8 @@ template <typename F>
 int
 sym(void *h, const char *name, F *out)
 {
-    *out = (F)dlsym(h, name);
-    if (*out == NULL) {
-        snprintf(api_error, sizeof(api_error),
-                 "the cuFFT that was loaded has no %s: it is not cuFFT %d", name,
-                 CUFFT_VER_MAJOR);
-        return -1;
-    }
-    return 0;
+    return ga_cuda_lib_fn(h, name, out, "cuFFT", CUFFT_VER_MAJOR, api_error,
+                          sizeof(api_error));
 }
 #endif
 

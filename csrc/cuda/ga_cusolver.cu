@@ -1,5 +1,5 @@
 /* ga_cusolver.cu: the factorisations of gpuarr.linalg on a CUDA device (the `linalg`
- * entry, ga_linalg_desc in ../ga_backend.h), with cuSOLVER's dense API.
+ * entry, ga_linalg_desc in ga_backend.h), with cuSOLVER's dense API.
  *
  * cuSOLVER is not linked, for cuBLAS's reasons (ga_cublas.cu): it is large, and a
  * missing libcusolver must not stop the plugin from loading; it is dlopen'ed at the
@@ -21,8 +21,9 @@
 #include <cusolverDn.h> /* types and prototypes only */
 #endif
 #include "ga_cublas_paths.h"
+#include "ga_cuda_libs.h"
+#include "ga_linalg_failure.h"
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,39 +91,14 @@ char api_error[900];
 cusolverDnHandle_t handles[GA_MAX_DEVICES];
 
 #ifndef GA_CUDA_EMULATION
-#ifndef GA_CUDA_TOOLKIT_LIBDIR
-#define GA_CUDA_TOOLKIT_LIBDIR "/usr/local/cuda/lib64"
-#endif
 constexpr int cuda_major = CUDART_VERSION / 1000;
 
 void *
 open_cusolver(void)
 {
     char tried[700] = "";
-    Dl_info info;
-    const char *self = NULL;
-    if (dladdr((void *)&open_cusolver, &info) != 0) {
-        self = info.dli_fname;
-    }
-    ga_cublas_candidate dirs[GA_CUBLAS_MAX_CANDIDATES];
-    int n = ga_cuda_lib_candidates(ga_cusolver_wheel_dir(cuda_major), self,
-                                   getenv("CUDA_HOME"), getenv("CUDA_PATH"),
-                                   GA_CUDA_TOOLKIT_LIBDIR, dirs);
-    void *h = NULL;
-    for (int i = 0; h == NULL && i < n; i++) {
-        char path[8192];
-        int np = snprintf(path, sizeof(path), "%s%slibcusolver.so.%d", dirs[i].dir,
-                          dirs[i].dir[0] ? "/" : "", CUSOLVER_VER_MAJOR);
-        if (np < 0 || (size_t)np >= sizeof(path)) {
-            continue;
-        }
-        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (h == NULL) {
-            size_t used = strlen(tried);
-            snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? "; " : "",
-                     dlerror());
-        }
-    }
+    void *h = ga_cuda_lib_open(ga_cusolver_wheel_dir(cuda_major), "libcusolver.so",
+                               CUSOLVER_VER_MAJOR, NULL, tried, sizeof(tried));
     if (h == NULL) {
         snprintf(api_error, sizeof(api_error),
                  "cuSOLVER (libcusolver.so.%d) could not be loaded, so gpuarr.linalg's "
@@ -139,14 +115,8 @@ template <typename F>
 int
 sym(void *h, const char *name, F *out)
 {
-    *out = (F)dlsym(h, name);
-    if (*out == NULL) {
-        snprintf(api_error, sizeof(api_error),
-                 "the cuSOLVER that was loaded has no %s: it is not cuSOLVER %d", name,
-                 CUSOLVER_VER_MAJOR);
-        return -1;
-    }
-    return 0;
+    return ga_cuda_lib_fn(h, name, out, "cuSOLVER", CUSOLVER_VER_MAJOR, api_error,
+                          sizeof(api_error));
 }
 #endif
 
@@ -350,21 +320,6 @@ struct scratch {
     }
 };
 
-const char *
-failure_text(int op)
-{
-    switch (op) {
-    case GA_LINALG_SOLVE:
-        return "Singular matrix";
-    case GA_LINALG_CHOLESKY:
-        return "Matrix is not positive definite";
-    case GA_LINALG_EIGH:
-        return "Eigenvalues did not converge";
-    default:
-        return "SVD did not converge";
-    }
-}
-
 /* The one host wait of a call: every matrix's devInfo at once, followed (with
  * `nan_flags`) by the batch's NaN flags (flag_nan), a NaN being a numerical failure. */
 int
@@ -383,9 +338,9 @@ check_info(int dev, const ga_linalg_desc *d, const int *dinfo, int nan_flags = 0
         if (info[i] > 0) {
             if (d->batch > 1) {
                 return ga_error(GA_ERR_LINALG, "%s (matrix %lld of the batch)",
-                                failure_text(d->op), (long long)i);
+                                ga_linalg_failure_text(d->op), (long long)i);
             }
-            return ga_error(GA_ERR_LINALG, "%s", failure_text(d->op));
+            return ga_error(GA_ERR_LINALG, "%s", ga_linalg_failure_text(d->op));
         }
     }
     return GA_OK;

@@ -1,5 +1,6 @@
-/* ga_kernels.h: the scalar math of every elementwise operation and cast, shared by
- * the CPU backend (C11), the CUDA kernels (nvcc) and the CUDA emulation (host C++).
+/* ga_elementwise_math.h: the scalar math of every elementwise operation and cast,
+ * shared by the CPU backend (C11), the CUDA kernels (nvcc) and the CUDA emulation
+ * (host C++).
  *
  * Contract (what the CPU loops and the CUDA kernels rely on):
  *   - For every (op, loop dtype) in GA_KERNEL_LIST:

@@ -13,7 +13,7 @@
  *
  * Accumulator kinds, by suffix: f32 / f64 (float / double), i32 / i64 (int /
  * int64_t; integers narrower than 32 bits compare as int), u32 / u64, c64 / c128
- * (ga_c64 / ga_c128, ga_kernels.h's complex storage). Per operation:
+ * (ga_c64 / ga_c128, ga_elementwise_math.h's complex storage). Per operation:
  *
  *   SUM, PROD, CUMSUM, CUMPROD  identity ga_rm_identity_<k>(prod): 0 or 1 (1 + 0j);
  *                               combine ga_rm_sum_<k> / ga_rm_mul_<k>, or
@@ -42,10 +42,11 @@
  *                               identity ga_rm_bool_identity(op), combine
  *                               ga_rm_bool_combine(a, b, op).
  *
- * The final accumulator reaches the output dtype through ga_kernels.h's writers
- * (ga_rm_store_<k>): the elementwise cast's rules, so float -> int truncates and NaN
- * or out-of-range values give NumPy's x86 results (ga_f64_to_<dt>), integers wrap. Elements
- * reach an accumulator through the same casts (GA_K_READ_<dtype>, ga_k_cast_*).
+ * The final accumulator reaches the output dtype through ga_elementwise_math.h's
+ * writers (ga_rm_store_<k>): the elementwise cast's rules, so float -> int truncates
+ * and NaN or out-of-range values give NumPy's x86 results (ga_f64_to_<dt>), integers
+ * wrap. Elements reach an accumulator through the same casts (GA_K_READ_<dtype>,
+ * ga_k_cast_*).
  *
  * Floating scans accumulate in double (complex128) on every device and round once,
  * into the output: float16, float32 and complex64 cumulative sums are more accurate
@@ -248,9 +249,9 @@ ga_rm_bool_combine(int a, int b, int op)
 }
 
 /* --- the final accumulator into an output element of dtype `dt` ------------------
- * Through ga_kernels.h's writers (ga_w_<i|u|d|c>_<dtype>), the elementwise cast. A
- * switch per element: for one output element per reduction it costs nothing that
- * matters (the CPU's scans store a chunk at a time with the switch outside).
+ * Through ga_elementwise_math.h's writers (ga_w_<i|u|d|c>_<dtype>), the elementwise
+ * cast. A switch per element: for one output element per reduction it costs nothing
+ * that matters (the CPU's scans store a chunk at a time with the switch outside).
  * The writers fill a local word, and one store per element size writes it: a switch of
  * 14 stores would put three byte stores (bool, int8, uint8) and three of two bytes in
  * every reduction and scan kernel, where one of each does (the static report counts

@@ -284,13 +284,6 @@ static uint64_t random_seed = 0;
 static uint64_t random_counter = 0;
 
 void
-ga_random_seed(uint64_t seed)
-{
-    random_seed = seed;
-    random_counter = 0;
-}
-
-void
 ga_random_get_state(uint64_t *seed, uint64_t *counter)
 {
     *seed = random_seed;

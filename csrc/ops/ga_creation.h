@@ -56,8 +56,7 @@ int ga_eye(ga_array *out, ga_device device, ga_dtype dtype, int64_t n, int64_t m
 /* --- random numbers -----------------------------------------------------------------
  */
 
-/* The process's one random state: (seed, counter). Seeding resets the counter. */
-void ga_random_seed(uint64_t seed);
+/* The process's one random state: (seed, counter). */
 void ga_random_get_state(uint64_t *seed, uint64_t *counter);
 void ga_random_set_state(uint64_t seed, uint64_t counter);
 /* A new C-contiguous array of random numbers (ga_philox.h's mapping) made on

@@ -1,4 +1,4 @@
-/* ga_gemm.c: matmul, tensordot and vecdot, and the row-major -> column-major GEMM
+/* ga_matmul.c: matmul, tensordot and vecdot, and the row-major -> column-major GEMM
  * plan shared by every backend. */
 #include "ga_matmul.h"
 

@@ -1,4 +1,4 @@
-/* ga_gemm.h: matrix products (matmul, tensordot, vecdot) and the one function that
+/* ga_matmul.h: matrix products (matmul, tensordot, vecdot) and the one function that
  * maps row-major operands onto a column-major BLAS call (ga_gemm_desc).
  *
  * The same plan drives OpenBLAS on the CPU and cuBLAS on GPUs, so the CPU tests check

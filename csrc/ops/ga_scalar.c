@@ -5,9 +5,10 @@
 
 #include "ga_elementwise_math.h"
 
-/* One case per dtype from GA_DTYPES: the element is read by ga_kernels.h's reader for
- * its dtype and written by the writer of its kind's widest type (GA_K_READ_<dtype>
- * pastes the target name into the writer, so each kind names its target here). */
+/* One case per dtype from GA_DTYPES: the element is read by ga_elementwise_math.h's
+ * reader for its dtype and written by the writer of its kind's widest type
+ * (GA_K_READ_<dtype> pastes the target name into the writer, so each kind names its
+ * target here). */
 #define READ_GA_KIND_BOOL(name) GA_K_READ_##name(0, in, int64, (char *)&out->i)
 #define READ_GA_KIND_INT(name) GA_K_READ_##name(0, in, int64, (char *)&out->i)
 #define READ_GA_KIND_UINT(name) GA_K_READ_##name(0, in, uint64, (char *)&out->u)

@@ -22,12 +22,6 @@ ga_live_enable(void)
 }
 
 int
-ga_live_enabled(void)
-{
-    return live_on;
-}
-
-int
 ga_live_set_tag(const char *tag)
 {
     if (tag == NULL) {

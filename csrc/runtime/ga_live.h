@@ -25,7 +25,6 @@ extern "C" {
 
 /* Start recording (storages made before are not listed). */
 void ga_live_enable(void);
-int ga_live_enabled(void);
 /* The tag that storages made from now on carry (copied; NULL for none).
  * GA_ERR_NOMEM when the copy fails (the previous tag stays). */
 int ga_live_set_tag(const char *tag);

@@ -1,4 +1,4 @@
-/* ga_model.c: modeled GPU time (ga_model.h).
+/* ga_perf_model.c: modeled GPU time (ga_perf_model.h).
  *
  * The figures are the vendors' published peaks (docs/modeled_time.md gives the
  * datasheet of each); the two latencies are assumptions of the model, not datasheet
@@ -7,7 +7,7 @@
  *
  * The clocks live under one mutex (a teaching tool: one host thread and a few
  * devices). Each thread remembers what its last hook modeled, for the profiler's
- * record of that operation or wait (ga_prof.c). */
+ * record of that operation or wait (ga_profiler.c). */
 #include "ga_perf_model.h"
 
 #include <ctype.h>

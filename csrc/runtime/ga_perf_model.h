@@ -1,5 +1,5 @@
-/* ga_model.h: modeled GPU time, a performance model of a named GPU (T4, A100, H100)
- * carried by simulated GPUs (GPUARR_SIMULATE_GPUS=2:T4, simulate_gpus_if_none(2,
+/* ga_perf_model.h: modeled GPU time, a performance model of a named GPU (T4, A100,
+ * H100) carried by simulated GPUs (GPUARR_SIMULATE_GPUS=2:T4, simulate_gpus_if_none(2,
  * model="T4")).
  *
  * The model keeps one modeled clock per GPU and one for the host, in seconds since

@@ -5,7 +5,7 @@
  * P::value(state) (together the identity), P::combine(a, b, op) (associative). Every
  * thread of the block calls these functions (they contain barriers), and blockDim.x
  * is a multiple of 32. The policies' arithmetic (identities, combines, NaN rules) is
- * ../ga_reduce_math.h's, shared with the CPU backend; this file only moves partial
+ * ga_reduce_math.h's, shared with the CPU backend; this file only moves partial
  * results between threads and keeps the combine order (lower lane first).
  */
 #ifndef GA_K_BLOCK_CUH

@@ -181,7 +181,7 @@ typedef ga_complex128_storage ga_cd;
 
 /* Element loads and stores: one access of the element's width (its parts' for
  * complex), since every array operand a kernel gets is element-aligned (GA_K_ELEMENT
- * in ../ga_kernels.h says why, and the emulator checks it). */
+ * in ga_elementwise_math.h says why, and the emulator checks it). */
 template <int DT>
 static GA_HD inline typename ga_storage<DT>::type
 ga_ld(const char *p)
@@ -228,7 +228,7 @@ ga_ld_imag(const char *p)
     }
 }
 
-/* Conversions through ../ga_kernels.h's casts, so a reduction's or scan's element
+/* Conversions through ga_elementwise_math.h's casts, so a reduction's or scan's element
  * conversion is exactly the elementwise cast (NumPy's unsafe casting). */
 template <int DT> struct ga_cast_from;
 #define GA_X_CASTS(e, name, kind, size, ch, ctype)                                     \
@@ -279,7 +279,7 @@ ga_ld_as(const char *p)
 }
 
 /* Store a value held as A into element p of runtime dtype `dt`, through
- * ../ga_kernels.h's writers: the elementwise cast's rules exactly (integers wrap,
+ * ga_elementwise_math.h's writers: the elementwise cast's rules exactly (integers wrap,
  * float -> int as NumPy on x86, ga_f64_to_<dt>), the same as the CPU's reductions and scans.
  * Called once per output element, so the switch costs nothing that matters. */
 template <class A>

@@ -1,9 +1,10 @@
 /* k_elementwise.cu: every elementwise operation and cast on a CUDA device.
  *
- * The scalar math is ../ga_kernels.h's (the same functions the CPU backend calls), so
- * this file only adds the iteration: one kernel template over a functor, instantiated
- * once per entry of GA_KERNEL_LIST (op, loop dtype) and GA_CAST_LIST (from, to), and
- * a host table [op][dtype] / [from][to] of launchers. No per-element switch.
+ * The scalar math is ga_elementwise_math.h's (the same functions the CPU backend
+ * calls), so this file only adds the iteration: one kernel template over a functor,
+ * instantiated once per entry of GA_KERNEL_LIST (op, loop dtype) and GA_CAST_LIST
+ * (from, to), and a host table [op][dtype] / [from][to] of launchers. No per-element
+ * switch.
  *
  * Memory traffic: an elementwise op reads nin elements and writes one; it is memory
  * bound for every op here, so the kernel's job is coalesced access and nothing else.
@@ -15,10 +16,10 @@
 /* ---- operand widths known at compile time ----
  * Each functor states the byte size of its output and inputs (0 = unused), so that the
  * kernel loads and stores whole typed words instead of bytes, and the vector path knows
- * how many elements one 16-byte access holds. The output dtype follows ga_kernels.h's
- * contract: bool for comparisons, logical_* and the float tests; the real dtype for
- * abs/real/imag of complex; the loop dtype otherwise. The launcher checks it against
- * the loop's output dtype before every launch. */
+ * how many elements one 16-byte access holds. The output dtype follows
+ * ga_elementwise_math.h's contract: bool for comparisons, logical_* and the float
+ * tests; the real dtype for abs/real/imag of complex; the loop dtype otherwise. The
+ * launcher checks it against the loop's output dtype before every launch. */
 static constexpr int
 ga_ew_out_size(int op, int dt, int dt_size)
 {

@@ -1,10 +1,10 @@
-/* k_fused.cu: a fused elementwise program (ga_fused_prog, ../ga_backend.h) as one
+/* k_fused.cu: a fused elementwise program (ga_fused_prog, ga_backend.h) as one
  * kernel launch on a CUDA device.
  *
  * One generic kernel interprets the program: each thread takes elements in a
  * grid-stride loop, loads every input element once into a 16-byte register slot,
  * runs the instructions (a switch on op and dtype, the same per warp, so no
- * divergence) with ../ga_kernels.h's element math (the CPU's and the unfused
+ * divergence) with ga_elementwise_math.h's element math (the CPU's and the unfused
  * kernels' math: same results), and stores the result once. Memory traffic is that of
  * the whole chain done once: inputs read, output written, no temporaries.
  *

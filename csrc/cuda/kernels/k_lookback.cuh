@@ -6,7 +6,7 @@
  * counter), so a tile only waits for tiles with smaller ids; warp 0 calls
  * ga_scan_publish (the tile's total) and then ga_scan_prefix (the total of the tiles
  * before it in its row), all 32 lanes together. Partial results are of any plain type
- * A combined by ga_rm_sp(a, b, prod) (../ga_reduce_math.h), with "empty" flags instead
+ * A combined by ga_rm_sp(a, b, prod) (ga_reduce_math.h), with "empty" flags instead
  * of identities.
  */
 #ifndef GA_K_LOOKBACK_CUH

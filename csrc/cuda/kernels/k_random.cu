@@ -2,7 +2,7 @@
  *
  * A thread per Philox draw (grid-stride), a kernel per (distribution, dtype) chosen at
  * launch: one Philox4x32-10 evaluation gives the 4 / q elements of its four words
- * (ga_random_draw in ../ga_philox.h: four float32 uniforms, two float64 ones, ...),
+ * (ga_random_draw in ga_philox.h: four float32 uniforms, two float64 ones, ...),
  * stored with one vector store when the draw's elements are all in the request and
  * aligned. Each element depends on its position in the request alone, so the numbers
  * are the CPU backend's for the same (seed, counter), whatever the grid: bit-identical,

@@ -22,7 +22,7 @@
  *     second kernel combines them (two launches, no host wait, no atomics: the result
  *     does not depend on the order blocks ran in).
  * What the policies compute (identities, combines, NaN rules, the conversion of the
- * result to the output dtype) is ../ga_reduce_math.h's, the same functions the CPU
+ * result to the output dtype) is ga_reduce_math.h's, the same functions the CPU
  * backend calls: the policies only say which accumulator to keep and how to load.
  */
 #include "k_block.cuh"

@@ -2,7 +2,7 @@
  *
  * A scan runs along the last axis of ga_scan_desc (the core moves the axis there):
  * `rows` rows of `len` elements, each addressed through the strides. The partial
- * results are ../ga_reduce_math.h's: accumulated in the scan's accumulator A (double
+ * results are ga_reduce_math.h's: accumulated in the scan's accumulator A (double
  * for floating outputs, complex128 for complex ones, 64-bit integers otherwise) and
  * rounded once into the output; a row's first partial result is its first element
  * itself (NumPy's accumulate copies it), so no combine ever involves an identity.
@@ -10,17 +10,17 @@
  * Three kernels, chosen by the shape (ga_scan_launch):
  *   - k_scan_rows, a thread per row: rows of at most GA_SCAN_SERIAL_MAX elements, and
  *     scans along an outer axis (neighbouring rows are neighbours in memory, so a
- *     warp's loads are coalesced at every step). Loads go GA_SCAN_ITEMS at a time
+ *     warp's loads are coalesced at every step). Loads go ga_scan_items at a time
  *     (independent, in flight together) and results leave through shared memory, so
  *     the store loop with its output dtype switch is not copied per item.
  *   - k_scan_warps, a warp per row, for rows shorter than two tiles: rounds of 32 x
  *     ITEMS elements, each lane scanning ITEMS consecutive ones after a warp-striped
  *     (coalesced) load transposed through shared memory, the lanes' totals combined
  *     by a warp shuffle scan, a carry from round to round.
- *   - k_scan_tiles, a block per tile of GA_SCAN_TILE-ish elements (8 warps of the
- *     above), one pass: each block takes the next tile from an atomic counter, scans
- *     it, publishes its total and finds the total of everything before it in its row
- *     by a look-back over a fixed tree of tile totals (below), then writes. One
+ *   - k_scan_tiles, a block per tile of GA_SCAN_WARPS x 32 x IT elements (8 warps
+ *     of the above), one pass: each block takes the next tile from an atomic counter,
+ *     scans it, publishes its total and finds the total of everything before it in its
+ *     row by a look-back over a fixed tree of tile totals (below), then writes. One
  *     launch, each element read once and written once, no host wait.
  * What keeps a round lean (tools/cuda_report.py reads the SASS; issue 29): the IT loads
  * are issued together, unpredicated (past the row's end they read its last element

@@ -1,5 +1,5 @@
 /* k_sort.cu: stable segmented sort and binary search on a CUDA device (contracts:
- * ga_sort_desc / ga_search_desc in ../ga_backend.h; the CPU twin is ../ga_cpu_sort.c).
+ * ga_sort_desc / ga_search_desc in ga_backend.h; the CPU twin is ga_cpu_sort.c).
  *
  * The sort is a merge sort in which every element computes its own destination
  * ("merge by rank"): in a merge of a left run L and a right run R, an element of L at
