@@ -18,23 +18,6 @@
 #include "ga_transfer.h"
 #include "py_autograd.h"
 
-PyObject *
-pyga_wrap(ga_array *arr)
-{
-    PyGaArray *o = PyObject_New(PyGaArray, pyga_state.Array);
-    if (o == NULL) {
-        ga_array_release(arr);
-        return NULL;
-    }
-    memcpy(&o->arr, arr, sizeof(*arr));
-    o->weakreflist = NULL;
-    o->grad = NULL;
-    o->grad_fn = NULL;
-    o->requires_grad = 0;
-    o->grad_req = 0;
-    return (PyObject *)o;
-}
-
 static void
 array_dealloc(PyObject *self)
 {

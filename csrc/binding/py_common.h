@@ -58,7 +58,7 @@ typedef struct {
     int warn_transfers; /* emit TransferWarning on implicit-looking reads */
 } pyga_state_t;
 
-extern pyga_state_t pyga_state;
+extern pyga_state_t pyga_state; /* py_state.c; filled by PyInit__core (py_module.c) */
 
 /* Translate a core status into the matching Python exception (with the core's
  * message) and return NULL, so a binding writes `return pyga_raise(st);`. */
@@ -66,12 +66,12 @@ PyObject *pyga_raise(int status);
 /* The same for functions returning int: returns -1. */
 int pyga_raise_int(int status);
 
-/* The package's asarray (a new reference), or NULL with RuntimeError when _core is
- * used without the gpuarr package. */
+/* py_state.c: the package's asarray (a new reference), or NULL with RuntimeError when
+ * _core is used without the gpuarr package. */
 PyObject *pyga_asarray_fn(void);
 
-/* Wrap a filled ga_array (takes over its storage reference) in a new Python Array.
- * On failure the storage reference is released and NULL is returned. */
+/* py_state.c: wrap a filled ga_array (takes over its storage reference) in a new
+ * Python Array. On failure the storage reference is released and NULL is returned. */
 PyObject *pyga_wrap(ga_array *arr);
 
 static inline int
@@ -104,7 +104,8 @@ ga_device pyga_default_device(void);
 PyObject *pyga_device_new(ga_device d);
 PyObject *pyga_dtype_obj(ga_dtype t); /* borrowed reference */
 
-/* A shape from an int or a sequence of ints ("O&" converter into pyga_shape). */
+/* py_axes.c: a shape from an int or a sequence of ints ("O&" converter into
+ * pyga_shape). */
 typedef struct {
     int ndim;
     int64_t dims[GA_MAXDIMS];
