@@ -151,6 +151,8 @@ extern PyMethodDef pyga_fused_functions[]; /* py_fused.c */
 /* py_index.c: x[key] and x[key] = value */
 PyObject *pyga_getitem(PyObject *self, PyObject *key);
 int pyga_setitem(PyObject *self, PyObject *key, PyObject *value);
+/* py_manipulation.c: reshape, permute_dims, ..., concat, nonzero, take, copy (the
+ * table kept its exported name when it moved out of py_index.c) */
 extern PyMethodDef pyga_index_functions[];
 /* py_linalg.c: a @ b */
 PyObject *pyga_matmul(PyObject *a, PyObject *b);
