@@ -1,6 +1,6 @@
 /* py_array.c: the gpuarr.Array type: attributes, moves between devices, reads to
  * the host, and the operator slots (which forward to py_elementwise.c, py_index.c and
- * py_linalg.c).
+ * py_matmul.c).
  *
  * The type is a heap type that Python code may add methods to (python/gpuarr/
  * _methods.py adds the ones written in Python); it cannot be subclassed.

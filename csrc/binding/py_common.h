@@ -119,7 +119,7 @@ extern PyMethodDef pyga_array_functions[];   /* py_array.c  */
 extern PyMethodDef pyga_device_functions[];  /* py_device.c */
 extern PyMethodDef pyga_convert_functions[]; /* py_convert.c */
 extern PyMethodDef pyga_stats_functions[];   /* py_stats.c */
-extern PyMethodDef pyga_shape_functions[];   /* py_shape.c */
+extern PyMethodDef pyga_shape_functions[];   /* py_axes.c */
 extern PyMethodDef pyga_abi_functions[];     /* py_abi.c */
 extern PyMethodDef pyga_live_functions[];    /* py_live.c */
 
@@ -154,10 +154,10 @@ int pyga_setitem(PyObject *self, PyObject *key, PyObject *value);
 /* py_manipulation.c: reshape, permute_dims, ..., concat, nonzero, take, copy (the
  * table kept its exported name when it moved out of py_index.c) */
 extern PyMethodDef pyga_index_functions[];
-/* py_linalg.c: a @ b */
+/* py_matmul.c: a @ b */
 PyObject *pyga_matmul(PyObject *a, PyObject *b);
 extern PyMethodDef pyga_linalg_functions[];
-extern PyMethodDef pyga_lapack_functions[]; /* py_lapack.c */
+extern PyMethodDef pyga_lapack_functions[]; /* py_linalg.c */
 /* py_reduce.c */
 extern PyMethodDef pyga_reduce_functions[];
 /* py_creation.c (zeros, ones, full, arange, ...) and py_random.c */
