@@ -115,7 +115,6 @@ int pyga_shape_converter(PyObject *o, void *out);
 PyObject *pyga_int64_tuple(int n, const int64_t *v);
 
 /* Submodule registration: each py_*.c file exposes its method table. */
-extern PyMethodDef pyga_array_functions[];   /* py_array.c  */
 extern PyMethodDef pyga_device_functions[];  /* py_device.c */
 extern PyMethodDef pyga_convert_functions[]; /* py_convert.c */
 extern PyMethodDef pyga_stats_functions[];   /* py_stats.c */
