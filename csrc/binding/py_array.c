@@ -1,6 +1,6 @@
 /* py_array.c: the gpuarr.Array type: attributes, moves between devices, reads to
  * the host, and the operator slots (which forward to py_elementwise.c, py_index.c and
- * py_linalg.c).
+ * py_matmul.c).
  *
  * The type is a heap type that Python code may add methods to (python/gpuarr/
  * _methods.py adds the ones written in Python); it cannot be subclassed.
@@ -17,23 +17,6 @@
 #include "ga_scalar.h"
 #include "ga_transfer.h"
 #include "py_autograd.h"
-
-PyObject *
-pyga_wrap(ga_array *arr)
-{
-    PyGaArray *o = PyObject_New(PyGaArray, pyga_state.Array);
-    if (o == NULL) {
-        ga_array_release(arr);
-        return NULL;
-    }
-    memcpy(&o->arr, arr, sizeof(*arr));
-    o->weakreflist = NULL;
-    o->grad = NULL;
-    o->grad_fn = NULL;
-    o->requires_grad = 0;
-    o->grad_req = 0;
-    return (PyObject *)o;
-}
 
 static void
 array_dealloc(PyObject *self)

@@ -1,6 +1,69 @@
-/* py_shape.c: shape arguments read by the core: axes and broadcasting. The Python
- * package calls these instead of keeping its own copies of the rules. */
+/* py_axes.c: axis and shape arguments: the converter the binding files read a shape
+ * with (pyga_shape_converter), shapes back as tuples (pyga_int64_tuple), and
+ * normalize_axis and broadcast_shapes, which the Python package calls instead of
+ * keeping its own copies of the rules. */
 #include "py_common.h"
+
+/* --- shapes ----------------------------------------------------------------------- */
+
+static int
+shape_dim(PyObject *o, int64_t *out)
+{
+    PyObject *i = PyNumber_Index(o);
+    if (i == NULL) {
+        PyErr_Format(PyExc_TypeError, "shape entries must be integers, not %.100s",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (overflow != 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "array is too big: a dimension does not fit in 64 bits");
+        return -1;
+    }
+    if (v < 0) {
+        PyErr_Format(PyExc_ValueError, "negative dimensions are not allowed (got %lld)",
+                     v);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int
+pyga_shape_converter(PyObject *o, void *out)
+{
+    pyga_shape *s = (pyga_shape *)out;
+    if (PyLong_Check(o) || (!PySequence_Check(o) && PyIndex_Check(o))) {
+        s->ndim = 1;
+        return shape_dim(o, &s->dims[0]) == 0;
+    }
+    PyObject *seq = PySequence_Fast(o, "a shape must be an int or a sequence of ints");
+    if (seq == NULL) {
+        return 0;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > GA_MAXDIMS) {
+        PyErr_Format(PyExc_ValueError, "too many dimensions (%zd; at most %d)", n,
+                     GA_MAXDIMS);
+        Py_DECREF(seq);
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (shape_dim(PySequence_Fast_GET_ITEM(seq, i), &s->dims[i]) < 0) {
+            Py_DECREF(seq);
+            return 0;
+        }
+    }
+    s->ndim = (int)n;
+    Py_DECREF(seq);
+    return 1;
+}
 
 PyObject *
 pyga_int64_tuple(int n, const int64_t *v)

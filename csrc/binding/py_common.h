@@ -58,7 +58,7 @@ typedef struct {
     int warn_transfers; /* emit TransferWarning on implicit-looking reads */
 } pyga_state_t;
 
-extern pyga_state_t pyga_state;
+extern pyga_state_t pyga_state; /* py_state.c; filled by PyInit__core (py_module.c) */
 
 /* Translate a core status into the matching Python exception (with the core's
  * message) and return NULL, so a binding writes `return pyga_raise(st);`. */
@@ -66,12 +66,12 @@ PyObject *pyga_raise(int status);
 /* The same for functions returning int: returns -1. */
 int pyga_raise_int(int status);
 
-/* The package's asarray (a new reference), or NULL with RuntimeError when _core is
- * used without the gpuarr package. */
+/* py_state.c: the package's asarray (a new reference), or NULL with RuntimeError when
+ * _core is used without the gpuarr package. */
 PyObject *pyga_asarray_fn(void);
 
-/* Wrap a filled ga_array (takes over its storage reference) in a new Python Array.
- * On failure the storage reference is released and NULL is returned. */
+/* py_state.c: wrap a filled ga_array (takes over its storage reference) in a new
+ * Python Array. On failure the storage reference is released and NULL is returned. */
 PyObject *pyga_wrap(ga_array *arr);
 
 static inline int
@@ -104,7 +104,8 @@ ga_device pyga_default_device(void);
 PyObject *pyga_device_new(ga_device d);
 PyObject *pyga_dtype_obj(ga_dtype t); /* borrowed reference */
 
-/* A shape from an int or a sequence of ints ("O&" converter into pyga_shape). */
+/* py_axes.c: a shape from an int or a sequence of ints ("O&" converter into
+ * pyga_shape). */
 typedef struct {
     int ndim;
     int64_t dims[GA_MAXDIMS];
@@ -114,11 +115,10 @@ int pyga_shape_converter(PyObject *o, void *out);
 PyObject *pyga_int64_tuple(int n, const int64_t *v);
 
 /* Submodule registration: each py_*.c file exposes its method table. */
-extern PyMethodDef pyga_array_functions[];   /* py_array.c  */
 extern PyMethodDef pyga_device_functions[];  /* py_device.c */
 extern PyMethodDef pyga_convert_functions[]; /* py_convert.c */
 extern PyMethodDef pyga_stats_functions[];   /* py_stats.c */
-extern PyMethodDef pyga_shape_functions[];   /* py_shape.c */
+extern PyMethodDef pyga_shape_functions[];   /* py_axes.c */
 extern PyMethodDef pyga_abi_functions[];     /* py_abi.c */
 extern PyMethodDef pyga_live_functions[];    /* py_live.c */
 
@@ -150,11 +150,13 @@ extern PyMethodDef pyga_fused_functions[]; /* py_fused.c */
 /* py_index.c: x[key] and x[key] = value */
 PyObject *pyga_getitem(PyObject *self, PyObject *key);
 int pyga_setitem(PyObject *self, PyObject *key, PyObject *value);
+/* py_manipulation.c: reshape, permute_dims, ..., concat, nonzero, take, copy (the
+ * table kept its exported name when it moved out of py_index.c) */
 extern PyMethodDef pyga_index_functions[];
-/* py_linalg.c: a @ b */
+/* py_matmul.c: a @ b */
 PyObject *pyga_matmul(PyObject *a, PyObject *b);
 extern PyMethodDef pyga_linalg_functions[];
-extern PyMethodDef pyga_lapack_functions[]; /* py_lapack.c */
+extern PyMethodDef pyga_lapack_functions[]; /* py_linalg.c */
 /* py_reduce.c */
 extern PyMethodDef pyga_reduce_functions[];
 /* py_creation.c (zeros, ones, full, arange, ...) and py_random.c */

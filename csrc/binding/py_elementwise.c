@@ -7,6 +7,7 @@
  */
 #include "py_common.h"
 
+#include "ga_cast.h"
 #include "ga_elementwise.h"
 #include "py_autograd.h"
 

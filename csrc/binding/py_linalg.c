@@ -1,4 +1,4 @@
-/* py_lapack.c: the factorisations behind gpuarr.linalg (ga_linalg.h), each
+/* py_linalg.c: the factorisations behind gpuarr.linalg (ga_linalg.h), each
  * "parse, call, raise". The public functions (solve, cholesky, eigh, svd, qr, det,
  * ...) are Python compositions in python/gpuarr/_lapack.py. */
 #include "py_common.h"

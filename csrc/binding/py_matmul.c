@@ -1,4 +1,4 @@
-/* py_linalg.c: matmul (the @ operator), tensordot, vecdot, and the CPU BLAS switch. */
+/* py_matmul.c: matmul (the @ operator), tensordot, vecdot, and the CPU BLAS switch. */
 #include "py_common.h"
 
 #include "ga_blas.h"

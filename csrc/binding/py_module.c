@@ -4,19 +4,6 @@
 
 #include "ga_ops.h" /* GA_RAND_DISTS, GA_REDUCE_OPS */
 
-pyga_state_t pyga_state;
-
-PyObject *
-pyga_asarray_fn(void)
-{
-    if (pyga_state.asarray == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "gpuarr._core is used without the gpuarr "
-                                            "package: import gpuarr first");
-        return NULL;
-    }
-    return Py_NewRef(pyga_state.asarray);
-}
-
 /* _register_asarray(fn): the package hands over its asarray, for Python data (lists,
  * NumPy arrays) that operators and indexing meet */
 static PyObject *

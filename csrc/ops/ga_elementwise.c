@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ga_backend.h"
+#include "ga_cast.h"
 #include "ga_error.h"
 #include "ga_fault.h"
 #include "ga_elementwise_math.h"
@@ -35,30 +36,6 @@ static int
 is_comparison(int op)
 {
     return op >= GA_OP_EQUAL && op <= GA_OP_GREATER_EQUAL;
-}
-
-/* kind order for same_kind casting: bool < uint < int < float < complex */
-static int
-cast_rank(ga_dtype t)
-{
-    switch (ga_dtype_kind(t)) {
-    case GA_KIND_BOOL:
-        return 0;
-    case GA_KIND_UINT:
-        return 1;
-    case GA_KIND_INT:
-        return 2;
-    case GA_KIND_FLOAT:
-        return 3;
-    default:
-        return 4;
-    }
-}
-
-int
-ga_can_cast_same_kind(ga_dtype from, ga_dtype to)
-{
-    return cast_rank(from) <= cast_rank(to);
 }
 
 /* Map the common dtype onto the op's loop dtype (or explain why there is none). */
@@ -317,27 +294,6 @@ launch(const ga_backend *be, ga_device dev, int op, ga_loop *loop)
         ga_prof_describe_loop(ga_op_names[op], loop);
     }
     return ga_backend_status(be, be->elementwise(ga_device_local(dev), op, loop));
-}
-
-int
-ga_astype(const ga_array *x, ga_dtype t, ga_array *out)
-{
-    GA_TRY(ga_array_empty(out, ga_array_device(x), t, x->ndim, x->shape));
-    int st = ga_copy_same_device(out, x);
-    if (st != GA_OK) {
-        ga_array_release(out);
-    }
-    return st;
-}
-
-int
-ga_as_dtype(const ga_array *x, ga_dtype t, ga_array *out)
-{
-    if (x->dtype == (int32_t)t) {
-        ga_array_view(out, x);
-        return GA_OK;
-    }
-    return ga_astype(x, t, out);
 }
 
 /* An integer power with a signed integer exponent array: NumPy refuses a negative

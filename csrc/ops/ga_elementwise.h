@@ -53,17 +53,6 @@ void ga_ew_scalar_bytes(const ga_ew_arg *a, ga_dtype t, ga_scalar_bytes *v);
  * else GA_ERR_TYPE: what a fused program (ga_fused.c) may ask of each instruction. */
 int ga_elementwise_loop_out(int op, ga_dtype loop, ga_dtype *out_dtype);
 
-/* A new array with x's values cast to `t` (NumPy's unsafe casting), on x's device.
- * Always a new array, also when the dtype is the same. */
-int ga_astype(const ga_array *x, ga_dtype t, ga_array *out);
-
-/* x as dtype `t`: a view of x (a new reference) when it already has that dtype, else
- * a cast copy as ga_astype makes. */
-int ga_as_dtype(const ga_array *x, ga_dtype t, ga_array *out);
-
-/* NumPy's can_cast(from, to, "same_kind"). */
-int ga_can_cast_same_kind(ga_dtype from, ga_dtype to);
-
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "ga_backend.h"
+#include "ga_cast.h"
 #include "ga_creation.h"
 #include "ga_device.h"
 #include "ga_elementwise.h"

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "ga_cast.h"
 #include "ga_elementwise.h"
 #include "ga_error.h"
 #include "ga_fault.h"

@@ -86,7 +86,7 @@ env_count(const char *name, int *out)
     return 1;
 }
 
-/* GPUARR_SIMULATE_GPUS: N, or N:MODEL (a GPU model of ga_model.h). 0 when unset, 1
+/* GPUARR_SIMULATE_GPUS: N, or N:MODEL (a GPU model of ga_perf_model.h). 0 when unset, 1
  * with *n and *m set (*m NULL without a model), -1 when misspelt (devs.reason says
  * how to spell it). */
 static int
@@ -125,7 +125,7 @@ env_simulate(int *n, const ga_gpu_model **m)
     return 1;
 }
 
-/* The model of a real GPU named `name` (the exact products of ga_model.c only), so
+/* The model of a real GPU named `name` (the exact products of ga_perf_model.c only), so
  * that a profile on it shows the model beside the measurement. */
 static const ga_gpu_model *
 model_for_name(const char *name)

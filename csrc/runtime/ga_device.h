@@ -71,7 +71,7 @@ int ga_num_gpus(void);
 int ga_devices_env_error(void);
 /* When no GPU was found and the environment did not choose, switch to `n` simulated
  * GPUs (any time: no array can live on a GPU that does not exist), carrying the GPU
- * model named `model` (ga_model.h; NULL: none). *switched = 1 if it switched;
+ * model named `model` (ga_perf_model.h; NULL: none). *switched = 1 if it switched;
  * GA_ERR_VALUE for an unknown model or a misspelt GPUARR_SIMULATE_GPUS. */
 int ga_simulate_gpus_if_none(int n, const char *model, int *switched);
 /* Why there are no (real) GPUs, or "" */

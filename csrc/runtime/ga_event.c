@@ -18,7 +18,8 @@ struct ga_event {
     const ga_backend *be; /* NULL: a host timestamp (below) */
     void *handle;         /* the backend's event */
     int64_t host_ns;
-    double model_s; /* on the device's modeled clock (ga_model.h), -1 without a model */
+    /* on the device's modeled clock (ga_perf_model.h), -1 without a model */
+    double model_s;
 };
 
 static int

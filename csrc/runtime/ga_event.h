@@ -39,7 +39,7 @@ int ga_event_wait_uncounted(ga_event *ev);
 /* Milliseconds from `start` to `end`, measured by the device's own clock. Both must
  * be of one device and completed (GA_ERR_VALUE saying which and how to fix it). */
 int ga_event_elapsed_ms(ga_event *start, ga_event *end, double *ms);
-/* Milliseconds from `start` to `end` on their device's modeled clock (ga_model.h),
+/* Milliseconds from `start` to `end` on their device's modeled clock (ga_perf_model.h),
  * known from the record on (no wait); GA_ERR_VALUE for two devices or a device
  * without a model. */
 int ga_event_elapsed_modeled_ms(ga_event *start, ga_event *end, double *ms);

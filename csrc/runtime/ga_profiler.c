@@ -1,4 +1,4 @@
-/* ga_prof.c: the profiler's records (ga_prof.h).
+/* ga_profiler.c: the profiler's records (ga_profiler.h).
  *
  * Records live in one growable array under a mutex (a profile is a teaching tool:
  * thousands of operations, not millions). Each thread has at most one open record:

@@ -1,4 +1,4 @@
-/* ga_prof.h: the profiler's records (gpuarr.profile, python/gpuarr/_profiler.py).
+/* ga_profiler.h: the profiler's records (gpuarr.profile, python/gpuarr/_profiler.py).
  *
  * While a profile is on, every operation handed to a backend is recorded where the
  * core counts it (ga_device_count_work: the dispatch points of every device kind) and
@@ -33,7 +33,7 @@ ga_prof_on(void)
 }
 
 /* Whether the dispatch points describe their operation (ga_prof_describe): for a
- * profile, or for the modeled clock of a GPU model (ga_model.h). */
+ * profile, or for the modeled clock of a GPU model (ga_perf_model.h). */
 static inline int
 ga_describe_on(void)
 {
@@ -54,7 +54,7 @@ typedef struct {
     int64_t bytes; /* operands and result, or what the wait moved; -1 unknown */
     int64_t host_start_ns, host_end_ns; /* the call on the host */
     int64_t dev_start_ns, dev_end_ns;   /* on the device (CPU: the call) */
-    /* modeled (ga_model.h), in s of the modeled clocks, -1 without a model: an
+    /* modeled (ga_perf_model.h), in s of the modeled clocks, -1 without a model: an
      * operation's interval on its device and the host's clock when it was queued, or
      * a host wait's interval on the host (model_host_s its start) */
     double model_start_s, model_end_s, model_host_s;

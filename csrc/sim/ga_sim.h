@@ -20,7 +20,7 @@ int64_t ga_sim_pending(int dev);
  * forever: open it first. */
 int ga_sim_hold(int dev, int copies, int hold);
 
-/* The profiler's device times of one operation on a simulated GPU (ga_prof.c): the
+/* The profiler's device times of one operation on a simulated GPU (ga_profiler.c): the
  * worker writes when it began the first task queued for the operation and when it
  * finished the last (ga_monotonic_ns, with relaxed atomic stores); 0 while none has
  * run. A wait for the queue (wait_idle) orders the writes before the reader. */
