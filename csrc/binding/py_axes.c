@@ -169,7 +169,7 @@ fn_broadcast_shapes(PyObject *m, PyObject *args)
     return pyga_int64_tuple(nd, shape);
 }
 
-PyMethodDef pyga_shape_functions[] = {
+PyMethodDef pyga_axes_functions[] = {
     {"normalize_axis", fn_normalize_axis, METH_VARARGS,
      "normalize_axis(axis, ndim)\n--\n\nNone, or the axes as a tuple of non-negative "
      "ints "

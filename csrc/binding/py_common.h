@@ -53,9 +53,9 @@ typedef struct {
     PyObject *cpu_device;          /* Device cpu(0) */
     PyObject *numpy;               /* the numpy module, imported lazily */
     PyObject *AxisError; /* numpy.exceptions.AxisError, looked up at its first raise */
-    PyObject *asarray;  /* gpuarr.asarray, handed over by the package at import
-                         * (_core._register_asarray): C never imports gpuarr */
-    int warn_transfers; /* emit TransferWarning on implicit-looking reads */
+    PyObject *asarray;   /* gpuarr.asarray, handed over by the package at import
+                          * (_core._register_asarray): C never imports gpuarr */
+    int warn_transfers;  /* emit TransferWarning on implicit-looking reads */
 } pyga_state_t;
 
 extern pyga_state_t pyga_state; /* py_state.c; filled by PyInit__core (py_module.c) */
@@ -118,15 +118,15 @@ PyObject *pyga_int64_tuple(int n, const int64_t *v);
 extern PyMethodDef pyga_device_functions[];  /* py_device.c */
 extern PyMethodDef pyga_convert_functions[]; /* py_convert.c */
 extern PyMethodDef pyga_stats_functions[];   /* py_stats.c */
-extern PyMethodDef pyga_shape_functions[];   /* py_axes.c */
+extern PyMethodDef pyga_axes_functions[];    /* py_axes.c */
 extern PyMethodDef pyga_abi_functions[];     /* py_abi.c */
 extern PyMethodDef pyga_live_functions[];    /* py_live.c */
 
-int pyga_init_dtype(PyObject *m);    /* py_dtype.c */
-int pyga_init_device(PyObject *m);   /* py_device.c */
-int pyga_init_array(PyObject *m);    /* py_array.c */
-int pyga_init_autograd(PyObject *m); /* py_autograd.c: after pyga_init_array */
-int pyga_init_fault(PyObject *m);    /* py_fault.c */
+int pyga_init_dtype(PyObject *m);          /* py_dtype.c */
+int pyga_init_device(PyObject *m);         /* py_device.c */
+int pyga_init_array(PyObject *m);          /* py_array.c */
+int pyga_init_autograd(PyObject *m);       /* py_autograd.c: after pyga_init_array */
+int pyga_init_fault(PyObject *m);          /* py_fault.c */
 extern PyMethodDef pyga_fault_functions[]; /* py_fault.c */
 extern PyMethodDef pyga_event_functions[]; /* py_event.c */
 
@@ -150,13 +150,12 @@ extern PyMethodDef pyga_fused_functions[]; /* py_fused.c */
 /* py_index.c: x[key] and x[key] = value */
 PyObject *pyga_getitem(PyObject *self, PyObject *key);
 int pyga_setitem(PyObject *self, PyObject *key, PyObject *value);
-/* py_manipulation.c: reshape, permute_dims, ..., concat, nonzero, take, copy (the
- * table kept its exported name when it moved out of py_index.c) */
-extern PyMethodDef pyga_index_functions[];
+/* py_manipulation.c: reshape, permute_dims, ..., concat, nonzero, take, copy */
+extern PyMethodDef pyga_manipulation_functions[];
 /* py_matmul.c: a @ b */
 PyObject *pyga_matmul(PyObject *a, PyObject *b);
-extern PyMethodDef pyga_linalg_functions[];
-extern PyMethodDef pyga_lapack_functions[]; /* py_linalg.c */
+extern PyMethodDef pyga_matmul_functions[];
+extern PyMethodDef pyga_linalg_functions[]; /* py_linalg.c */
 /* py_reduce.c */
 extern PyMethodDef pyga_reduce_functions[];
 /* py_creation.c (zeros, ones, full, arange, ...) and py_random.c */

@@ -158,7 +158,7 @@ fn_qr(PyObject *m, PyObject *args)
     return st != GA_OK ? pyga_raise(st) : pair(&q, &r);
 }
 
-PyMethodDef pyga_lapack_functions[] = {
+PyMethodDef pyga_linalg_functions[] = {
     {"_solve", fn_solve, METH_VARARGS,
      "_solve(a, b)\n--\n\na^-1 b for (..., n, n) a and (n,) or (..., n, k) b."},
     {"_lu", fn_lu, METH_VARARGS,

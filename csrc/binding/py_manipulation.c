@@ -263,9 +263,7 @@ fn_copy(PyObject *m, PyObject *arg)
     return result;
 }
 
-/* The table keeps the name it had in py_index.c: it is a symbol _core exports, and
- * issue 41 leaves that list unchanged. */
-PyMethodDef pyga_index_functions[] = {
+PyMethodDef pyga_manipulation_functions[] = {
     {"_reshape", fn_reshape, METH_VARARGS,
      "_reshape(x, shape, copy=None)\n--\n\nA view with a new shape when the strides "
      "allow it (copy=None), else a copy."},

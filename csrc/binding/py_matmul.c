@@ -275,7 +275,7 @@ fn_matrix_norm(PyObject *m, PyObject *args)
     return pyga_wrap(&out);
 }
 
-PyMethodDef pyga_linalg_functions[] = {
+PyMethodDef pyga_matmul_functions[] = {
     {"_vector_norm", fn_vector_norm, METH_VARARGS,
      "_vector_norm(x, axes, keepdims, ord)\n--\n\nVector norm over normalised axes."},
     {"_matrix_norm", fn_matrix_norm, METH_VARARGS,

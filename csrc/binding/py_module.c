@@ -26,13 +26,16 @@ static PyMethodDef module_functions[] = {
 };
 
 static PyMethodDef *const function_tables[] = {
-    pyga_device_functions,      pyga_convert_functions,  pyga_stats_functions,
-    pyga_elementwise_functions, pyga_index_functions,    pyga_linalg_functions,
-    pyga_reduce_functions,      pyga_creation_functions, pyga_random_functions,
-    pyga_dlpack_functions,      pyga_sort_functions,     pyga_shape_functions,
-    pyga_abi_functions,         pyga_lapack_functions,   pyga_fft_functions,
-    pyga_live_functions,        pyga_fault_functions,    pyga_event_functions,
-    pyga_fused_functions,       module_functions,
+    pyga_device_functions,       pyga_convert_functions,
+    pyga_stats_functions,        pyga_elementwise_functions,
+    pyga_manipulation_functions, pyga_matmul_functions,
+    pyga_reduce_functions,       pyga_creation_functions,
+    pyga_random_functions,       pyga_dlpack_functions,
+    pyga_sort_functions,         pyga_axes_functions,
+    pyga_abi_functions,          pyga_linalg_functions,
+    pyga_fft_functions,          pyga_live_functions,
+    pyga_fault_functions,        pyga_event_functions,
+    pyga_fused_functions,        module_functions,
 };
 
 static struct PyModuleDef core_module = {
