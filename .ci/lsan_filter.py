@@ -10,7 +10,7 @@ frames is ours". A log's file name names the test that started its process
 (tests/conftest.py), or only the pid for the pytest process itself.
 
 --live: gpuarr's own reports of array storages still alive after the interpreter
-finished (GPUARR_LEAK_REPORT_DIR, csrc/ga_live.h), each storage with the test that made
+finished (GPUARR_LEAK_REPORT_DIR, csrc/runtime/ga_live.h), each storage with the test that made
 it. Any such report fails: LeakSanitizer sees these arrays only when timing lets it (a
 thread pool's frame or an uncollected object in memory it does not scan holds them).
 """

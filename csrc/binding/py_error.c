@@ -52,7 +52,7 @@ pyga_raise(int status)
     case GA_ERR_AXIS: {
         /* NumPy's AxisError (a ValueError and an IndexError), as NumPy raises it.
          * Looked up once and kept: a lookup per raise made a new "AxisError" string
-         * each time, which CPython's type attribute cache keeps (tests/test_leaks.py
+         * each time, which CPython's type attribute cache keeps (tests/devices/test_leaks.py
          * saw 30 to 75 of them held per 1000 raises). */
         if (pyga_state.AxisError == NULL) {
             PyObject *mod = PyImport_ImportModule("numpy.exceptions");

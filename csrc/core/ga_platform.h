@@ -3,7 +3,7 @@
  * Threads, mutexes, condition variables, thread-local storage, loading a shared
  * library, aligned host memory, the number of CPUs and a pause for spin loops, for
  * POSIX (Linux, macOS) and Windows. Every other file includes this header instead of
- * <pthread.h>, <dlfcn.h>, <unistd.h>, <sched.h> or <windows.h> (tests/test_layers.py
+ * <pthread.h>, <dlfcn.h>, <unistd.h>, <sched.h> or <windows.h> (tests/tooling/test_layers.py
  * checks it), so a port to another system is a port of ga_platform.c.
  *
  * On POSIX the calls are the pthread/dl calls themselves (inline, nothing added on

@@ -8,7 +8,7 @@
  *
  * Contract, per function: the result for every input (subnormals, +-0, +-inf, NaN
  * included) is within the stated bound of the exact result, measured against a
- * high-precision reference in tests/test_perf_math.py; special values are exactly
+ * high-precision reference in tests/perf/test_perf_math.py; special values are exactly
  * what NumPy (libm) gives. "ulp" is the spacing of the result's dtype at the exact
  * value. The project builds with -ffp-contract=off, so every clone (AVX-512, AVX2,
  * SSE2) computes the same bits: no fused multiply-add is formed behind our back.
@@ -21,7 +21,7 @@
  * otherwise.
  *
  * Bounds, stated [in brackets], and the largest error measured over ~10^6 inputs per
- * function (every binade, subnormals, thresholds; tests/test_perf_math.py):
+ * function (every binade, subnormals, thresholds; tests/perf/test_perf_math.py):
  *   float32 exp  [1] 0.50   computed in double, as the four below:
  *   float32 log  [1] 0.50   computed in double: the float result is the correctly
  *   float32 sin  [1] 0.50   rounded one but where the exact value lies within

@@ -1,5 +1,5 @@
 /* ga_cublas_paths.h: where the CUDA plugin looks for cuBLAS, cuSOLVER and cuFFT, in
- * order (plain C, no CUDA: tests/test_cublas_paths.py compiles it on its own to check
+ * order (plain C, no CUDA: tests/cuda/test_cublas_paths.py compiles it on its own to check
  * the order). cuSOLVER (ga_cusolver.cu) and cuFFT (ga_cufft.cu) use the same folders
  * with their own wheel folders (ga_cusolver_wheel_dir, ga_cufft_wheel_dir); one loop
  * walks them for all three (ga_cuda_lib_open, ga_cuda_libs.cu).

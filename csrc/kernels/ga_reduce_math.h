@@ -7,7 +7,7 @@
  * on a GPU), but what a partial result is, what the partial result of no elements is,
  * how two partial results combine and how the last one becomes an output element is
  * written here once. Before, each backend had its own copy and only
- * tests/test_device_twins.py held them equal (they had drifted: of several complex
+ * tests/devices/test_device_twins.py held them equal (they had drifted: of several complex
  * NaNs, max and min kept the last on the CPU and any on a GPU; all/any of float16
  * read bits on a GPU, a cast on the CPU).
  *

@@ -171,7 +171,7 @@ def _array_index_step(rng, pool, dev, log, i, g, n, write):
         nv = vals.reshape(shape[nd:]).astype(rng.choice(DTYPES))
         if n.dtype.kind == "u" and nv.dtype.kind in "fc":
             # a float outside the target's range converts by gpuarr's rule (NumPy's x86
-            # scalar results, ga_kernels.h) and NumPy's SIMD loops may differ: keep them inside (the
+            # scalar results, ga_elementwise_math.h) and NumPy's SIMD loops may differ: keep them inside (the
             # values are -4..8, so only negatives into unsigned types are outside)
             nv = np.where(nv.real < 0, -nv, nv).astype(nv.dtype)
         gv = gpuarr.asarray(nv, device=dev)

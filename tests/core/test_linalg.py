@@ -66,7 +66,7 @@ def test_norm_on_a_gpu_makes_no_transfer(gpu_device):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape", [(7,), (300, 501), (1,), ()])
 def test_two_norm_over_every_axis_sums_squares_without_a_temporary(device, dtype, shape):
-    # over every axis, sum(x * x) is one fused operation (csrc/ga_norm.c): on the CPU
+    # over every axis, sum(x * x) is one fused operation (csrc/ops/ga_norm.c): on the CPU
     # and simulated GPUs reduced as the squares are made, bitwise the multiply-then-sum
     # it replaces; CUDA multiplies, then sums
     from gpuarr.testing import count_work

@@ -3,7 +3,7 @@ device this process has (cpu, simulated GPUs, emulated CUDA), NumPy as the oracl
 
 Complex special values: C99 Annex G as NumPy (through the C library) gives them, over
 a grid of zeros of both signs, infinities, NaN and finite values, for every complex
-function gpuarr has; the element math is shared (ga_kernels.h), so the CPU and CUDA
+function gpuarr has; the element math is shared (ga_elementwise_math.h), so the CPU and CUDA
 devices run the same code."""
 import itertools
 

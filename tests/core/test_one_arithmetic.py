@@ -1,5 +1,5 @@
 """One arithmetic on every device (docs/DESIGN.md, "One arithmetic"): the shared element
-math of ga_kernels.h rounds every product and every sum on its own, on the CPU (built
+math of ga_elementwise_math.h rounds every product and every sum on its own, on the CPU (built
 with -ffp-contract=off), on simulated GPUs (the CPU's kernels), on emulated CUDA (the
 kernels compiled for the host with -ffp-contract=off) and on a GPU (nvcc -fmad=false),
 so complex products and quotients have the same bits everywhere.

@@ -1,5 +1,5 @@
 """sort, argsort, searchsorted and the unique_* functions: NumPy (stable sorts) is the
-oracle, over dtypes and devices (CPU, simulated GPUs, CUDA: csrc/cuda/k_sort.cu), with
+oracle, over dtypes and devices (CPU, simulated GPUs, CUDA: csrc/cuda/kernels/k_sort.cu), with
 the standard's NaN rules. tests/cuda/test_cuda_sort.py adds the CUDA kernels' tile and run
 boundaries and their launch budgets."""
 import numpy as np

@@ -7,7 +7,7 @@ a budget met with a wrong answer is no budget. Skipped on the CPU and simulated 
 where nothing is counted.
 
 Reductions over few outputs split the reduced range so that the first grid covers
-every multiprocessor and a second kernel combines the splits (csrc/cuda/k_reduce.cu);
+every multiprocessor and a second kernel combines the splits (csrc/cuda/kernels/k_reduce.cu);
 the split tests below put the interesting element (a NaN, the first of tied maxima)
 in a late split, where a wrong combine order would show.
 """

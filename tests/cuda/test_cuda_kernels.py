@@ -1,4 +1,4 @@
-"""The CUDA backend's kernels (csrc/cuda/k_*.cu), on emulated or real CUDA devices.
+"""The CUDA backend's kernels (csrc/cuda/kernels/k_*.cu), on emulated or real CUDA devices.
 
 Run with GPUARR_CUDA_EMULATE=2 (the kernels compiled for the CPU) or on a GPU; skipped
 otherwise. Two kinds of tests: through the public API (random, reductions, scans,

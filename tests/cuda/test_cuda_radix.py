@@ -1,4 +1,4 @@
-"""The CUDA radix sort (csrc/cuda/k_radix.cu, issue 29 item 3): rows of numeric keys
+"""The CUDA radix sort (csrc/cuda/kernels/k_radix.cu, issue 29 item 3): rows of numeric keys
 longer than 1024, a histogram launch and one onesweep pass per key byte. Stable in both
 directions with NaNs last; -0.0 and 0.0 tie; the sorted values are the input's bits
 (the sign of each zero and each NaN's payload, in input order); positions with them.

@@ -1,4 +1,4 @@
-"""Reductions on a CUDA device (csrc/cuda/k_reduce.cu), second pass (issue 29 item 1):
+"""Reductions on a CUDA device (csrc/cuda/kernels/k_reduce.cu), second pass (issue 29 item 1):
 a warp per output for inner-axis rows of 65 to 2048 elements, 16-byte loads four deep
 where the reduced axis is contiguous (a scalar head up to the first 16-byte boundary
 and a scalar tail), four independent scalar loads otherwise. Every path against NumPy

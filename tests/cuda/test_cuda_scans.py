@@ -1,4 +1,4 @@
-"""Scans on a CUDA device (csrc/cuda/k_scan.cu): which kernel runs for which shape, what
+"""Scans on a CUDA device (csrc/cuda/kernels/k_scan.cu): which kernel runs for which shape, what
 it costs in launches and waits (gpuarr.testing.count_kernels), and NumPy's answers for
 every dtype, kernel and layout.
 

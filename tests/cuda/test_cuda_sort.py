@@ -1,4 +1,4 @@
-"""The CUDA sort (csrc/cuda/k_sort.cu, k_radix.cu) at the sizes where its structure
+"""The CUDA sort (csrc/cuda/kernels/k_sort.cu, k_radix.cu) at the sizes where its structure
 shows.
 
 Rows of numeric keys longer than 1024 go to the LSD radix sort (k_radix.cu: a histogram

@@ -1,6 +1,6 @@
 """GPU arrays whose elements are not aligned: a foreign CUDA tensor imported through
 DLPack at an odd byte offset. Every GPU kernel loads whole elements (GA_K_ELEMENT in
-csrc/ga_config.h: one load of the element's width, as a GPU needs), so the core
+csrc/core/ga_config.h: one load of the element's width, as a GPU needs), so the core
 stages such an array through an aligned copy (ga_element_aligned) before a reduction,
 scan, gather, scatter or matmul reads or writes it; the copy kernel alone takes
 unaligned operands. The emulator faults on an unaligned element access as a GPU

@@ -5,13 +5,13 @@ test-backend-ops. The inputs are the corners where devices drift apart: NaN, +-i
 values beyond the range of an integer `dtype=`, negative values into unsigned
 accumulators, and empty arrays.
 
-Both devices take their reduction math from one header (csrc/ga_reduce_math.h), so a
+Both devices take their reduction math from one header (csrc/kernels/ga_reduce_math.h), so a
 wrong rule there would be wrong on both and the twins would still agree: the CPU's
 result is also compared with NumPy wherever NumPy defines it (not for a float ->
 integer `dtype=`, which NumPy leaves to the machine). Complex results compare real
 and imaginary parts separately, so the NaN a max keeps (nan+1j or 1+nanj) counts.
 
-Plus the one float -> integer rule (ga_kernels.h, ga_f64_to_<dt>): NumPy's results on
+Plus the one float -> integer rule (ga_elementwise_math.h, ga_f64_to_<dt>): NumPy's results on
 x86 on every device (INT64_MIN for NaN and out-of-range int64, the int32 result
 wrapped for narrower types), compared element by element with NumPy's scalar
 conversion (its SIMD loops differ for uint32 on a few inputs)."""

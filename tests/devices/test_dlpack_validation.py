@@ -1,5 +1,5 @@
 """from_dlpack validates what a producer hands over: crafted capsules (built with ctypes
-from the struct layouts in csrc/dlpack.h) that lie about their data, offsets, strides,
+from the struct layouts in csrc/core/dlpack.h) that lie about their data, offsets, strides,
 dimensions, dtype or device raise BufferError naming the field, never crash.
 
 Each crafted import runs in this process: a crash fails the whole run, which is the

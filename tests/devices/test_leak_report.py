@@ -1,4 +1,4 @@
-"""The leak report that names its test (csrc/ga_live.c, GPUARR_LEAK_REPORT_DIR): an
+"""The leak report that names its test (csrc/runtime/ga_live.c, GPUARR_LEAK_REPORT_DIR): an
 array kept alive past interpreter shutdown (here by a daemon thread, the way a
 thread pool's frame can hold one) is listed after exit with the tag of the test that
 made it; a process that frees everything writes no report. CI sets the folder for

@@ -1,4 +1,4 @@
-"""The CPU backend's vectorised math (csrc/ga_vmath.h): exp, log, sin, cos, tanh and
+"""The CPU backend's vectorised math (csrc/cpu/ga_vmath.h): exp, log, sin, cos, tanh and
 pow for float32 and float64, against a high-precision reference
 (np.longdouble: 64-bit mantissa on x86, libm's *l functions) over every binade,
 subnormal inputs and results, the overflow and underflow thresholds, large sin/cos

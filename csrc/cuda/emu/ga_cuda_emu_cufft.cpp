@@ -15,7 +15,7 @@ using namespace ga_emu;
  * buffers, their lengths, stream order, the C2R input that cuFFT may overwrite), not
  * cuFFT's numerics, which no CPU code can reproduce bit for bit anyway. A second FFT
  * written for the emulator would be code that real builds never run; the CPU FFT is
- * tested against NumPy already (tests/test_fft.py) and so gives the right answers to
+ * tested against NumPy already (tests/core/test_fft.py) and so gives the right answers to
  * compare with. What it checks like the real library: a plan exists, its type matches
  * the exec call, the buffers lie in device blocks of the plan's sizes; and it scribbles
  * over the input of a C2R transform afterwards, as cuFFT is allowed to. */

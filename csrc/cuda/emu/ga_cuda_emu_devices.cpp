@@ -193,7 +193,7 @@ cudaSetDevice(int device)
 }
 
 /* How many times cudaSetDevice was called (a driver call on a GPU: the plugin makes
- * it only when the thread's current device differs; tests/test_cuda_copies.py). */
+ * it only when the thread's current device differs; tests/cuda/test_cuda_copies.py). */
 /* Test only: how often the occupancy calculator was asked (k_elementwise.cu keeps its
  * answer per kernel and device). */
 extern "C" __attribute__((visibility("default"))) long long

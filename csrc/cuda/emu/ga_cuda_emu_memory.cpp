@@ -173,7 +173,7 @@ checked_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
     else {
         /* A slow DMA engine on request (GPUARR_CUDA_EMULATE_DMA_MS, test only): the
          * copy runs that much later, so a host that refills a pinned source before
-         * its copy ran is caught (tests/test_cuda_copies.py). */
+         * its copy ran is caught (tests/cuda/test_cuda_copies.py). */
         const char *ms = getenv("GPUARR_CUDA_EMULATE_DMA_MS");
         unsigned delay = ms != NULL && atoi(ms) > 0 ? (unsigned)atoi(ms) : 0u;
         enqueue(s, [dst, src, n, delay] {

@@ -734,7 +734,7 @@ ga_red_splits(int dev, int64_t blocks, int64_t red_size, int64_t min_per_split)
     return splits < 2 ? 1 : splits;
 }
 
-/* Geometry (documented in tests/test_cuda_budgets.py, which counts it): an outer-axis
+/* Geometry (documented in tests/cuda/test_cuda_budgets.py, which counts it): an outer-axis
  * or short reduction runs k_reduce_cols, an inner-axis one of up to GA_RED_WARP_MAX
  * elements k_reduce_warps, any other k_reduce_block; when the grid of the first or the
  * last would leave multiprocessors idle the reduced range is split over more blocks and

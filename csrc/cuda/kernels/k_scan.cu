@@ -39,7 +39,7 @@
  * of tile i is the fold, top level first, of the preceding siblings of i's ancestor
  * at each level (each a warp-wide fold of at most 31 published totals): a cover of
  * tiles [0, i) whose grouping depends on i alone. So a scan gives the same bits on
- * every run, every GPU and the emulator (tests/test_cuda_scans.py). A tile waits only
+ * every run, every GPU and the emulator (tests/cuda/test_cuda_scans.py). A tile waits only
  * for totals of tiles with smaller ids, taken from the counter by blocks that are
  * running or done, and publishes its own total before it waits: the wait ends on any
  * schedule. (The emulator runs blocks one after another: with ids taken in running
@@ -590,7 +590,7 @@ k_scan_tiles(ga_scan_desc s, int64_t rows, ga_scan_tree t)
 
 typedef int (*ga_scan_launcher)(int dev, const ga_scan_desc *s, int64_t rows);
 
-/* Geometry (tests/test_cuda_scans.py and tests/test_cuda_budgets.py count it): one
+/* Geometry (tests/cuda/test_cuda_scans.py and tests/cuda/test_cuda_budgets.py count it): one
  * launch whatever the shape, no host wait. */
 template <int DT, class A, int PROD>
 static int

@@ -172,7 +172,7 @@ done:
     return rc;
 }
 
-/* --- ordering and watchdog checks (tests/test_cuda_emulation.py) ------------------- */
+/* --- ordering and watchdog checks (tests/cuda/test_cuda_emulation.py) ------------------- */
 
 namespace {
 
@@ -266,7 +266,7 @@ gpuarr_cuda_selftest_long_one_block(int dev, char *msg, size_t n)
     return long_fill(dev, 1, 100000, msg, n);
 }
 
-/* --- memcheck (tests/test_cuda_memcheck.py) ------------------------------------------ */
+/* --- memcheck (tests/cuda/test_cuda_memcheck.py) ------------------------------------------ */
 
 namespace {
 

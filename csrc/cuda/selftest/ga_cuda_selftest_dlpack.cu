@@ -1,5 +1,5 @@
 /* ga_cuda_selftest_dlpack.cu: the CUDA calls a test's fake DLPack producer or consumer
- * makes on streams of its own (tests/test_dlpack_streams.py calls them through
+ * makes on streams of its own (tests/cuda/test_dlpack_streams.py calls them through
  * ctypes). They use the plugin's runtime: on a GPU the real one, in the emulation
  * (test-only mode GPUARR_CUDA_EMULATE_DLPACK=cuda) the same emulated runtime as
  * gpuarr's backend, so the fake's streams really run beside gpuarr's.

@@ -1,6 +1,6 @@
 /* ga_cuda_selftest_schedule.cu: kernels whose answer depends on the order in which
  * blocks and threads run, run by name through the exported
- * gpuarr_cuda_selftest_schedule (tests/test_cuda_emulation.py calls it through ctypes
+ * gpuarr_cuda_selftest_schedule (tests/cuda/test_cuda_emulation.py calls it through ctypes
  * under several GPUARR_CUDA_EMULATE_SCHEDULE seeds).
  *
  * Cases: "racy_neighbour" (each thread writes its shared-memory slot and reads its

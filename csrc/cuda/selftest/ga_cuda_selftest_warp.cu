@@ -1,6 +1,6 @@
 /* ga_cuda_selftest_warp.cu: known-answer kernels for the warp primitives, vector
  * types and the faults a GPU reports, run by name through the exported
- * gpuarr_cuda_selftest_case (tests/test_cuda_emulation.py calls it through ctypes).
+ * gpuarr_cuda_selftest_case (tests/cuda/test_cuda_emulation.py calls it through ctypes).
  *
  * Cases: "warp" (every warp primitive against the values CUDA documents), "vector"
  * (aligned float4/double2/int4 access, make_*, 256-byte aligned blocks), and two that

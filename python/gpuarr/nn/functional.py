@@ -92,7 +92,7 @@ def sigmoid(input):
 # The activations' and losses' elementwise chains run through gpuarr.fuse: one pass
 # over memory (one kernel on a GPU) where autograd does not record them (inference,
 # no_grad, evaluation); while it records, the same operations unfused, one node each.
-# Fused or not, the same bits (tests/test_fuse.py).
+# Fused or not, the same bits (tests/core/test_fuse.py).
 @fuse
 def _sigmoid(x):
     positive = x >= 0
