@@ -6,7 +6,7 @@
 
 #include "ga_error.h"
 #include "ga_event.h"
-#include "ga_transfer.h"
+#include "ga_ledger.h"
 
 struct ga_host_pending {
     ga_event *ev;
