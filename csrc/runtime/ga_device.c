@@ -14,7 +14,6 @@
 #include "ga_backend.h"
 #include "ga_blas.h"
 #include "ga_error.h"
-#include "ga_host_ready.h"
 #include "ga_perf_model.h"
 #include "ga_platform.h"
 
@@ -343,11 +342,24 @@ no_such_device(ga_device d)
                     name, list);
 }
 
+/* Host readiness's fence (ga_devices_set_cpu_fence): set, not called by name, as host
+ * readiness sits above the registry (it waits with events). */
+static int (*cpu_fence)(void);
+
+void
+ga_devices_set_cpu_fence(int (*fence)(void))
+{
+    __atomic_store_n(&cpu_fence, fence, __ATOMIC_RELEASE);
+}
+
 int
 ga_device_backend(ga_device d, const ga_backend **out)
 {
     if (d.kind == GA_DEV_CPU) {
-        GA_TRY(ga_host_ready_fence());
+        int (*fence)(void) = __atomic_load_n(&cpu_fence, __ATOMIC_ACQUIRE);
+        if (fence != NULL) {
+            GA_TRY(fence());
+        }
     }
     return ga_device_backend_nowait(d, out);
 }

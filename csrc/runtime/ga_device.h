@@ -49,6 +49,10 @@ const char *ga_gpu_reason(void);
  * exist (GA_ERR_DEVICE). For the CPU, first waits for the host blocks that queued
  * copies still use (ga_host_ready.h): the caller is about to compute on the host. */
 int ga_device_backend(ga_device d, const struct ga_backend **out);
+/* That wait: host readiness's fence (ga_host_ready_fence), which it registers here
+ * when it first tracks a block (until then no block is pending, so nothing to wait
+ * for). Set rather than called by name: host readiness sits above the registry. */
+void ga_devices_set_cpu_fence(int (*fence)(void));
 /* The same without that wait: for allocating, freeing, copying (whose callers wait
  * for the blocks they touch themselves), and for asking about a device (events,
  * statistics, streams, checks), which touches no array. */
