@@ -123,7 +123,13 @@
     X(ga_backend, copies_event_record)                                                 \
     X(ga_backend, wait_copies)                                                         \
     X(ga_backend, fused)                                                               \
-    X(ga_backend, fused_reduce)
+    X(ga_backend, fused_reduce)                                                        \
+    X(ga_backend, set_device_count)                                                    \
+    X(ga_backend, pending_work)                                                        \
+    X(ga_backend, hold_queue)                                                          \
+    X(ga_backend, stamp_tasks)                                                         \
+    X(ga_backend, num_threads)                                                         \
+    X(ga_backend, host_cache_limit)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "ga_config.h"
-#include "ga_device.h" /* ga_memory_stats, ga_kernel_counters */
+#include "ga_device_types.h" /* ga_memory_stats, ga_kernel_counters */
 #include "ga_dtype.h"
 #include "ga_ops.h"
 
@@ -34,9 +34,10 @@
  * host and page-locked host memory (copy_d2h_async, host_alloc_pinned,
  * host_free_pinned); 12: a copy queue beside the compute queue (copies_event_record,
  * wait_copies); 13: fused elementwise programs (fused); 14: a fused program's result
- * reduced as it is made (fused_reduce). Entries only ever added at the end of
- * ga_backend. */
-#define GA_BACKEND_ABI_VERSION 14
+ * reduced as it is made (fused_reduce); 15: what the core asks of the in-core host
+ * backends (set_device_count, pending_work, hold_queue, stamp_tasks, num_threads,
+ * host_cache_limit). Entries only ever added at the end of ga_backend. */
+#define GA_BACKEND_ABI_VERSION 15
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -338,6 +339,15 @@ typedef struct ga_fault_record {
     char message[256]; /* FAILED: its message, as the CPU would have raised it */
 } ga_fault_record;
 
+/* The profiler's device times of one operation (ga_profiler.c) on a backend that
+ * stamps its own tasks (stamp_tasks below: simulated GPUs): its worker writes when it
+ * began the first task queued for the operation and when it finished the last
+ * (ga_monotonic_ns, with relaxed atomic stores); 0 while none has run. A wait for the
+ * queue orders the writes before the reader. */
+typedef struct {
+    int64_t start_ns, end_ns;
+} ga_op_stamp;
+
 typedef struct ga_backend {
     int abi_version;
     const char *name;
@@ -503,6 +513,33 @@ typedef struct ga_backend {
      * reduction). */
     int (*fused_reduce)(int dev, const ga_fused_prog *prog, const ga_loop *loop,
                         const ga_reduce_desc *r);
+
+    /* ABI 15: what the core asks of the in-core host backends (the CPU, simulated
+     * GPUs) through their tables rather than by name, so that runtime/ includes no
+     * backend's header and a backend never calls up into the core. NULL elsewhere (the
+     * CUDA plugin has none of them). */
+    /* The number of devices the core gives this backend, told when the core chooses
+     * it and before any of them is used (simulated GPUs, whose count is the core's:
+     * GPUARR_SIMULATE_GPUS or simulate_gpus_if_none). */
+    void (*set_device_count)(int count);
+    /* Tests of asynchrony: operations queued on `dev` and not finished (0 for a device
+     * that has queued nothing; non-zero right after queuing a large operation, 0 after
+     * synchronize()). */
+    int64_t (*pending_work)(int dev);
+    /* Tests only: with hold = 1, queue a gate on `dev` that keeps its worker (with
+     * `copies`, the worker of its copy queue) waiting: work queued after it stays
+     * pending until a call with hold = 0 opens it. Synchronizing a held device waits
+     * forever: open it first. */
+    int (*hold_queue)(int dev, int copies, int hold);
+    /* Every task the calling thread queues from now on, on any device of this
+     * backend, carries `s` (NULL: none), so its worker stamps it (ga_op_stamp). `s`
+     * must outlive those tasks. Costs two clock reads in the worker, where two timing
+     * events per operation would cost two more tasks each (issue 25). */
+    void (*stamp_tasks)(ga_op_stamp *s);
+    /* The CPU: threads of its kernels, and bytes of freed host blocks it and the
+     * simulated GPUs keep per device (0 when the cache is compiled out). */
+    int (*num_threads)(void);
+    size_t (*host_cache_limit)(void);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

@@ -12,7 +12,7 @@
 
 #include "ga_backend.h"
 #include "ga_cpu.h"
-#include "ga_device.h"
+#include "ga_cpu_loop.h"
 #include "ga_error.h"
 #include "ga_platform.h"
 
@@ -293,6 +293,34 @@ host_copy_peer(int dst_dev, void *dst, int src_dev, const void *src, size_t nbyt
     return GA_OK;
 }
 
+/* The binding's "release/retake the GIL" pair, handed to this table (and the simulated
+ * GPUs') through set_wait_hooks by the device registry when the binding sets it
+ * (ga_devices_set_wait_hooks): the host backends keep their own copy rather than call
+ * up into the registry for it. Set once at import, before any kernel runs. */
+static void *(*host_wait_begin)(void);
+static void (*host_wait_end)(void *);
+
+void
+ga_host_set_wait_hooks(void *(*begin)(void), void (*end)(void *))
+{
+    host_wait_begin = begin;
+    host_wait_end = end;
+}
+
+void *
+ga_host_work_begin(void)
+{
+    return host_wait_begin != NULL ? host_wait_begin() : NULL;
+}
+
+void
+ga_host_work_end(void *token)
+{
+    if (host_wait_end != NULL) {
+        host_wait_end(token);
+    }
+}
+
 /* --- the CPU device's kernels, with the GIL released -----------------------------
  *
  * A CPU kernel above a few tens of microseconds runs with the GIL released, so a
@@ -427,6 +455,9 @@ const ga_backend ga_backend_cpu = {
     .searchsorted = ga_cpu_searchsorted,
     .linalg = cpu_linalg,
     .fft = cpu_fft,
+    .set_wait_hooks = ga_host_set_wait_hooks,
     .fused = cpu_fused,
     .fused_reduce = cpu_fused_reduce,
+    .num_threads = ga_cpu_num_threads,
+    .host_cache_limit = ga_host_cache_limit,
 };

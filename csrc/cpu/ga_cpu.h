@@ -51,6 +51,15 @@ int ga_cpu_linalg(int dev, const ga_linalg_desc *d);     /* ga_cpu_linalg.c (LAP
 int ga_cpu_fft(int dev, const ga_fft_desc *d); /* ga_cpu_fft.c: a plan per call, one thread */
 int ga_cpu_fft_cached(int dev, const ga_fft_desc *d); /* ga_cpu_fft_plans.c: kept plans, the pool */
 
+/* Around long host work that touches nothing but the buffers it was given (a CPU
+ * kernel, a simulated GPU's host wait): lets other Python threads run meanwhile
+ * through the hooks set by ga_host_set_wait_hooks (the CPU and simulated tables'
+ * set_wait_hooks). The token from begin goes to end; both are no-ops on threads that
+ * do not hold the GIL (a simulated GPU's worker) and before the hooks are set. */
+void ga_host_set_wait_hooks(void *(*begin)(void), void (*end)(void *));
+void *ga_host_work_begin(void);
+void ga_host_work_end(void *token);
+
 /* Bytes of freed host blocks the CPU and simulated-GPU backends may keep for reuse
  * per device (0 when the cache is compiled out: under AddressSanitizer). */
 size_t ga_host_cache_limit(void);

@@ -1107,6 +1107,13 @@ const ga_backend table = {
     cuda_wait_copies,
     ga_cuda_fused,
     nullptr, /* fused_reduce: the fused kernel, then the reduction's (2 launches) */
+    /* ABI 15: the in-core host backends' entries; none here */
+    nullptr, /* set_device_count */
+    nullptr, /* pending_work */
+    nullptr, /* hold_queue */
+    nullptr, /* stamp_tasks */
+    nullptr, /* num_threads */
+    nullptr, /* host_cache_limit */
 };
 
 }  // namespace

@@ -74,7 +74,9 @@ ga_storage_decref(ga_storage *s)
         ga_faultset_release(s->faults);
     }
     /* a queued copy to the host still reads it: the block's next user waits for it */
-    ga_copy_queue_fence(s, s->release != NULL);
+    if (s->copy_ticket != 0) {
+        ga_copy_queue_fence_slow(s, s->release != NULL);
+    }
     if (s->release != NULL) {
         s->release(s->owner);
     } else {

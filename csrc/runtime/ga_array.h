@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "ga_config.h"
+#include "ga_copy_queue.h" /* ga_array_note_write */
 #include "ga_device.h"
 #include "ga_dtype.h"
 
@@ -134,7 +135,6 @@ ga_array_writeable(const ga_array *a)
 {
     return !a->readonly && !a->storage->readonly;
 }
-void ga_copy_queue_fence_slow(ga_storage *s, int host); /* ga_copy_queue.h */
 /* Record a write into a's memory (the storage's version counter), before the write is
  * queued: a queued copy to the host that still reads the block goes first
  * (ga_copy_queue.h). */

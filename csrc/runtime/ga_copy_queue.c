@@ -2,6 +2,7 @@
  * (ga_copy_queue.h). */
 #include "ga_copy_queue.h"
 
+#include "ga_array.h" /* ga_storage */
 #include "ga_backend.h"
 #include "ga_device.h"
 #include "ga_error.h" /* GA_OK */

@@ -20,25 +20,21 @@
 #ifndef GA_COPY_QUEUE_H
 #define GA_COPY_QUEUE_H
 
-#include "ga_array.h"
+/* ga_storage (ga_array.h) is named, not included: ga_array.h includes this header
+ * for ga_array_note_write, which fences when the block carries a ticket. */
+struct ga_storage;
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* A copy that reads block `s` was just queued on its device's copy queue. */
-void ga_copy_queue_note_read(ga_storage *s);
-/* `s` is about to be written by queued work or freed: order the device's compute
- * queue after the copies that read it. `host`: wait on the host instead (memory that
- * goes back to another owner, whose own queues ours cannot order). */
-void ga_copy_queue_fence_slow(ga_storage *s, int host);
-static inline void
-ga_copy_queue_fence(ga_storage *s, int host)
-{
-    if (s->copy_ticket != 0) {
-        ga_copy_queue_fence_slow(s, host);
-    }
-}
+void ga_copy_queue_note_read(struct ga_storage *s);
+/* `s` (whose copy_ticket is not 0: the callers test it first, inline) is about to be
+ * written by queued work or freed: order the device's compute queue after the copies
+ * that read it. `host`: wait on the host instead (memory that goes back to another
+ * owner, whose own queues ours cannot order). */
+void ga_copy_queue_fence_slow(struct ga_storage *s, int host);
 
 #ifdef __cplusplus
 }

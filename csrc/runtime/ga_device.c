@@ -14,11 +14,8 @@
 #include "ga_backend.h"
 #include "ga_blas.h"
 #include "ga_error.h"
-#include "ga_fault.h"
-#include "ga_host_ready.h"
 #include "ga_perf_model.h"
 #include "ga_platform.h"
-#include "ga_profiler.h"
 
 static struct {
     int resolved;
@@ -38,20 +35,10 @@ ga_devices_set_wait_hooks(void *(*begin)(void), void (*end)(void *))
 {
     devs.wait_begin = begin;
     devs.wait_end = end;
-}
-
-void *
-ga_host_work_begin(void)
-{
-    return devs.wait_begin != NULL ? devs.wait_begin() : NULL;
-}
-
-void
-ga_host_work_end(void *token)
-{
-    if (devs.wait_end != NULL) {
-        devs.wait_end(token);
-    }
+    /* the host backends get the hooks now (they never call up into the registry);
+     * a plugin gets them when it is loaded (load_plugin) */
+    ga_backend_cpu.set_wait_hooks(begin, end);
+    ga_backend_simulated.set_wait_hooks(begin, end);
 }
 
 void
@@ -232,6 +219,7 @@ resolve(void)
             devs.mode = GA_GPU_SIMULATED;
             devs.gpu_backend = &ga_backend_simulated;
             devs.count = n;
+            ga_backend_simulated.set_device_count(n);
             ga_model_select(model);
             snprintf(
                 devs.reason, sizeof(devs.reason),
@@ -296,6 +284,7 @@ ga_simulate_gpus_if_none(int n, const char *model_name, int *switched)
     devs.mode = GA_GPU_SIMULATED;
     devs.gpu_backend = &ga_backend_simulated;
     devs.count = n;
+    ga_backend_simulated.set_device_count(n);
     snprintf(
         devs.reason, sizeof(devs.reason),
         "no GPU found, so gpuarr simulates %d (host memory, CPU kernels, every device "
@@ -353,11 +342,24 @@ no_such_device(ga_device d)
                     name, list);
 }
 
+/* Host readiness's fence (ga_devices_set_cpu_fence): set, not called by name, as host
+ * readiness sits above the registry (it waits with events). */
+static int (*cpu_fence)(void);
+
+void
+ga_devices_set_cpu_fence(int (*fence)(void))
+{
+    __atomic_store_n(&cpu_fence, fence, __ATOMIC_RELEASE);
+}
+
 int
 ga_device_backend(ga_device d, const ga_backend **out)
 {
     if (d.kind == GA_DEV_CPU) {
-        GA_TRY(ga_host_ready_fence());
+        int (*fence)(void) = __atomic_load_n(&cpu_fence, __ATOMIC_ACQUIRE);
+        if (fence != NULL) {
+            GA_TRY(fence());
+        }
     }
     return ga_device_backend_nowait(d, out);
 }
@@ -406,14 +408,37 @@ ga_device_check(ga_device d)
     return ga_device_backend_nowait(d, &be);
 }
 
+/* The status observers (ga_device_observe_status): a fixed list, appended to under
+ * obs_mu and read without a lock (the count is published after its slot). */
+static ga_device_status_fn observers[GA_DEVICE_MAX_OBSERVERS];
+static int nobservers; /* atomic */
+static ga_mutex obs_mu = GA_MUTEX_INIT;
+
+int
+ga_device_observe_status(ga_device_status_fn fn)
+{
+    ga_mutex_lock(&obs_mu);
+    int n = __atomic_load_n(&nobservers, __ATOMIC_RELAXED);
+    int st = GA_OK;
+    if (n == GA_DEVICE_MAX_OBSERVERS) {
+        st = ga_error(GA_ERR_RUNTIME, "too many device status observers");
+    } else {
+        observers[n] = fn;
+        __atomic_store_n(&nobservers, n + 1, __ATOMIC_RELEASE);
+    }
+    ga_mutex_unlock(&obs_mu);
+    return st;
+}
+
 int
 ga_backend_status(const ga_backend *be, int st)
 {
-    if (ga_prof_on()) { /* the backend call that a profiled record waited for returned */
-        ga_prof_close();
-    }
-    if (st == GA_ERR_CUDA) {
-        ga_fault_cuda_error_seen(); /* sticky: the exit report need not repeat it */
+    /* the profiler (closing the record that waited for this call) and the fault
+     * registry (a sticky CUDA error) watch every status; registered, not called by
+     * name, so the registry stays below them */
+    int n = __atomic_load_n(&nobservers, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        observers[i](st);
     }
     if (st != GA_OK && be->last_error != NULL) {
         return ga_error(st, "%s", be->last_error());

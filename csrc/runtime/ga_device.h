@@ -1,4 +1,4 @@
-/* ga_device.h: devices as small values, and which backend serves each.
+/* ga_device.h: the device registry: which backend serves each device, resolved once.
  *
  * A device is (kind, index). cpu(0) is served by the CPU backend. gpu(i) is served by
  * one of three backends, chosen once per process at the first use of a GPU:
@@ -13,40 +13,13 @@
 #include <stdint.h>
 
 #include "ga_config.h"
-
-typedef enum { GA_DEV_CPU = 0, GA_DEV_GPU = 1 } ga_device_kind;
-
-typedef struct {
-    int32_t kind;  /* ga_device_kind */
-    int32_t index; /* 0 for the CPU */
-} ga_device;
-
-/* What backs gpu(i) in this process. */
-typedef enum {
-    GA_GPU_NONE = 0,      /* no GPUs */
-    GA_GPU_CUDA = 1,      /* real CUDA devices */
-    GA_GPU_SIMULATED = 2, /* GPUARR_SIMULATE_GPUS */
-    GA_GPU_EMULATED = 3   /* GPUARR_CUDA_EMULATE */
-} ga_gpu_mode;
+#include "ga_device_types.h" /* ga_device, ga_gpu_mode, ga_cpu(), ... */
 
 struct ga_backend;
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-static inline ga_device
-ga_cpu(void)
-{
-    ga_device d = {GA_DEV_CPU, 0};
-    return d;
-}
-
-static inline int
-ga_device_eq(ga_device a, ga_device b)
-{
-    return a.kind == b.kind && a.index == b.index;
-}
 
 /* "cpu(0)" / "gpu(1)" into buf. */
 const char *ga_device_str(ga_device d, char *buf, size_t n);
@@ -55,15 +28,10 @@ const char *ga_device_str(ga_device d, char *buf, size_t n);
  * `plugin_dir` is where libgpuarr_cuda.so lives (set by the binding at import);
  * never fails: problems become 0 GPUs and a reason. */
 void ga_devices_set_plugin_dir(const char *dir);
-/* The binding's "release/retake the GIL" pair, passed on to a plugin that blocks
- * (ga_backend.set_wait_hooks). Set once, before the first GPU use. */
+/* The binding's "release/retake the GIL" pair, passed on to every backend that blocks
+ * (ga_backend.set_wait_hooks): the CPU and simulated tables at once, a plugin when it
+ * is loaded. Set once, before the first GPU use. */
 void ga_devices_set_wait_hooks(void *(*begin)(void), void (*end)(void *));
-/* Around long host work that touches nothing but the buffers it was given (a CPU
- * kernel): lets other Python threads run meanwhile through the same hooks. The token
- * from begin goes to end; both are no-ops on threads that do not hold the GIL (a
- * simulated GPU's worker) and before the binding set the hooks. */
-void *ga_host_work_begin(void);
-void ga_host_work_end(void *token);
 ga_gpu_mode ga_gpu_mode_get(void);
 int ga_num_gpus(void);
 /* GA_ERR_VALUE saying how to spell it when GPUARR_SIMULATE_GPUS is misspelt (there
@@ -81,6 +49,10 @@ const char *ga_gpu_reason(void);
  * exist (GA_ERR_DEVICE). For the CPU, first waits for the host blocks that queued
  * copies still use (ga_host_ready.h): the caller is about to compute on the host. */
 int ga_device_backend(ga_device d, const struct ga_backend **out);
+/* That wait: host readiness's fence (ga_host_ready_fence), which it registers here
+ * when it first tracks a block (until then no block is pending, so nothing to wait
+ * for). Set rather than called by name: host readiness sits above the registry. */
+void ga_devices_set_cpu_fence(int (*fence)(void));
 /* The same without that wait: for allocating, freeing, copying (whose callers wait
  * for the blocks they touch themselves), and for asking about a device (events,
  * statistics, streams, checks), which touches no array. */
@@ -91,8 +63,17 @@ const struct ga_backend *ga_device_gpu_backend(void);
 int ga_device_check(ga_device d);
 
 /* `st` from a call into backend `be`, with the backend's own message copied into the
- * core's when the backend keeps its own (a plugin: see ga_backend.last_error). */
+ * core's when the backend keeps its own (a plugin: see ga_backend.last_error). Each
+ * observer registered with ga_device_observe_status sees `st` first. */
 int ga_backend_status(const struct ga_backend *be, int st);
+/* Watch the status of every backend call that the core checks (ga_backend_status):
+ * the profiler closes its open record there, the fault registry notes a sticky CUDA
+ * error. Observers run on the calling thread, in the order registered, and must be
+ * cheap (every operation passes here). Registered once, never removed;
+ * GA_ERR_RUNTIME past GA_DEVICE_MAX_OBSERVERS. */
+typedef void (*ga_device_status_fn)(int status);
+#define GA_DEVICE_MAX_OBSERVERS 8
+int ga_device_observe_status(ga_device_status_fn fn);
 
 /* The backend-local index of a device (what the backend's functions take). */
 static inline int
@@ -101,32 +82,13 @@ ga_device_local(ga_device d)
     return d.index;
 }
 
-/* Statistics and controls of one device, for the binding (which never reaches a
- * backend's table itself). */
-typedef struct {
-    size_t allocated_bytes; /* in live arrays */
-    size_t reserved_bytes;  /* held from the system (live + cached) */
-    size_t peak_allocated_bytes;
-    size_t total_bytes;  /* device memory, 0 if unknown */
-    int64_t alloc_calls; /* system allocations made (cudaMalloc / malloc) */
-} ga_memory_stats;
-/* Zeros where the backend keeps none. */
+/* Memory statistics (ga_memory_stats, ga_device_types.h); zeros where the backend
+ * keeps none. */
 int ga_device_memory_stats(ga_device d, ga_memory_stats *out);
 /* Free the device's cached blocks (a no-op where nothing is cached). */
 int ga_device_empty_cache(ga_device d);
 
-/* What a device's backend did since it was loaded, counted in the backend's own host
- * code (the same on a GPU and in the emulation), for tests: kernels launched, host
- * waits (a stream, event or device synchronize, or a copy that blocks the host; one
- * per call however it is staged), host-to-device and device-to-host copies, and the
- * largest grid (blocks) launched since the last read that asked to reset it. */
-typedef struct {
-    int64_t launches;
-    int64_t syncs;
-    int64_t h2d;
-    int64_t d2h;
-    int64_t max_grid_blocks;
-} ga_kernel_counters;
+/* The backend's own counters (ga_kernel_counters, ga_device_types.h). */
 /* *counted is 0 (and *out zeros) where the backend does not count (CPU, simulated). */
 int ga_device_kernel_counters(ga_device d, int reset_max, ga_kernel_counters *out,
                               int *counted);

@@ -5,12 +5,9 @@
 #include <string.h>
 
 #include "ga_backend.h"
-#include "ga_cpu.h"
-#include "ga_cpu_loop.h"
 #include "ga_device.h"
 #include "ga_error.h"
 #include "ga_profiler.h"
-#include "ga_sim.h"
 
 int
 ga_device_memory_stats(ga_device d, ga_memory_stats *out)
@@ -91,6 +88,8 @@ ga_device_work_counters(ga_device d, int64_t out[GA_WORK_NKINDS])
     }
 }
 
+/* The simulated GPUs' queue entries and the CPU's settings come through the tables
+ * (ABI 15), never a backend's header: this file sits above the backends. */
 int64_t
 ga_device_pending_work(ga_device d)
 {
@@ -99,29 +98,32 @@ ga_device_pending_work(ga_device d)
         d.index < 0 || d.index >= ga_num_gpus()) {
         return 0;
     }
-    return ga_sim_pending(d.index);
+    const ga_backend *be = ga_device_gpu_backend();
+    return be->pending_work != NULL ? be->pending_work(d.index) : 0;
 }
 
 int
 ga_device_hold_queue(ga_device d, int copies, int hold)
 {
-    if (d.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_SIMULATED) {
+    const ga_backend *be = NULL;
+    if (d.kind != GA_DEV_CPU && ga_gpu_mode_get() == GA_GPU_SIMULATED) {
+        GA_TRY(ga_device_backend_nowait(d, &be)); /* checks that the device exists */
+    }
+    if (be == NULL || be->hold_queue == NULL) {
         return ga_error(GA_ERR_VALUE,
                         "_hold_queue: only a simulated GPU has a queue that can be held");
     }
-    const ga_backend *be;
-    GA_TRY(ga_device_backend_nowait(d, &be)); /* checks that the device exists */
-    return ga_sim_hold(d.index, copies, hold);
+    return be->hold_queue(d.index, copies, hold);
 }
 
 int
 ga_device_cpu_threads(void)
 {
-    return ga_cpu_num_threads();
+    return ga_backend_cpu.num_threads();
 }
 
 size_t
 ga_device_host_cache_limit(void)
 {
-    return ga_host_cache_limit();
+    return ga_backend_cpu.host_cache_limit();
 }

@@ -26,7 +26,6 @@ int ga_event_record(ga_device d, ga_event **out);
 /* The same at the end of `d`'s copy queue (ga_copy_queue.h), where its backend has
  * one, else of its queue. */
 int ga_event_record_copies(ga_device d, ga_event **out);
-ga_device ga_event_device(const ga_event *ev);
 /* *done = 1 when the work before the event has finished; never waits. */
 int ga_event_query(ga_event *ev, int *done);
 /* Wait on the host until the event has completed (a sync in the transfer ledger for
@@ -34,6 +33,10 @@ int ga_event_query(ga_event *ev, int *done);
 int ga_event_synchronize(ga_event *ev);
 /* The same wait, named `what` in a profile (a static string). */
 int ga_event_wait_as(ga_event *ev, const char *what);
+/* Called at the start of each such counted wait with its device and `what` (the
+ * profiler's ga_prof_wait_begin, set when it first starts; NULL: none). */
+typedef void (*ga_event_wait_hook_fn)(ga_device d, const char *what, int64_t bytes);
+void ga_event_set_wait_hook(ga_event_wait_hook_fn hook);
 /* The same wait, not counted in the ledger (the profiler's own waits). */
 int ga_event_wait_uncounted(ga_event *ev);
 /* Milliseconds from `start` to `end`, measured by the device's own clock. Both must

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ga_backend.h"
+#include "ga_device.h"
 #include "ga_error.h"
 #include "ga_platform.h"
 
@@ -65,10 +66,24 @@ thread_id(void)
     return my_thread;
 }
 
+/* ga_backend_status's observer (registered, so that the device registry below never
+ * calls up into this file by name) */
+static void
+observe_status(int st)
+{
+    if (st == GA_ERR_CUDA) {
+        ga_fault_cuda_error_seen();
+    }
+}
+
 void
 ga_fault_set_where_hook(void (*where)(char *buf, size_t n))
 {
     where_hook = where;
+    static int watching;
+    if (!watching) {
+        watching = ga_device_observe_status(observe_status) == GA_OK;
+    }
 }
 
 int

@@ -44,7 +44,9 @@ typedef struct ga_fault ga_fault;
 extern "C" {
 #endif
 
-/* The binding's hook: "file.py:12" of the user's code that is running, into buf. */
+/* The binding's hook: "file.py:12" of the user's code that is running, into buf. Set
+ * once at import; it also starts watching every backend status for a CUDA error
+ * (ga_device_observe_status), which the exit report needs from then on. */
 void ga_fault_set_where_hook(void (*where)(char *buf, size_t n));
 
 /* GPUARR_SYNC_CHECKS=1 (read once): a fallible operation waits for its outcome and
@@ -114,8 +116,9 @@ void ga_fault_device_used(ga_device dev);
 /* A wait on `dev` returned `st` to the user (a device fault, not an operation's). */
 void ga_fault_device_error_raised(ga_device dev);
 
-/* A backend returned GA_ERR_CUDA (ga_backend_status): a CUDA fault is sticky, every
- * later call returns it, so one that was returned once need not be reported at exit. */
+/* A backend returned GA_ERR_CUDA (seen through ga_backend_status's observers): a CUDA
+ * fault is sticky, every later call returns it, so one that was returned once need not
+ * be reported at exit. */
 void ga_fault_cuda_error_seen(void);
 
 /* At exit: wait for every device with work whose outcome is unknown, then write the

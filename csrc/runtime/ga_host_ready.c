@@ -4,9 +4,10 @@
 
 #include <stdlib.h>
 
+#include "ga_device.h"
 #include "ga_error.h"
 #include "ga_event.h"
-#include "ga_transfer.h"
+#include "ga_ledger.h"
 
 struct ga_host_pending {
     ga_event *ev;
@@ -74,6 +75,13 @@ wait_entry(struct ga_host_pending *e, int counted, int always)
     return st;
 }
 
+/* ga_device_backend's wait before CPU work (ga_devices_set_cpu_fence) */
+static int
+cpu_fence(void)
+{
+    return ga_host_ready_fence();
+}
+
 int
 ga_host_ready_track(ga_storage *s, ga_device dev, int writes)
 {
@@ -109,6 +117,11 @@ ga_host_ready_track(ga_storage *s, ga_device dev, int writes)
     }
     head = e;
     s->pending = e;
+    static int fence_set; /* under the GIL, as every change here */
+    if (!fence_set) {
+        ga_devices_set_cpu_fence(cpu_fence); /* before the first pending block */
+        fence_set = 1;
+    }
     ga_host_pending_blocks++;
     return GA_OK;
 }

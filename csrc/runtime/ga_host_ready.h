@@ -8,9 +8,11 @@
  * back to the allocator. The storage carries that event (ga_storage.pending), and:
  *
  *   - every operation computed on the CPU first waits for every pending block
- *     (ga_device_backend of the CPU calls ga_host_ready_fence). At that point the
+ *     (ga_device_backend of the CPU calls ga_host_ready_fence, which this file
+ *     registers with the device registry at its first block). At that point the
  *     CPU's operations hold no arrays, only the device, so the wait is for all
- *     pending blocks, not the operands; with none pending it is one counter test;
+ *     pending blocks, not the operands; with none pending it is a pointer load and
+ *     one counter test;
  *   - a host access to one block outside the operations (the buffer protocol,
  *     DLPack export, data_ptr, a copy to a device or to a host buffer) waits for
  *     that block (ga_host_ready_wait);

@@ -5,8 +5,8 @@
  * opened at a dispatch point or before a host wait, closed when the backend call
  * returns. A GPU operation's device times come from two timing events recorded
  * around it in the device's queue, or on a simulated GPU from stamps its worker writes
- * on the operation's own tasks (ga_sim.h: two events there were two more tasks each,
- * 3-5 us per operation); they are read when the profile stops, after a wait that is
+ * on the operation's own tasks (the table's stamp_tasks: two events there were two
+ * more tasks each, 3-5 us per operation); they are read when the profile stops, after a wait that is
  * not counted in the transfer ledger (profiling must not change the counts it is used
  * to explain). */
 #include "ga_profiler.h"
@@ -19,14 +19,13 @@
 #include "ga_error.h"
 #include "ga_event.h"
 #include "ga_platform.h"
-#include "ga_sim.h"
 
 int ga_prof_active;
 
 typedef struct {
     ga_prof_record r;
     ga_event *ev_start, *ev_end; /* GPU operations, but on simulated GPUs */
-    ga_sim_stamp *stamp;         /* operations on simulated GPUs */
+    ga_op_stamp *stamp;         /* operations on simulated GPUs */
 } slot;
 
 static GA_THREAD_LOCAL int64_t open_idx = -1;
@@ -40,33 +39,36 @@ static int64_t nslots, capslots;
 static ga_event *base_ev[GA_MAX_DEVICES];
 static int64_t base_ns[GA_MAX_DEVICES];
 static int simulated[GA_MAX_DEVICES]; /* stamped by its worker, not by events */
+/* The GPU backend's stamp_tasks (ABI 15: simulated GPUs), through the table: the
+ * profiler sits above the backends and names none of them. */
+static void (*stamp_tasks)(ga_op_stamp *s);
 
 /* The simulated GPUs' stamps, in blocks that never move and are never freed: a worker
  * may write one after the profile stopped (a task that another thread queued inside
  * an operation it still had open then), so the next profile reuses the blocks. 16
  * bytes per operation of the largest profile, reachable until exit. */
 enum { STAMPS_PER_BLOCK = 4096 };
-static ga_sim_stamp **stamp_blocks;
+static ga_op_stamp **stamp_blocks;
 static int64_t nstamp_blocks, nstamps;
 
 /* A zeroed stamp for the next operation (mu held), or NULL when out of memory. */
-static ga_sim_stamp *
+static ga_op_stamp *
 new_stamp(void)
 {
     int64_t b = nstamps / STAMPS_PER_BLOCK;
     if (b == nstamp_blocks) {
-        ga_sim_stamp **table = realloc(stamp_blocks, (size_t)(b + 1) * sizeof(*table));
+        ga_op_stamp **table = realloc(stamp_blocks, (size_t)(b + 1) * sizeof(*table));
         if (table == NULL) {
             return NULL;
         }
         stamp_blocks = table;
-        table[b] = malloc(STAMPS_PER_BLOCK * sizeof(ga_sim_stamp));
+        table[b] = malloc(STAMPS_PER_BLOCK * sizeof(ga_op_stamp));
         if (table[b] == NULL) {
             return NULL;
         }
         nstamp_blocks++;
     }
-    ga_sim_stamp *st = &stamp_blocks[b][nstamps++ % STAMPS_PER_BLOCK];
+    ga_op_stamp *st = &stamp_blocks[b][nstamps++ % STAMPS_PER_BLOCK];
     __atomic_store_n(&st->start_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&st->end_ns, 0, __ATOMIC_RELAXED);
     return st;
@@ -158,7 +160,7 @@ ga_prof_close(void)
     int stamped = slots[i].stamp != NULL;
     ga_mutex_unlock(&mu);
     if (stamped) {
-        ga_sim_stamp_tasks(NULL);
+        stamp_tasks(NULL);
     } else if (gpu) {
         ga_event *ev = queue_event(d);
         ga_mutex_lock(&mu);
@@ -183,11 +185,11 @@ ga_prof_op_begin(ga_device d, int work_kind)
     ga_mutex_lock(&mu);
     slots[i].r.work_kind = work_kind;
     int gpu = is_gpu_op(d, 0);
-    ga_sim_stamp *stamp = gpu && simulated[d.index] ? new_stamp() : NULL;
+    ga_op_stamp *stamp = gpu && simulated[d.index] ? new_stamp() : NULL;
     slots[i].stamp = stamp;
     ga_mutex_unlock(&mu);
     if (stamp != NULL) {
-        ga_sim_stamp_tasks(stamp); /* until ga_prof_close */
+        stamp_tasks(stamp); /* until ga_prof_close */
     } else if (gpu) {
         ga_event *ev = queue_event(d);
         ga_mutex_lock(&mu);
@@ -276,6 +278,18 @@ drop_all(void)
     }
 }
 
+/* ga_backend_status's observer: the backend call that a profiled record waited for
+ * returned (registered, so that the device registry below never calls up into the
+ * profiler by name) */
+static void
+observe_status(int st)
+{
+    (void)st;
+    if (ga_prof_on()) {
+        ga_prof_close();
+    }
+}
+
 int
 ga_prof_start(void)
 {
@@ -283,6 +297,13 @@ ga_prof_start(void)
         return ga_error(GA_ERR_VALUE, "a profile is already recording: profiles do not "
                                       "nest (leave the other `with gpuarr.profile()` "
                                       "block first)");
+    }
+    static int watching; /* set the observer and hook through which the registry and
+                          * events below reach the profiler, once */
+    if (!watching) {
+        GA_TRY(ga_device_observe_status(observe_status));
+        ga_event_set_wait_hook(ga_prof_wait_begin); /* events' counted waits */
+        watching = 1;
     }
     ga_mutex_lock(&mu);
     drop_all();
@@ -293,7 +314,10 @@ ga_prof_start(void)
     for (int d = 0; d < n && d < GA_MAX_DEVICES; d++) {
         ga_device dev = {GA_DEV_GPU, d};
         const ga_backend *be;
-        simulated[d] = ga_device_backend_nowait(dev, &be) == GA_OK && be == &ga_backend_simulated;
+        simulated[d] = ga_device_backend_nowait(dev, &be) == GA_OK && be->stamp_tasks != NULL;
+        if (simulated[d]) {
+            stamp_tasks = be->stamp_tasks; /* one GPU backend per process */
+        }
         ga_event *ev;
         /* an idle device stamps the base event about when it is recorded (only a
          * GPU's own clock needs it: ga_event_host_time_ns) */

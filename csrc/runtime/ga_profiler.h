@@ -5,7 +5,7 @@
  * closed when the backend call returns (ga_backend_status), and every host wait for a
  * device (synchronize, a read to the host, an event's synchronize) the same way. An
  * operation on a CUDA GPU also gets two timing events (ga_event.h) around it in the
- * device's queue, and on a simulated GPU the worker stamps its tasks (ga_sim.h), so
+ * device's queue, and on a simulated GPU the worker stamps its tasks (ga_backend.h, stamp_tasks), so
  * its device-side start and end are the device's own; on the CPU the host's clock
  * around the call is the operation's time. Off, the cost is one
  * relaxed load at each dispatch point. docs/DESIGN.md, "Profiler".

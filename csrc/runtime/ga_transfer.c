@@ -1,4 +1,4 @@
-/* ga_transfer.c: copies between devices and the transfer ledger. */
+/* ga_transfer.c: copies between devices (each counted in the ledger, ga_ledger.c). */
 #include "ga_transfer.h"
 
 #include <string.h>
@@ -11,80 +11,6 @@
 #include "ga_loop.h"
 #include "ga_platform.h"
 #include "ga_profiler.h"
-
-/* The counters have a lock of their own: the core does not rely on the GIL (CPU
- * kernels run without it, and a counter may be added to from any thread). They only
- * grow: a reset moves `ledger_base`, so a count over a block (ga_ledger_total before
- * and after) stays right whatever the code inside the block resets. */
-static ga_transfer_stats ledger, ledger_base;
-static ga_mutex ledger_mu = GA_MUTEX_INIT;
-
-typedef enum {
-    LEDGER_H2D,
-    LEDGER_D2H,
-    LEDGER_D2H_QUEUED, /* non_blocking: the wait comes when the host touches it */
-    LEDGER_D2D,
-    LEDGER_SYNC
-} ledger_kind;
-
-static void
-ledger_add(ledger_kind kind, size_t nbytes)
-{
-    ga_mutex_lock(&ledger_mu);
-    switch (kind) {
-    case LEDGER_H2D:
-        ledger.h2d_bytes += (int64_t)nbytes;
-        ledger.h2d_count++;
-        break;
-    case LEDGER_D2H: /* a read by the host waits for the device */
-        ledger.d2h_bytes += (int64_t)nbytes;
-        ledger.d2h_count++;
-        ledger.syncs++;
-        break;
-    case LEDGER_D2H_QUEUED:
-        ledger.d2h_bytes += (int64_t)nbytes;
-        ledger.d2h_count++;
-        break;
-    case LEDGER_D2D:
-        ledger.d2d_bytes += (int64_t)nbytes;
-        ledger.d2d_count++;
-        break;
-    case LEDGER_SYNC:
-        ledger.syncs++;
-        break;
-    }
-    ga_mutex_unlock(&ledger_mu);
-}
-
-void
-ga_ledger_get(ga_transfer_stats *out)
-{
-    ga_mutex_lock(&ledger_mu);
-    out->h2d_bytes = ledger.h2d_bytes - ledger_base.h2d_bytes;
-    out->h2d_count = ledger.h2d_count - ledger_base.h2d_count;
-    out->d2h_bytes = ledger.d2h_bytes - ledger_base.d2h_bytes;
-    out->d2h_count = ledger.d2h_count - ledger_base.d2h_count;
-    out->d2d_bytes = ledger.d2d_bytes - ledger_base.d2d_bytes;
-    out->d2d_count = ledger.d2d_count - ledger_base.d2d_count;
-    out->syncs = ledger.syncs - ledger_base.syncs;
-    ga_mutex_unlock(&ledger_mu);
-}
-
-void
-ga_ledger_total(ga_transfer_stats *out)
-{
-    ga_mutex_lock(&ledger_mu);
-    *out = ledger;
-    ga_mutex_unlock(&ledger_mu);
-}
-
-void
-ga_ledger_reset(void)
-{
-    ga_mutex_lock(&ledger_mu);
-    ledger_base = ledger;
-    ga_mutex_unlock(&ledger_mu);
-}
 
 int
 ga_copy_same_device(ga_array *dst, const ga_array *src)
@@ -212,7 +138,7 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
         ga_model_copy(dd, sd, (int64_t)nbytes);
         GA_TRY(ga_backend_status(dbe,
                                  dbe->copy_h2d(ga_device_local(dd), dst, src, nbytes)));
-        ledger_add(LEDGER_H2D, nbytes);
+        ga_ledger_add(GA_LEDGER_H2D, nbytes);
         return GA_OK;
     }
     if (dd.kind == GA_DEV_CPU) {
@@ -223,7 +149,7 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
             ga_fault_device_error_raised(sd);
             return st;
         }
-        ledger_add(LEDGER_D2H, nbytes);
+        ga_ledger_add(GA_LEDGER_D2H, nbytes);
         return GA_OK;
     }
     ga_model_copy(dd, sd, (int64_t)nbytes);
@@ -234,7 +160,7 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
         ga_fault_device_error_raised(dd);
         return st;
     }
-    ledger_add(LEDGER_D2D, nbytes);
+    ga_ledger_add(GA_LEDGER_D2D, nbytes);
     return GA_OK;
 }
 
@@ -349,7 +275,7 @@ queue_to_host(const ga_backend *be, ga_array *dst, const ga_array *src)
     int st = ga_backend_status(be, be->copy_d2h_async(ga_device_local(sd), ga_array_data(dst),
                                                       ga_array_data(&c), nbytes));
     if (st == GA_OK) {
-        ledger_add(LEDGER_D2H_QUEUED, nbytes);
+        ga_ledger_add(GA_LEDGER_D2H_QUEUED, nbytes);
         if (be->wait_copies != NULL && be->copies_event_record != NULL) {
             /* on the copy queue: c's block is read after this returns */
             ga_copy_queue_note_read(c.storage);
@@ -485,7 +411,7 @@ ga_synchronize(ga_device device)
     if (device.kind == GA_DEV_CPU) {
         return GA_OK;
     }
-    ledger_add(LEDGER_SYNC, 0);
+    ga_ledger_add(GA_LEDGER_SYNC, 0);
     ga_prof_wait_begin(device, "synchronize()", 0);
     ga_model_host_wait(device);
     int st = ga_backend_status(be, be->synchronize(ga_device_local(device)));
@@ -495,12 +421,6 @@ ga_synchronize(ga_device device)
         ga_host_ready_settle(device); /* its copies to the host are done */
     }
     return st;
-}
-
-void
-ga_count_sync(void)
-{
-    ledger_add(LEDGER_SYNC, 0);
 }
 
 int

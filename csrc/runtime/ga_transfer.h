@@ -8,23 +8,11 @@
 #define GA_TRANSFER_H
 
 #include "ga_array.h"
-
-typedef struct {
-    int64_t h2d_bytes, h2d_count;
-    int64_t d2h_bytes, d2h_count;
-    int64_t d2d_bytes, d2d_count;
-    int64_t syncs;
-} ga_transfer_stats;
+#include "ga_ledger.h" /* the ledger these copies add to */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The ledger since the last reset (gpuarr.transfer_stats). */
-void ga_ledger_get(ga_transfer_stats *out);
-/* The ledger since the process started, which no reset changes (counting blocks). */
-void ga_ledger_total(ga_transfer_stats *out);
-void ga_ledger_reset(void);
 
 /* dst = src, elementwise with casting, on dst's device; shapes must broadcast from
  * src to dst. Both on one device (else GA_ERR_MISMATCH). */
@@ -75,8 +63,6 @@ int ga_read_to_host(const ga_array *src, void *dst, size_t nbytes);
 
 /* Wait for all work queued on `device` (counted as a sync for GPUs). */
 int ga_synchronize(ga_device device);
-/* Count one host wait for a GPU that happens elsewhere (an event's synchronize). */
-void ga_count_sync(void);
 /* Wait for every GPU. */
 int ga_synchronize_all(void);
 

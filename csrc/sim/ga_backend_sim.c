@@ -55,7 +55,6 @@
 #include "ga_backend.h"
 #include "ga_cpu.h"
 #include "ga_cpu_loop.h"
-#include "ga_device.h"
 #include "ga_error.h"
 #include "ga_platform.h"
 #include "ga_sim.h"
@@ -142,7 +141,7 @@ typedef struct task {
     int64_t count;       /* nonzero */
     int64_t *nonzero_out; /* nonzero */
     ga_fault_record *rec; /* index_checked: where the outcome goes, or NULL */
-    ga_sim_stamp *stamp;  /* the profiler's, or NULL (ga_sim_stamp_tasks) */
+    ga_op_stamp *stamp;  /* the profiler's, or NULL (ga_sim_stamp_tasks) */
 } task;
 
 typedef struct sim_queue {
@@ -170,7 +169,11 @@ static ga_cond xq_cv = GA_COND_INIT;
 static int64_t copies_queued[GA_MAX_DEVICES], marks_reached[GA_MAX_DEVICES],
     copies_done[GA_MAX_DEVICES];
 static ga_mutex start_mu = GA_MUTEX_INIT;
-static GA_THREAD_LOCAL ga_sim_stamp *stamp_next; /* ga_sim_stamp_tasks */
+static GA_THREAD_LOCAL ga_op_stamp *stamp_next; /* ga_sim_stamp_tasks */
+/* How many simulated GPUs the core made (set_device_count, when it chose this backend,
+ * before any queue starts): the workers share the CPU's threads among them. Told
+ * rather than asked, so the backend never calls up into the device registry. */
+static int sim_ndevices;
 /* Peer copies: their two halves enter the two queues under pair_mu, so all pairs are
  * queued in one global order and no two workers can wait for each other in a cycle
  * (each waits only for a pair queued before the one it holds). peer_mu and peer_cv
@@ -180,7 +183,7 @@ static ga_mutex peer_mu = GA_MUTEX_INIT;
 static ga_cond peer_cv = GA_COND_INIT;
 
 void
-ga_sim_stamp_tasks(ga_sim_stamp *s)
+ga_sim_stamp_tasks(ga_op_stamp *s)
 {
     stamp_next = s;
 }
@@ -329,7 +332,7 @@ worker_main(void *arg)
         }
         ga_mutex_unlock(&q->mu);
 
-        ga_sim_stamp *stamp = t->stamp;
+        ga_op_stamp *stamp = t->stamp;
         if (stamp != NULL && __atomic_load_n(&stamp->start_ns, __ATOMIC_RELAXED) == 0) {
             __atomic_store_n(&stamp->start_ns, ga_monotonic_ns(), __ATOMIC_RELAXED);
         }
@@ -434,7 +437,7 @@ start_queue(int dev, int copies, sim_queue **out)
         q->head = q->tail = NULL;
         q->pending = 0;
         q->err_status = GA_OK;
-        int ngpus = ga_num_gpus();
+        int ngpus = sim_ndevices;
         int share = copies ? 1 : ga_cpu_num_threads() / (ngpus > 0 ? ngpus : 1);
         worker_arg *a = malloc(sizeof(*a));
         int ok = a != NULL;
@@ -587,6 +590,12 @@ ga_sim_pending(int dev)
 }
 
 /* --- the backend table ------------------------------------------------------- */
+
+static void
+sim_set_device_count(int count)
+{
+    sim_ndevices = count;
+}
 
 static int
 sim_count(int *count)
@@ -1045,6 +1054,11 @@ const ga_backend ga_backend_simulated = {
     .copy_d2h_async = sim_copy_d2h_async,
     .copies_event_record = sim_copies_event_record,
     .wait_copies = sim_wait_copies,
+    .set_wait_hooks = ga_host_set_wait_hooks, /* its host waits use the CPU's hooks */
     .fused = sim_fused,
     .fused_reduce = sim_fused_reduce,
+    .set_device_count = sim_set_device_count,
+    .pending_work = ga_sim_pending,
+    .hold_queue = ga_sim_hold,
+    .stamp_tasks = ga_sim_stamp_tasks,
 };

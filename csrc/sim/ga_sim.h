@@ -1,9 +1,11 @@
-/* ga_sim.h: what the simulated GPUs' queues (ga_backend_sim.c) tell beyond the backend
- * table. */
+/* ga_sim.h: the simulated GPUs' own entries (ga_backend_sim.c) behind their table's
+ * ABI 15 entries (the core reaches them only through the table). */
 #ifndef GA_SIM_H
 #define GA_SIM_H
 
 #include <stdint.h>
+
+#include "ga_backend.h" /* ga_op_stamp */
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,19 +22,10 @@ int64_t ga_sim_pending(int dev);
  * forever: open it first. */
 int ga_sim_hold(int dev, int copies, int hold);
 
-/* The profiler's device times of one operation on a simulated GPU (ga_profiler.c): the
- * worker writes when it began the first task queued for the operation and when it
- * finished the last (ga_monotonic_ns, with relaxed atomic stores); 0 while none has
- * run. A wait for the queue (wait_idle) orders the writes before the reader. */
-typedef struct {
-    int64_t start_ns, end_ns;
-} ga_sim_stamp;
-
-/* Every task this thread queues from now on, on any simulated GPU, carries `s` (NULL:
- * none), so its worker stamps it. The profiler's device times cost two clock reads in
- * the worker, where two timing events per operation cost two more tasks each (issue
- * 25: at most 1 us per operation with a profile on). `s` must outlive those tasks. */
-void ga_sim_stamp_tasks(ga_sim_stamp *s);
+/* The profiler's stamps (ga_op_stamp, ga_backend.h): every task this thread queues
+ * from now on, on any simulated GPU, carries `s` (NULL: none); the table's
+ * stamp_tasks. */
+void ga_sim_stamp_tasks(ga_op_stamp *s);
 
 #ifdef __cplusplus
 }
