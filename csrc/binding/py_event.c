@@ -134,7 +134,7 @@ fn_device_model(PyObject *m, PyObject *arg)
     if (!pyga_existing_device_converter(arg, &d)) {
         return NULL;
     }
-    const ga_gpu_model *g = ga_model_of(d);
+    const ga_gpu_model *g = ga_perf_model_of(d);
     return g != NULL ? model_dict(g) : Py_NewRef(Py_None);
 }
 
@@ -144,8 +144,8 @@ fn_gpu_models(PyObject *m, PyObject *unused)
     (void)m;
     (void)unused;
     PyObject *list = PyList_New(0);
-    for (int i = 0; list != NULL && i < ga_model_count(); i++) {
-        PyObject *d = model_dict(ga_model_at(i));
+    for (int i = 0; list != NULL && i < ga_perf_model_count(); i++) {
+        PyObject *d = model_dict(ga_perf_model_at(i));
         if (d == NULL || PyList_Append(list, d) < 0) {
             Py_XDECREF(d);
             Py_CLEAR(list);
@@ -168,11 +168,11 @@ fn_model_roofline(PyObject *m, PyObject *args)
         return NULL;
     }
     const ga_gpu_model *g;
-    int st = ga_model_lookup(name, &g);
+    int st = ga_perf_model_lookup(name, &g);
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return PyFloat_FromDouble(ga_model_roofline_s(g, flops, bytes, dtype, matmul));
+    return PyFloat_FromDouble(ga_perf_model_roofline_s(g, flops, bytes, dtype, matmul));
 }
 
 static PyObject *
@@ -180,7 +180,7 @@ fn_model_host_now(PyObject *m, PyObject *unused)
 {
     (void)m;
     (void)unused;
-    return PyFloat_FromDouble(ga_model_host_now());
+    return PyFloat_FromDouble(ga_perf_model_host_now());
 }
 
 static PyObject *

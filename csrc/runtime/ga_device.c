@@ -88,17 +88,17 @@ env_simulate(int *n, const ga_gpu_model **m)
     long cnt = strtol(v, &end, 10);
     int bad_count =
         end == v || (*end != '\0' && *end != ':') || cnt < 0 || cnt > GA_MAX_DEVICES;
-    if (!bad_count && *end == ':' && ga_model_lookup(end + 1, m) != GA_OK) {
+    if (!bad_count && *end == ':' && ga_perf_model_lookup(end + 1, m) != GA_OK) {
         snprintf(devs.reason, sizeof(devs.reason), "GPUARR_SIMULATE_GPUS=%.40s: %s", v,
                  ga_error_message());
         return -1;
     }
     if (bad_count) {
         char known[64] = "";
-        for (int i = 0; i < ga_model_count(); i++) {
+        for (int i = 0; i < ga_perf_model_count(); i++) {
             size_t used = strlen(known);
             snprintf(known + used, sizeof(known) - used, "%s%s", i ? ", " : "",
-                     ga_model_at(i)->name);
+                     ga_perf_model_at(i)->name);
         }
         snprintf(
             devs.reason, sizeof(devs.reason),
@@ -124,7 +124,7 @@ model_for_name(const char *name)
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         const ga_gpu_model *m;
         if (strstr(name, names[i].part) != NULL &&
-            ga_model_lookup(names[i].model, &m) == GA_OK) {
+            ga_perf_model_lookup(names[i].model, &m) == GA_OK) {
             return m;
         }
     }
@@ -220,7 +220,7 @@ resolve(void)
             devs.gpu_backend = &ga_backend_simulated;
             devs.count = n;
             ga_backend_simulated.set_device_count(n);
-            ga_model_select(model);
+            ga_perf_model_select(model);
             snprintf(
                 devs.reason, sizeof(devs.reason),
                 "GPUARR_SIMULATE_GPUS=%s: simulated GPUs (host memory, CPU kernels, "
@@ -251,7 +251,7 @@ resolve(void)
     ga_device_props p;
     memset(&p, 0, sizeof(p));
     if (be->device_props != NULL && be->device_props(0, &p) == GA_OK) {
-        ga_model_select(model_for_name(p.name));
+        ga_perf_model_select(model_for_name(p.name));
     }
     ga_atfork(NULL, NULL, mark_forked_child);
 }
@@ -269,7 +269,7 @@ ga_simulate_gpus_if_none(int n, const char *model_name, int *switched)
     const ga_gpu_model *m = NULL;
     *switched = 0;
     if (model_name != NULL) {
-        GA_TRY(ga_model_lookup(model_name, &m));
+        GA_TRY(ga_perf_model_lookup(model_name, &m));
     }
     resolve();
     if (devs.env_error) {
@@ -290,7 +290,7 @@ ga_simulate_gpus_if_none(int n, const char *model_name, int *switched)
         "no GPU found, so gpuarr simulates %d (host memory, CPU kernels, every device "
         "rule of a real GPU)%s%s",
         n, m ? ", with the modeled time of an " : "", m ? m->full_name : "");
-    ga_model_select(m);
+    ga_perf_model_select(m);
     *switched = 1;
     return GA_OK;
 }

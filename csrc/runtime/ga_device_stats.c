@@ -44,7 +44,8 @@ ga_device_kernel_counters(ga_device d, int reset_max, ga_kernel_counters *out,
         return GA_OK;
     }
     *counted = 1;
-    return ga_backend_status(be, be->kernel_counters(ga_device_local(d), reset_max, out));
+    return ga_backend_status(be,
+                             be->kernel_counters(ga_device_local(d), reset_max, out));
 }
 
 /* Slot 0 is the CPU, slot 1 + i GPU i. Relaxed atomics: operations are dispatched from
@@ -72,8 +73,9 @@ ga_device_count_work(ga_device d, ga_work_kind k, int64_t n)
     if (ga_prof_on()) { /* every dispatch point is here: the profiler's too */
         ga_prof_op_begin(d, (int)k);
     }
-    if (ga_model_on()) { /* and the modeled clock's (after the profiler's record) */
-        ga_model_op_begin(d, (int)k);
+    if (ga_perf_model_on()) { /* and the modeled clock's (after the profiler's record)
+                               */
+        ga_perf_model_op_begin(d, (int)k);
     }
 }
 
@@ -94,8 +96,8 @@ int64_t
 ga_device_pending_work(ga_device d)
 {
     /* only simulated GPUs keep a queue that the core can count */
-    if (d.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_SIMULATED ||
-        d.index < 0 || d.index >= ga_num_gpus()) {
+    if (d.kind == GA_DEV_CPU || ga_gpu_mode_get() != GA_GPU_SIMULATED || d.index < 0 ||
+        d.index >= ga_num_gpus()) {
         return 0;
     }
     const ga_backend *be = ga_device_gpu_backend();
@@ -110,8 +112,9 @@ ga_device_hold_queue(ga_device d, int copies, int hold)
         GA_TRY(ga_device_backend_nowait(d, &be)); /* checks that the device exists */
     }
     if (be == NULL || be->hold_queue == NULL) {
-        return ga_error(GA_ERR_VALUE,
-                        "_hold_queue: only a simulated GPU has a queue that can be held");
+        return ga_error(
+            GA_ERR_VALUE,
+            "_hold_queue: only a simulated GPU has a queue that can be held");
     }
     return be->hold_queue(d.index, copies, hold);
 }

@@ -42,7 +42,7 @@ record(ga_device d, int copies, ga_event **out)
         return ga_error(GA_ERR_NOMEM, "out of host memory for an event");
     }
     ev->device = d;
-    ev->model_s = ga_model_event_time(d);
+    ev->model_s = ga_perf_model_event_time(d);
     if (d.kind != GA_DEV_CPU && has_events(be)) {
         int (*rec)(int, void **) = copies && be->copies_event_record != NULL
                                        ? be->copies_event_record
@@ -112,7 +112,7 @@ ga_event_wait_as(ga_event *ev, const char *what)
         hook(ev->device, what, 0);
     }
     if (ev->model_s >= 0) {
-        ga_model_host_wait_until(ev->device, ev->model_s);
+        ga_perf_model_host_wait_until(ev->device, ev->model_s);
     }
     /* the profiler's record of this wait closes when the backend's wait returns
      * (ga_backend_status's observers) */

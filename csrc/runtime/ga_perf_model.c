@@ -46,14 +46,14 @@ static const ga_gpu_model models[] = {
 };
 #define NMODELS ((int)(sizeof(models) / sizeof(models[0])))
 
-int ga_model_active;
+int ga_perf_model_active;
 
 static ga_mutex mu = GA_MUTEX_INIT;
 static const ga_gpu_model *model;
 static double dev_clock[GA_MAX_DEVICES]; /* s: when each device's queue is done */
 static double host_clock;                /* s: the host's modeled now */
 
-/* What the last hook on this thread modeled (see ga_model_take_last), and whether
+/* What the last hook on this thread modeled (see ga_perf_model_take_last), and whether
  * the operation it opened still waits for its cost. */
 static GA_THREAD_LOCAL struct {
     int valid, costing, kind;
@@ -62,13 +62,13 @@ static GA_THREAD_LOCAL struct {
 } last;
 
 int
-ga_model_count(void)
+ga_perf_model_count(void)
 {
     return NMODELS;
 }
 
 const ga_gpu_model *
-ga_model_at(int i)
+ga_perf_model_at(int i)
 {
     return i >= 0 && i < NMODELS ? &models[i] : NULL;
 }
@@ -85,7 +85,7 @@ same_name(const char *a, const char *b)
 }
 
 int
-ga_model_lookup(const char *name, const ga_gpu_model **out)
+ga_perf_model_lookup(const char *name, const ga_gpu_model **out)
 {
     *out = NULL;
     for (int i = 0; i < NMODELS; i++) {
@@ -108,21 +108,21 @@ ga_model_lookup(const char *name, const ga_gpu_model **out)
 }
 
 void
-ga_model_select(const ga_gpu_model *m)
+ga_perf_model_select(const ga_gpu_model *m)
 {
     ga_mutex_lock(&mu);
     model = m;
     memset(dev_clock, 0, sizeof(dev_clock));
     host_clock = 0.0;
     ga_mutex_unlock(&mu);
-    __atomic_store_n(&ga_model_active, m != NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&ga_perf_model_active, m != NULL, __ATOMIC_RELAXED);
 }
 
 /* The model of `d` and its clock's slot, or NULL. */
 static const ga_gpu_model *
 model_slot(ga_device d, int *slot)
 {
-    if (!ga_model_on() || d.kind != GA_DEV_GPU || d.index < 0 ||
+    if (!ga_perf_model_on() || d.kind != GA_DEV_GPU || d.index < 0 ||
         d.index >= GA_MAX_DEVICES) {
         return NULL;
     }
@@ -131,7 +131,7 @@ model_slot(ga_device d, int *slot)
 }
 
 const ga_gpu_model *
-ga_model_of(ga_device d)
+ga_perf_model_of(ga_device d)
 {
     int slot;
     return model_slot(d, &slot);
@@ -159,7 +159,7 @@ work_s(const ga_gpu_model *m, double flops, double bytes, int dtype, int matmul)
 }
 
 double
-ga_model_roofline_s(const ga_gpu_model *m, double flops, double bytes, int dtype,
+ga_perf_model_roofline_s(const ga_gpu_model *m, double flops, double bytes, int dtype,
                     int matmul)
 {
     return m->launch_latency + work_s(m, flops, bytes, dtype, matmul);
@@ -176,7 +176,7 @@ set_last(ga_device d, double start, double end, double host_at)
 }
 
 void
-ga_model_op_begin(ga_device d, int work_kind)
+ga_perf_model_op_begin(ga_device d, int work_kind)
 {
     int i;
     last.costing = 0;
@@ -216,7 +216,7 @@ op_flops(int kind, const char *name, int dtype, int ndim, const int64_t *shape)
 }
 
 void
-ga_model_op_cost(const char *name, int dtype, int ndim, const int64_t *shape,
+ga_perf_model_op_cost(const char *name, int dtype, int ndim, const int64_t *shape,
                  int64_t bytes)
 {
     int i;
@@ -241,13 +241,13 @@ ga_model_op_cost(const char *name, int dtype, int ndim, const int64_t *shape,
 static void model_copy(ga_device dst, ga_device src, int64_t nbytes, int host_waits);
 
 void
-ga_model_copy(ga_device dst, ga_device src, int64_t nbytes)
+ga_perf_model_copy(ga_device dst, ga_device src, int64_t nbytes)
 {
     model_copy(dst, src, nbytes, 1);
 }
 
 void
-ga_model_copy_queued(ga_device src, int64_t nbytes)
+ga_perf_model_copy_queued(ga_device src, int64_t nbytes)
 {
     model_copy(ga_cpu(), src, nbytes, 0);
 }
@@ -295,7 +295,7 @@ model_copy(ga_device dst, ga_device src, int64_t nbytes, int host_waits)
 }
 
 void
-ga_model_host_wait_until(ga_device d, double t)
+ga_perf_model_host_wait_until(ga_device d, double t)
 {
     int i;
     const ga_gpu_model *m = model_slot(d, &i);
@@ -311,7 +311,7 @@ ga_model_host_wait_until(ga_device d, double t)
 }
 
 void
-ga_model_host_wait(ga_device d)
+ga_perf_model_host_wait(ga_device d)
 {
     int i;
     if (model_slot(d, &i) == NULL) {
@@ -320,11 +320,11 @@ ga_model_host_wait(ga_device d)
     ga_mutex_lock(&mu);
     double t = dev_clock[i];
     ga_mutex_unlock(&mu);
-    ga_model_host_wait_until(d, t);
+    ga_perf_model_host_wait_until(d, t);
 }
 
 double
-ga_model_event_time(ga_device d)
+ga_perf_model_event_time(ga_device d)
 {
     int i;
     if (model_slot(d, &i) == NULL) {
@@ -337,7 +337,7 @@ ga_model_event_time(ga_device d)
 }
 
 double
-ga_model_host_now(void)
+ga_perf_model_host_now(void)
 {
     ga_mutex_lock(&mu);
     double t = host_clock;
@@ -346,7 +346,7 @@ ga_model_host_now(void)
 }
 
 int
-ga_model_take_last(ga_device d, double *start, double *end, double *host_at)
+ga_perf_model_take_last(ga_device d, double *start, double *end, double *host_at)
 {
     if (!last.valid || !ga_device_eq(last.d, d)) {
         return 0;
@@ -359,7 +359,7 @@ ga_model_take_last(ga_device d, double *start, double *end, double *host_at)
 }
 
 void
-ga_model_forget(void)
+ga_perf_model_forget(void)
 {
     last.valid = 0;
 }

@@ -13,8 +13,8 @@
  * own computing costs no modeled time. docs/DESIGN.md, "Modeled GPU time", and
  * docs/modeled_time.md for every constant and its source.
  */
-#ifndef GA_MODEL_H
-#define GA_MODEL_H
+#ifndef GA_PERF_MODEL_H
+#define GA_PERF_MODEL_H
 
 #include <stdint.h>
 
@@ -39,59 +39,59 @@ typedef struct {
     double sync_latency;   /* s, added to every host wait */
 } ga_gpu_model;
 
-/* The known models, in order (n from ga_model_count). */
-int ga_model_count(void);
-const ga_gpu_model *ga_model_at(int i);
+/* The known models, in order (n from ga_perf_model_count). */
+int ga_perf_model_count(void);
+const ga_gpu_model *ga_perf_model_at(int i);
 /* The model named `name` (case-insensitive); GA_ERR_VALUE listing the known ones. */
-int ga_model_lookup(const char *name, const ga_gpu_model **out);
+int ga_perf_model_lookup(const char *name, const ga_gpu_model **out);
 
 /* Every GPU of this process carries `m` (NULL: none) from now on; the clocks restart
  * at 0. Called by the device resolution (ga_device.c). */
-void ga_model_select(const ga_gpu_model *m);
+void ga_perf_model_select(const ga_gpu_model *m);
 /* The model `d` carries, or NULL (the CPU, or GPUs without a model). */
-const ga_gpu_model *ga_model_of(ga_device d);
+const ga_gpu_model *ga_perf_model_of(ga_device d);
 
 /* Non-zero while a model is selected (a relaxed load: the hooks' guard). */
-extern int ga_model_active;
+extern int ga_perf_model_active;
 static inline int
-ga_model_on(void)
+ga_perf_model_on(void)
 {
-    return __atomic_load_n(&ga_model_active, __ATOMIC_RELAXED);
+    return __atomic_load_n(&ga_perf_model_active, __ATOMIC_RELAXED);
 }
 
 /* The seconds an operation takes on `m`: launch latency + max(bytes / bandwidth,
  * flops / peak), the peak of `dtype` (a ga_dtype), a matmul's when `matmul`. */
-double ga_model_roofline_s(const ga_gpu_model *m, double flops, double bytes, int dtype,
-                           int matmul);
+double ga_perf_model_roofline_s(const ga_gpu_model *m, double flops, double bytes,
+                                int dtype, int matmul);
 
 /* The hooks (no-ops for a device without a model). An operation queued on `d`
  * (ga_device_count_work): charged the launch latency at once, */
-void ga_model_op_begin(ga_device d, int work_kind);
+void ga_perf_model_op_begin(ga_device d, int work_kind);
 /* then its cost once it is described (ga_prof_describe: name, result dtype, shape
  * and bytes; the flops follow from the operation's kind and shape). */
-void ga_model_op_cost(const char *name, int dtype, int ndim, const int64_t *shape,
-                      int64_t bytes);
+void ga_perf_model_op_cost(const char *name, int dtype, int ndim, const int64_t *shape,
+                           int64_t bytes);
 /* A copy of `nbytes` from `src` to `dst` (one of them a GPU) over the host link; a
  * read to the host ends in a host wait. */
-void ga_model_copy(ga_device dst, ga_device src, int64_t nbytes);
+void ga_perf_model_copy(ga_device dst, ga_device src, int64_t nbytes);
 /* A copy of `nbytes` from GPU `src` to the host queued without a host wait
  * (x.to(cpu(), non_blocking=True)): the device's clock advances, the host's does not;
  * the wait for it is modeled where the host waits (an event's time). */
-void ga_model_copy_queued(ga_device src, int64_t nbytes);
+void ga_perf_model_copy_queued(ga_device src, int64_t nbytes);
 /* The host waits until everything queued on `d` is done. */
-void ga_model_host_wait(ga_device d);
+void ga_perf_model_host_wait(ga_device d);
 /* The host waits for a point of `d`'s modeled clock (an event's time). */
-void ga_model_host_wait_until(ga_device d, double t);
+void ga_perf_model_host_wait_until(ga_device d, double t);
 /* Where an event recorded now on `d` lands on the modeled clock; -1 without a model. */
-double ga_model_event_time(ga_device d);
+double ga_perf_model_event_time(ga_device d);
 /* The host's modeled clock now (0 without a model). */
-double ga_model_host_now(void);
+double ga_perf_model_host_now(void);
 
 /* What the last hook on this thread modeled for `d` (an operation's interval on the
  * device and the host's clock when it was queued, or a host wait's interval on the
- * host), taken once: 1 if there was one. ga_model_forget drops it. */
-int ga_model_take_last(ga_device d, double *start, double *end, double *host_at);
-void ga_model_forget(void);
+ * host), taken once: 1 if there was one. ga_perf_model_forget drops it. */
+int ga_perf_model_take_last(ga_device d, double *start, double *end, double *host_at);
+void ga_perf_model_forget(void);
 
 #ifdef __cplusplus
 }

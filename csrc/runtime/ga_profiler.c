@@ -121,7 +121,7 @@ new_slot(ga_device d, int is_wait, const char *name, int64_t now)
     s->r.host_start_ns = now;
     s->r.model_start_s = s->r.model_end_s = s->r.model_host_s = -1.0;
     ga_mutex_unlock(&mu);
-    ga_model_forget(); /* what the model does next belongs to this record */
+    ga_perf_model_forget(); /* what the model does next belongs to this record */
     return i;
 }
 
@@ -152,7 +152,7 @@ ga_prof_close(void)
     int gpu = is_gpu_op(d, slots[i].r.is_wait);
     slots[i].r.host_end_ns = now;
     double ms, me, mh;
-    if (ga_model_take_last(d, &ms, &me, &mh)) {
+    if (ga_perf_model_take_last(d, &ms, &me, &mh)) {
         slots[i].r.model_start_s = ms;
         slots[i].r.model_end_s = me;
         slots[i].r.model_host_s = mh;
@@ -203,8 +203,8 @@ void
 ga_prof_describe(const char *name, int dtype, int ndim, const int64_t *shape,
                  int64_t bytes)
 {
-    if (ga_model_on()) {
-        ga_model_op_cost(name, dtype, ndim, shape, bytes);
+    if (ga_perf_model_on()) {
+        ga_perf_model_op_cost(name, dtype, ndim, shape, bytes);
     }
     if (!ga_prof_on() || open_idx < 0) {
         return;

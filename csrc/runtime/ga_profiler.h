@@ -37,7 +37,7 @@ ga_prof_on(void)
 static inline int
 ga_describe_on(void)
 {
-    return ga_prof_on() || ga_model_on();
+    return ga_prof_on() || ga_perf_model_on();
 }
 
 /* One record, as ga_prof_stop hands them back. Times in ns of the host's monotonic

@@ -135,7 +135,7 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
     /* the modeled clock before each backend call: the profiler's record of the call
      * closes in ga_backend_status and takes what the model did */
     if (sd.kind == GA_DEV_CPU) {
-        ga_model_copy(dd, sd, (int64_t)nbytes);
+        ga_perf_model_copy(dd, sd, (int64_t)nbytes);
         GA_TRY(ga_backend_status(dbe,
                                  dbe->copy_h2d(ga_device_local(dd), dst, src, nbytes)));
         ga_ledger_add(GA_LEDGER_H2D, nbytes);
@@ -143,7 +143,7 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
     }
     if (dd.kind == GA_DEV_CPU) {
         ga_prof_wait_begin(sd, "read to host", (int64_t)nbytes);
-        ga_model_copy(dd, sd, (int64_t)nbytes);
+        ga_perf_model_copy(dd, sd, (int64_t)nbytes);
         int st = ga_backend_status(sbe, sbe->copy_d2h(ga_device_local(sd), dst, src, nbytes));
         if (st != GA_OK) {
             ga_fault_device_error_raised(sd);
@@ -152,7 +152,7 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
         ga_ledger_add(GA_LEDGER_D2H, nbytes);
         return GA_OK;
     }
-    ga_model_copy(dd, sd, (int64_t)nbytes);
+    ga_perf_model_copy(dd, sd, (int64_t)nbytes);
     int st = ga_backend_status(dbe, dbe->copy_peer(ga_device_local(dd), dst,
                                                    ga_device_local(sd), src, nbytes));
     if (st != GA_OK) {
@@ -271,7 +271,7 @@ queue_to_host(const ga_backend *be, ga_array *dst, const ga_array *src)
     }
     ga_array c;
     GA_TRY(ga_contiguous(src, &c));
-    ga_model_copy_queued(sd, (int64_t)nbytes);
+    ga_perf_model_copy_queued(sd, (int64_t)nbytes);
     int st = ga_backend_status(be, be->copy_d2h_async(ga_device_local(sd), ga_array_data(dst),
                                                       ga_array_data(&c), nbytes));
     if (st == GA_OK) {
@@ -413,7 +413,7 @@ ga_synchronize(ga_device device)
     }
     ga_ledger_add(GA_LEDGER_SYNC, 0);
     ga_prof_wait_begin(device, "synchronize()", 0);
-    ga_model_host_wait(device);
+    ga_perf_model_host_wait(device);
     int st = ga_backend_status(be, be->synchronize(ga_device_local(device)));
     if (st != GA_OK) {
         ga_fault_device_error_raised(device);
