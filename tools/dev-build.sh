@@ -8,7 +8,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=build/dev${GPUARR_DEV_SUFFIX:+-$GPUARR_DEV_SUFFIX}
-cmake -S . -B "$dir" -G Ninja -DGPUARR_DEV_COPY=ON -DGPUARR_CUDA="${GPUARR_CUDA:-OFF}" \
+# ccache, when it is installed, for C, C++ and nvcc: a second worktree's build of unchanged
+# sources is then mostly cache hits (the base directory makes the cache's paths relative to
+# the checkout, so worktrees share it). GPUARR_DEV_CCACHE=0 turns it off.
+launcher=()
+if [ "${GPUARR_DEV_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+  for lang in C CXX CUDA; do launcher+=("-DCMAKE_${lang}_COMPILER_LAUNCHER=ccache"); done
+fi
+cmake -S . -B "$dir" -G Ninja "${launcher[@]}" -DGPUARR_DEV_COPY=ON -DGPUARR_CUDA="${GPUARR_CUDA:-OFF}" \
   -DGPUARR_WERROR="${GPUARR_WERROR:-ON}" \
   -DPython_EXECUTABLE="${GPUARR_DEV_PYTHON:-$(command -v python3)}" "$@" >/dev/null
 cmake --build "$dir"
