@@ -111,6 +111,9 @@ static PyObject *
 get_data_ptr(PyObject *self, void *c)
 {
     (void)c;
+    if (pyga_ag_door_error("x._data_ptr", self) < 0) {
+        return NULL;
+    }
     /* the address is for code that reads it: a non-blocking copy's block is ready */
     int st = ga_host_ready_wait(pyga_arr(self)->storage, 1);
     if (st != GA_OK) {
@@ -488,6 +491,9 @@ array_array(PyObject *self, PyObject *args, PyObject *kwds)
         return NULL;
     }
     ga_array *a = pyga_arr(self);
+    if (copy != Py_True && pyga_ag_door_error("__array__ (np.asarray(x))", self) < 0) {
+        return NULL;
+    }
     if (ga_array_device(a).kind != GA_DEV_CPU) {
         char dev[32];
         ga_device_str(ga_array_device(a), dev, sizeof(dev));
@@ -511,8 +517,12 @@ array_array(PyObject *self, PyObject *args, PyObject *kwds)
         Py_DECREF(kw);
         return NULL;
     }
-    /* a memoryview goes through our buffer protocol: zero-copy */
-    PyObject *mv = PyMemoryView_FromObject(self);
+    /* a memoryview goes through our buffer protocol: zero-copy. A copy asked of an
+     * array that requires grad reads through numpy() instead, as the buffer protocol
+     * refuses it (pyga_ag_door_error): a copy shares nothing. */
+    PyObject *mv = copy == Py_True && pyga_ag_door_closed(self)
+                       ? array_numpy(self, NULL)
+                       : PyMemoryView_FromObject(self);
     if (mv == NULL) {
         Py_DECREF(kw);
         return NULL;

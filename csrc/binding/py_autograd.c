@@ -453,6 +453,33 @@ pyga_ag_write_error(const char *what, PyObject *target, PyObject *const *operand
 }
 
 int
+pyga_ag_door_closed(PyObject *x)
+{
+    if (!pyga_ag_requires(x) || !pyga_grad_enabled()) {
+        return 0;
+    }
+    PyGaArray *p = (PyGaArray *)x;
+    /* an attach_grad() parameter outside record() may be written, as above */
+    return !(p->grad_req != 0 && p->grad_fn == NULL && pyga_record_depth == 0);
+}
+
+int
+pyga_ag_door_error(const char *door, PyObject *x)
+{
+    if (!pyga_ag_door_closed(x)) {
+        return 0;
+    }
+    PyErr_Format(PyExc_RuntimeError,
+                 "%s would give out the memory of an array that requires grad, and a "
+                 "write through it would bypass autograd's in-place check (a silent "
+                 "wrong gradient). For a NumPy copy use x.detach().numpy(); for "
+                 "memory you take charge of, use x.detach() (or work under `with "
+                 "gpuarr.no_grad():`)",
+                 door);
+    return -1;
+}
+
+int
 pyga_ag_refuse(const char *what, PyObject *const *operands, Py_ssize_t n)
 {
     if (!pyga_ag_wanted(operands, n)) {

@@ -116,6 +116,14 @@ PyObject *pyga_ag_record1(int op, PyObject *result, PyObject *x, PyObject *ctx);
  * not recorded), else 0. `what` names the operation in the message. */
 int pyga_ag_write_error(const char *what, PyObject *target, PyObject *const *operands,
                         Py_ssize_t n);
+/* A door out of x's memory (the buffer protocol, __array__, __dlpack__, _data_ptr):
+ * RuntimeError (-1) when an in-place write to x would be refused (grad mode on, x
+ * requires grad), else 0. A write through such a view is not seen by the in-place
+ * check nor by the version counter, so it would give a silent wrong gradient: the
+ * door refuses, as PyTorch's numpy() and __dlpack__ do. `door` names it. */
+int pyga_ag_door_error(const char *door, PyObject *x);
+/* Whether that door is closed (the test without the message). */
+int pyga_ag_door_closed(PyObject *x);
 /* Whether the target or an operand requires grad: when not, the write is allowed and
  * its message need not be made (callers that format `what` ask this first) */
 static inline int

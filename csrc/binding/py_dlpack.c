@@ -25,6 +25,7 @@
 #include "ga_host_ready.h"
 #include "ga_stream.h"
 #include "ga_transfer.h"
+#include "py_autograd.h"
 
 /* Buffer protocol for CPU arrays: zero-copy. Device arrays refuse with a message
  * saying how to copy explicitly. The shape/strides arrays live in view->internal. */
@@ -32,6 +33,10 @@ int
 pyga_getbuffer(PyObject *self, Py_buffer *view, int flags)
 {
     ga_array *a = pyga_arr(self);
+    if (pyga_ag_door_error("the buffer protocol (memoryview(x))", self) < 0) {
+        view->obj = NULL;
+        return -1;
+    }
     if (ga_array_device(a).kind != GA_DEV_CPU) {
         char dev[32];
         ga_device_str(ga_array_device(a), dev, sizeof(dev));
@@ -317,6 +322,12 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
         }
     }
     int cross = !ga_device_eq(target, own);
+    /* a copy (copy=True, or to the host from a GPU) shares nothing: only a view of
+     * the memory is refused for an array that requires grad */
+    if (!cross && want_copy != 1 &&
+        pyga_ag_door_error("__dlpack__ (np.from_dlpack(x))", self) < 0) {
+        return NULL;
+    }
     if (!cross && own_dl.device_type == kDLExtDev) {
         char dev[32];
         ga_device_str(own, dev, sizeof(dev));
