@@ -82,6 +82,7 @@ ga_cpu_run_loop(const ga_loop *loop, ga_cpu_inner_fn fn, void *ctx)
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ga_platform.h"
@@ -129,15 +130,27 @@ ga_cpu_thread_share(void)
     return thread_share > 0 && thread_share < n ? thread_share : n;
 }
 
+/* A thread cap from the environment, 0 when unset. A value that is not a count from
+ * 1 to 99999 is ignored with a warning on stderr (the pool starts inside some
+ * operation, where no error can reach the user's code): 0, -1 or junk used to be
+ * ignored without a word. OpenMP's "4,2" (nesting) reads as 4 for OMP_NUM_THREADS. */
 static int
-env_threads(const char *name)
+env_threads(const char *name, int allow_list)
 {
     const char *v = getenv(name);
     if (v == NULL || *v == '\0') {
         return 0;
     }
-    long n = strtol(v, NULL, 10); /* "4,2" (OpenMP nesting) reads as 4 */
-    return n > 0 && n < 100000 ? (int)n : 0;
+    char *end;
+    long n = strtol(v, &end, 10);
+    int tail_ok = *end == '\0' || (allow_list && *end == ',');
+    if (end == v || !tail_ok || n < 1 || n >= 100000) {
+        fprintf(stderr,
+                "gpuarr: %s=%s is not a thread count from 1 to 99999; ignored\n", name,
+                v);
+        return 0;
+    }
+    return (int)n;
 }
 
 int
@@ -145,9 +158,9 @@ ga_cpu_num_threads(void)
 {
     if (pool.nthreads == 0) {
         int n = ga_cpu_count();
-        int cap = env_threads("GPUARR_NUM_THREADS");
+        int cap = env_threads("GPUARR_NUM_THREADS", 0);
         if (cap == 0) {
-            cap = env_threads("OMP_NUM_THREADS");
+            cap = env_threads("OMP_NUM_THREADS", 1);
         }
         if (cap > 0 && cap < n) {
             n = cap;

@@ -25,7 +25,8 @@ static struct {
     char reason[512];
     char plugin_dir[4096];
     int forked_child; /* set in a child forked after CUDA started */
-    int env_error;    /* GPUARR_SIMULATE_GPUS is misspelt: `reason` says how */
+    int env_error;    /* GPUARR_SIMULATE_GPUS or GPUARR_CUDA_EMULATE is misspelt:
+                       * `reason` says how */
     void *(*wait_begin)(void);
     void (*wait_end)(void *);
 } devs;
@@ -54,20 +55,25 @@ ga_device_str(ga_device d, char *buf, size_t n)
     return buf;
 }
 
+/* GPUARR_CUDA_EMULATE: N emulated CUDA devices. 0 when unset or empty, 1 with *out
+ * set, -1 when it is not a count from 0 to GA_MAX_DEVICES (devs.reason says how to
+ * spell it): a misspelt setting is an error, as GPUARR_SIMULATE_GPUS's is, not a
+ * silent "no GPU". */
 static int
-env_count(const char *name, int *out)
+env_emulate(int *out)
 {
-    const char *v = getenv(name);
+    const char *v = getenv("GPUARR_CUDA_EMULATE");
     if (v == NULL || *v == '\0') {
         return 0;
     }
     char *end;
     long n = strtol(v, &end, 10);
-    if (*end != '\0' || n < 0 || n > GA_MAX_DEVICES) {
+    if (end == v || *end != '\0' || n < 0 || n > GA_MAX_DEVICES) {
         snprintf(devs.reason, sizeof(devs.reason),
-                 "%s=%s is not a number of devices between 0 and %d; ignored", name, v,
-                 GA_MAX_DEVICES);
-        return 0;
+                 "GPUARR_CUDA_EMULATE=%.40s is not a number of emulated CUDA devices "
+                 "between 0 and %d: for example GPUARR_CUDA_EMULATE=2",
+                 v, GA_MAX_DEVICES);
+        return -1;
     }
     *out = (int)n;
     return 1;
@@ -188,7 +194,12 @@ resolve(void)
     devs.mode = GA_GPU_NONE;
     devs.count = 0;
     int n = 0;
-    if (env_count("GPUARR_CUDA_EMULATE", &n) && n > 0) {
+    int emu = env_emulate(&n);
+    if (emu < 0) {
+        devs.env_error = 1;
+        return;
+    }
+    if (emu > 0 && n > 0) {
         const ga_backend *be = load_plugin("libgpuarr_cuda_emu.so", n);
         int cnt = 0;
         if (be != NULL && be->device_count(&cnt) == GA_OK && cnt > 0) {

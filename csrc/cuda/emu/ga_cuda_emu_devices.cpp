@@ -33,6 +33,25 @@ ga_emu_inject(const char *what)
     return 0;
 }
 
+double
+ga_emu_env_number(const char *name, double lo, double hi, int integer, double dflt)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0') {
+        return dflt;
+    }
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno != 0 || end == v || *end != '\0' || !(x >= lo && x <= hi) ||
+        (integer && x != (double)(long long)x)) {
+        fprintf(stderr, "gpuarr: %s=%s is not %s from %.17g to %.17g; ignored\n", name,
+                v, integer ? "an integer" : "a number", lo, hi);
+        return dflt;
+    }
+    return x;
+}
+
 const char *
 ga_emu_take_error_detail(void)
 {
@@ -48,26 +67,21 @@ ga_emu_init(int n)
     std::lock_guard<std::mutex> g(state_lock);
     ndevices = n < 0 ? 0 : n > 64 ? 64 : n;
     memory_limit = (size_t)1 << 30;
-    const char *w = getenv("GPUARR_CUDA_EMULATE_WATCHDOG");
-    watchdog_seconds = w != NULL && *w != '\0' ? atof(w) : 0.0;
-    const char *v = getenv("GPUARR_CUDA_EMULATE_MEMORY");
-    if (v != NULL && *v != '\0') {
-        char *end;
-        errno = 0;
-        unsigned long long b = strtoull(v, &end, 10);
-        if (errno == 0 && *end == '\0' && b > 0) {
-            memory_limit = (size_t)b;
-        }
-    }
-    spin_limit = 10000;
-    v = getenv("GPUARR_CUDA_EMULATE_SPINS");
-    if (v != NULL && *v != '\0') {
-        char *end;
-        errno = 0;
-        long spins = strtol(v, &end, 10);
-        if (errno == 0 && *end == '\0' && spins >= 1) {
-            spin_limit = spins;
-        }
+    watchdog_seconds =
+        ga_emu_env_number("GPUARR_CUDA_EMULATE_WATCHDOG", 0.0, 1e9, 0, 0.0);
+    /* bytes: up to 2^53, where a double still holds every integer */
+    memory_limit = (size_t)ga_emu_env_number(
+        "GPUARR_CUDA_EMULATE_MEMORY", 1.0, 9007199254740992.0, 1, (double)memory_limit);
+    spin_limit =
+        (long)ga_emu_env_number("GPUARR_CUDA_EMULATE_SPINS", 1.0, 1e15, 1, 10000.0);
+    const char *v;
+    ga_emu_env_number("GPUARR_CUDA_EMULATE_DRIVER", 1000.0, 99999.0, 1, 13000.0);
+    v = getenv("GPUARR_CUDA_EMULATE_DLPACK");
+    if (v != NULL && *v != '\0' && strcmp(v, "cuda") != 0) {
+        fprintf(stderr,
+                "gpuarr: GPUARR_CUDA_EMULATE_DLPACK=%s is not 'cuda' (the only "
+                "mode it names); ignored\n",
+                v);
     }
     multiprocessors = 132;
     v = getenv("GPUARR_CUDA_EMULATE_SMS");
@@ -118,8 +132,12 @@ ga_emu_init(int n)
 static int
 emulated_driver(void)
 {
+    /* validated with a warning once, in ga_emu_init; junk reads as the default here */
     const char *v = getenv("GPUARR_CUDA_EMULATE_DRIVER");
-    return v != NULL && *v != '\0' ? atoi(v) : 13000;
+    char *end;
+    long d = v != NULL && *v != '\0' ? strtol(v, &end, 10) : 13000;
+    int bad = v != NULL && *v != '\0' && (*end != '\0' || d < 1000 || d > 99999);
+    return bad ? 13000 : (int)d;
 }
 
 cudaError_t

@@ -96,6 +96,13 @@
 #define GA_EMU_ASAN 0
 #endif
 
+/* A numeric GPUARR_CUDA_EMULATE_* setting (test only; ga_cuda_emu_devices.cpp): `dflt`
+ * when unset or empty, the value when it is a number from `lo` to `hi` (an integer
+ * when `integer`), else `dflt` with a warning on stderr naming the setting and its
+ * range: a misspelt setting used to be ignored without a word. */
+extern "C" double ga_emu_env_number(const char *name, double lo, double hi, int integer,
+                                    double dflt);
+
 /* A call that GPUARR_CUDA_EMULATE_FAIL names fails with an illegal address (test only;
  * ga_emu_inject in ga_cuda_emu_devices.cpp). */
 #define GA_EMU_FAIL_POINT(name)                                                        \

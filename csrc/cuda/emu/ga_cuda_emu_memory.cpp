@@ -174,8 +174,8 @@ checked_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
         /* A slow DMA engine on request (GPUARR_CUDA_EMULATE_DMA_MS, test only): the
          * copy runs that much later, so a host that refills a pinned source before
          * its copy ran is caught (tests/cuda/test_cuda_copies.py). */
-        const char *ms = getenv("GPUARR_CUDA_EMULATE_DMA_MS");
-        unsigned delay = ms != NULL && atoi(ms) > 0 ? (unsigned)atoi(ms) : 0u;
+        unsigned delay = (unsigned)ga_emu_env_number("GPUARR_CUDA_EMULATE_DMA_MS", 0.0,
+                                                     3600000.0, 1, 0.0);
         enqueue(s, [dst, src, n, delay] {
             if (delay != 0) {
                 usleep((useconds_t)delay * 1000u);

@@ -227,9 +227,10 @@ cudaStreamSynchronize(cudaStream_t stream)
     GA_EMU_FAIL_POINT("cudaStreamSynchronize");
     /* A test can make a wait last (GPUARR_CUDA_EMULATE_WAIT_MS, test only) to check
      * that the host lets other threads run while it waits. */
-    const char *ms = getenv("GPUARR_CUDA_EMULATE_WAIT_MS");
-    if (ms != NULL && atoi(ms) > 0) {
-        usleep((useconds_t)atoi(ms) * 1000u);
+    unsigned ms = (unsigned)ga_emu_env_number("GPUARR_CUDA_EMULATE_WAIT_MS", 0.0,
+                                              3600000.0, 1, 0.0);
+    if (ms > 0) {
+        usleep((useconds_t)ms * 1000u);
     }
     return host_wait(resolve(stream));
 }
