@@ -3,6 +3,7 @@
 #include "py_common.h"
 
 #include "ga_event.h"
+#include "ga_fault.h"
 #include "ga_perf_model.h"
 #include "ga_profiler.h"
 
@@ -67,6 +68,13 @@ fn_event_synchronize(PyObject *m, PyObject *cap)
         return NULL;
     }
     int st = ga_event_synchronize(ev);
+    if (st == GA_OK) {
+        /* as the device's synchronize() does: the failures of work this thread queued
+         * there, each raised once (the CPU raised its own at the operation). Work
+         * queued after the record may be among them when its outcome is known: it is
+         * reported earlier, never lost or raised twice. */
+        st = ga_fault_report_thread(0, ga_event_device(ev));
+    }
     if (st != GA_OK) {
         return pyga_raise(st);
     }

@@ -963,6 +963,12 @@ record_on(int dev, bool copies, void **out)
     device_state *d;
     GA_TRY(state(dev, &d));
     GA_CUDA_TRY(use_device(dev));
+    if (!copies) {
+        /* the failure slots of fallible work queued before the event are copied back
+         * before it, so a wait for the event brings their outcomes (harvested in
+         * cuda_event_synchronize): no-op when none is outstanding */
+        GA_TRY(ga_cuda_fault_snapshot(dev, d->stream));
+    }
     cudaEvent_t ev;
     GA_CUDA_TRY(cudaEventCreate(&ev));
     cudaError_t err = cudaEventRecord(ev, copies ? d->copies : d->stream);
@@ -1009,7 +1015,8 @@ cuda_event_synchronize(int dev, void *ev)
     waiting_host w;
     d->syncs++;
     GA_CUDA_TRY(cudaEventSynchronize((cudaEvent_t)ev));
-    return GA_OK;
+    /* the outcomes the record's snapshot brought (record_on), for the core to raise */
+    return ga_cuda_fault_harvest(dev, d->stream);
 }
 
 int

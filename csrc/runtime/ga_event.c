@@ -89,6 +89,12 @@ ga_event_synchronize(ga_event *ev)
     return ga_event_wait_as(ev, "Event.synchronize()");
 }
 
+ga_device
+ga_event_device(const ga_event *ev)
+{
+    return ev->device;
+}
+
 /* The profiler's "a host wait begins" (ga_prof_wait_begin), set by the profiler: it
  * sits above events (it times operations with them), so events do not call it by
  * name. NULL until the first profile starts, when it would have done nothing. */

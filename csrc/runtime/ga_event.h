@@ -31,6 +31,8 @@ int ga_event_query(ga_event *ev, int *done);
 /* Wait on the host until the event has completed (a sync in the transfer ledger for
  * a GPU). */
 int ga_event_synchronize(ga_event *ev);
+/* The device the event was recorded on. */
+ga_device ga_event_device(const ga_event *ev);
 /* The same wait, named `what` in a profile (a static string). */
 int ga_event_wait_as(ga_event *ev, const char *what);
 /* Called at the start of each such counted wait with its device and `what` (the
