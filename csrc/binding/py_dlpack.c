@@ -311,6 +311,11 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
                             "dl_device must be a (device_type, device_id) tuple");
             return NULL;
         }
+        if (dt == kDLCPU && di != 0) {
+            return buffer_error("cannot export to DLPack device (1, %d): the CPU is "
+                                "device (1, 0)",
+                                di);
+        }
         if (dt == kDLCPU) {
             target = ga_cpu();
         }
@@ -544,6 +549,17 @@ check_tensor(const DLTensor *t, ga_device *dev, ga_array *arr, char **first,
 {
     switch (t->device.device_type) {
     case kDLCPU:
+        /* DLPack has one CPU, device_id 0: another id is a producer's mistake (an
+         * uninitialised field, a GPU's index), not a place gpuarr can guess */
+        if (t->device.device_id != 0) {
+            buffer_error("DLPack device (kDLCPU, %d): a CPU tensor's device_id must be "
+                         "0; the producer filled it wrongly (ask it for a host copy "
+                         "that says (1, 0))",
+                         t->device.device_id);
+            return -1;
+        }
+        *dev = ga_cpu();
+        break;
     case kDLCUDAHost:
     case kDLROCMHost:
     case kDLCUDAManaged:

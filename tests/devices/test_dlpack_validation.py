@@ -142,6 +142,8 @@ BAD = [
     ("bfloat16", dict(shape=(2,), dtype=(4, 16, 1)), "dtype"),
     ("device type 99", dict(shape=(2,), device=(99, 0)), "device"),
     ("device type -1", dict(shape=(2,), device=(-1, 0)), "device"),
+    ("CPU device -1", dict(shape=(2,), device=(1, -1)), "CPU tensor's device_id must be 0"),
+    ("CPU device 3", dict(shape=(2,), device=(1, 3)), "CPU tensor's device_id must be 0"),
     ("CUDA device -1", dict(shape=(2,), device=(2, -1)), "device"),
     ("CUDA device 2**31-1", dict(shape=(2,), device=(2, 2**31 - 1)), "device"),
 ]
@@ -156,6 +158,13 @@ def test_a_lying_capsule_raises_buffer_error_naming_the_field(device, versioned,
     p = Producer(data, versioned=versioned, **kw)
     with pytest.raises(BufferError, match=field):
         _import(p, device)
+
+
+def test_an_export_to_a_cpu_other_than_device_0_is_refused(device):
+    x = gpuarr.ones(2, device=device)
+    for di in (-1, 1):
+        with pytest.raises(BufferError, match=rf"\(1, {di}\): the CPU is device \(1, 0\)"):
+            x.__dlpack__(dl_device=(1, di))
 
 
 def test_a_read_only_versioned_capsule_imports_read_only():
