@@ -237,6 +237,37 @@ array_to(PyObject *self, PyObject *args, PyObject *kwds)
     return copy_to_device(self, d, non_blocking);
 }
 
+/* to_device(device, /, *, stream=None, non_blocking=False): the array API's to().
+ * gpuarr has no stream objects to name: each device orders its copies on its own
+ * queues (docs/DESIGN.md, "Ordering"), so stream=None is the one value with a
+ * meaning, and any other is refused rather than ignored (ignoring it would drop the
+ * ordering the caller asked for). */
+static PyObject *
+array_to_device(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"device", "stream", "non_blocking", NULL};
+    ga_device d;
+    PyObject *stream = Py_None;
+    int non_blocking = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|$Op:to_device", kwlist,
+                                     pyga_device_converter, &d, &stream,
+                                     &non_blocking)) {
+        return NULL;
+    }
+    if (stream != Py_None) {
+        PyErr_Format(PyExc_ValueError,
+                     "to_device(..., stream=%R): gpuarr has no stream objects; every "
+                     "copy is ordered on the devices' own queues, after the work that "
+                     "wrote the array. Pass stream=None (or leave it out)",
+                     stream);
+        return NULL;
+    }
+    if (ga_device_eq(d, ga_array_device(pyga_arr(self)))) {
+        return Py_NewRef(self); /* already there: no copy, the same object */
+    }
+    return copy_to_device(self, d, non_blocking);
+}
+
 static PyObject *
 array_copyto(PyObject *self, PyObject *args, PyObject *kwds)
 {
@@ -676,9 +707,11 @@ static PyMethodDef array_methods[] = {
      "    >>> X = gpuarr.ones(3).to(gpuarr.try_gpu())   # one host-to-device copy\n"
      "    >>> X.to(X.device) is X                        # already there: no copy\n"
      "    True\n"},
-    {"to_device", (PyCFunction)(void (*)(void))array_to, METH_VARARGS | METH_KEYWORDS,
-     "to_device($self, /, device, *, non_blocking=False)\n--\n\nThe array API name "
-     "of to(device)."},
+    {"to_device", (PyCFunction)(void (*)(void))array_to_device,
+     METH_VARARGS | METH_KEYWORDS,
+     "to_device($self, /, device, *, stream=None, non_blocking=False)\n--\n\nThe array "
+     "API name of to(device). `stream` must be None: gpuarr orders every copy on the "
+     "devices' own queues and has no stream objects to name."},
     {"copyto", (PyCFunction)(void (*)(void))array_copyto, METH_VARARGS | METH_KEYWORDS,
      "copyto($self, target, /, *, non_blocking=False)\n--\n\nAlways a copy: to a device (a new array, also "
      "on the same device), or into an existing array of the same shape on any device. "

@@ -189,7 +189,12 @@ class Array:
     # --- moving between devices and to the host ------------------------------------
     def to(self, /, device: _DeviceLike, *, non_blocking: builtins.bool = False) -> Array: ...
     def to_device(
-        self, /, device: _DeviceLike, *, non_blocking: builtins.bool = False
+        self,
+        /,
+        device: _DeviceLike,
+        *,
+        stream: None = None,
+        non_blocking: builtins.bool = False,
     ) -> Array: ...
     @overload
     def copyto(self, target: Array, /, *, non_blocking: builtins.bool = False) -> Array: ...
