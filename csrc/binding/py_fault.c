@@ -169,6 +169,18 @@ fn_unreported_failures(PyObject *m, PyObject *args, PyObject *kwds)
     return n == 0 ? PyUnicode_FromString("") : PyUnicode_FromString(buf);
 }
 
+static PyObject *
+fn_index_error_terms(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *what = NULL, *item = NULL, *items = NULL;
+    if (!PyArg_ParseTuple(args, "|zzz:_index_error_terms", &what, &item, &items)) {
+        return NULL;
+    }
+    ga_fault_set_index_terms(what, item, items);
+    Py_RETURN_NONE;
+}
+
 PyMethodDef pyga_fault_functions[] = {
     {"_failures_at_exit", fn_failures_at_exit, METH_NOARGS,
      "_failures_at_exit()\n--\n\nWait for every device with work whose outcome is "
@@ -180,6 +192,11 @@ PyMethodDef pyga_fault_functions[] = {
      "_unreported_failures(take=False)\n--\n\nErrors in queued work found and not "
      "raised yet, without waiting (tests): their number, or with take=True their "
      "descriptions, one a line, each then counted as raised."},
+    {"_index_error_terms", fn_index_error_terms, METH_VARARGS,
+     "_index_error_terms(what=None, item=None, items=None)\n--\n\nUntil called again "
+     "without arguments, this thread's gathers that fail on a GPU after they were "
+     "queued are named `what` and report '<item> <i> is out of range for <n> <items>' "
+     "(a library function's own terms: cross_entropy's target classes)."},
     {NULL},
 };
 

@@ -26,6 +26,7 @@ struct ga_fault {
     ga_fault *prev, *next;
     char what[48];
     char where[256];
+    char item[32], items[32]; /* ga_fault_set_index_terms's, "" for none */
 };
 
 /* What a storage's contents depend on: immutable once made, shared by reference.
@@ -43,6 +44,8 @@ static void (*where_hook)(char *buf, size_t n);
 static uint64_t next_seq = 1;    /* atomic */
 static uint64_t next_thread = 1; /* atomic */
 static GA_THREAD_LOCAL uint64_t my_thread;
+/* ga_fault_set_index_terms's, for the origins this thread makes; "" when unset */
+static GA_THREAD_LOCAL char index_what[48], index_item[32], index_items[32];
 
 /* The registry: origins whose outcome is unknown (`pending`, by seq) and failures
  * not yet raised (`failed`). Each entry holds a reference. */
@@ -151,6 +154,15 @@ poll(ga_fault *f)
         if (s == GA_FAULT_FAILED) {
             f->status = f->rec.status != GA_OK ? f->rec.status : GA_ERR_RUNTIME;
             snprintf(f->message, sizeof(f->message), "%s", f->rec.message);
+            long long i, n;
+            if (f->item[0] != '\0' &&
+                sscanf(f->rec.message,
+                       "index %lld is out of bounds for axis with size %lld", &i,
+                       &n) == 2) {
+                snprintf(f->message, sizeof(f->message),
+                         "%s %lld is out of range for %lld %s", f->item,
+                         i < 0 ? i + n : i, n, f->items);
+            }
         }
         f->verdict = s;
     }
@@ -279,6 +291,14 @@ after_fork_child(void)
     failed.head = failed.tail = NULL;
 }
 
+void
+ga_fault_set_index_terms(const char *what, const char *item, const char *items)
+{
+    int on = what != NULL;
+    snprintf(index_what, sizeof(index_what), "%s", on ? what : "");
+    snprintf(index_item, sizeof(index_item), "%s", on && item != NULL ? item : "");
+    snprintf(index_items, sizeof(index_items), "%s", on && items != NULL ? items : "");
+}
 
 int
 ga_fault_begin(ga_device dev, const char *what, ga_fault **out)
@@ -297,7 +317,9 @@ ga_fault_begin(ga_device dev, const char *what, ga_fault **out)
     f->device = dev;
     f->seq = __atomic_fetch_add(&next_seq, 1, __ATOMIC_RELAXED);
     f->thread = thread_id();
-    snprintf(f->what, sizeof(f->what), "%s", what);
+    snprintf(f->what, sizeof(f->what), "%s", index_what[0] != '\0' ? index_what : what);
+    memcpy(f->item, index_item, sizeof(f->item));
+    memcpy(f->items, index_items, sizeof(f->items));
     if (where_hook != NULL) {
         where_hook(f->where, sizeof(f->where));
     }

@@ -53,6 +53,16 @@ void ga_fault_set_where_hook(void (*where)(char *buf, size_t n));
  * fails at once, as on the CPU (for debugging: a host wait per operation). */
 int ga_fault_sync_checks(void);
 
+/* The caller's terms for index errors (what NULL: none). While set on this thread,
+ * an origin made here is named `what` instead of the operation, and reports an
+ * out-of-range index as "<item> <i> is out of range for <n> <items>" instead of the
+ * gather's "index <i> is out of bounds for axis with size <n>", a negative index
+ * counted back by <n> (so a caller that moved it below -n to make it fail gets its
+ * own value back). For a library function over a gather (cross_entropy's target
+ * classes): its failure, raised later at some read, speaks of what the user passed.
+ * The strings are copied. */
+void ga_fault_set_index_terms(const char *what, const char *item, const char *items);
+
 /* --- origins (ga_index.c) ------------------------------------------------------ */
 
 /* A new origin for an operation named `what` about to be queued on `dev`. */

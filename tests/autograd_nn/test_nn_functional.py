@@ -270,6 +270,30 @@ def test_a_negative_class_index_is_an_index_error_not_a_class_from_the_end(devic
     np.testing.assert_allclose(loss.numpy(), np.log(3), rtol=1e-6)
 
 
+@pytest.mark.parametrize("bad", [-1, -5, 5, 7])
+@pytest.mark.parametrize("read", ["item", "synchronize"])
+def test_a_bad_class_is_reported_in_the_loss_terms(device, bad, read):
+    # issue 44 item 4: was "index -6 is out of bounds for axis 0 with size 5" on the
+    # CPU and "index -6 ... (failed in x[index] ...)" on a GPU, for target -1
+    x = gpuarr.zeros((3, 5), device=device)
+    w = gpuarr.ones(5, device=device)
+    for weight in (None, w):
+        with pytest.raises(IndexError) as e:
+            loss = F.cross_entropy(x, gpuarr.asarray([0, bad, 2], device=device),
+                                   weight=weight)
+            loss.item() if read == "item" else gpuarr.synchronize()
+        msg = str(e.value)
+        assert f"target class {bad} is out of range for 5 classes" in msg, msg
+        assert "cross_entropy" in msg and "x[index]" not in msg, msg
+        assert "more failed" not in msg, msg  # the weight's gather adds no failure
+    gpuarr.synchronize()  # each reported once
+    # the terms do not leak to a later gather of the same thread
+    a = gpuarr.arange(4.0, device=device)
+    with pytest.raises(IndexError, match="index 9 is out of bounds") as e:
+        a[gpuarr.asarray([9], device=device)].item()
+    assert "target class" not in str(e.value)
+
+
 def test_relu_gradient_is_zero_at_zero_and_passes_nan_on(device):
     # PyTorch's and MXNet's rule (maximum's tie rule would give half at 0)
     x = put(np.array([-1.0, 0.0, 2.0, np.nan], np.float32), device)

@@ -6,6 +6,8 @@ differentiates it and nothing crosses to the host: no value is read back, and ch
 of values that need one (a class index out of range) are the indexing's own, deferred
 on a GPU like every index error (docs/DESIGN.md, "Deferred index errors").
 """
+import re as _re
+
 from .. import _core, random
 from .._core import Array, DeviceMismatchError
 from .. import exp, log, where
@@ -233,9 +235,22 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     stable log-softmax on the input's device. ``weight`` (shape (C,)) weighs each
     class; targets equal to ``ignore_index`` count for nothing. 'mean' divides by the
     total weight of the counted targets, as PyTorch does ('sum' and 'none' as their
-    names say). A class index outside 0..C-1 raises IndexError (on a GPU at the next
-    wait, as every index error does)."""
+    names say). A class index outside 0..C-1 raises IndexError ("target class -1 is
+    out of range for 5 classes"; on a GPU at the next wait, as every index error
+    does)."""
     return _cross_entropy(input, target, weight, ignore_index, reduction, None)
+
+
+def _class_error(e, C):
+    """cross_entropy's IndexError for a bad class, from the gather's ("index -6 is out
+    of bounds for axis 0 with size 5", a negative class moved below -C)."""
+    m = _re.match(r"index (-?\d+) is out of bounds", str(e))
+    if m is None:
+        return e
+    i = int(m.group(1))
+    return IndexError(f"cross_entropy: target class {i + C if i < 0 else i} is out of "
+                      f"range for {C} classes (class indices run from 0 to {C - 1}; "
+                      f"ignore_index marks a target to skip)")
 
 
 def _cross_entropy(input, target, weight, ignore_index, reduction, weight_fix):
@@ -293,10 +308,23 @@ def _cross_entropy(input, target, weight, ignore_index, reduction, weight_fix):
     # a gather's a scatter-add (a sort and a dozen operations per step).
     # The class weights are constants (PyTorch has no gradient for them either), and
     # the loss is one node (NllLossBackward: the negated weighted one-hot times g).
+    # A GPU reports a bad class after the call returned, at some later read: the
+    # gathers' failures are named in the loss's terms (_index_error_terms); the CPU
+    # (and GPUARR_SYNC_CHECKS=1) raises at the gather, and is renamed here.
     with _core_no_grad():
         classes = _core._arange(True, t.dtype, x.device, 0.0, float(C), 1.0, 0, C, 1)
-        safe = classes[where(counted, where(t < 0, t - C, t), 0)]
-        w = counted.astype(x.dtype) if weight is None else where(counted, weight[safe], 0)
+        _core._index_error_terms("cross_entropy", "target class", "classes")
+        try:
+            safe = classes[where(counted, where(t < 0, t - C, t), 0)]
+            # the weights are gathered by t % C, in range whatever t holds: a gather by
+            # `safe` would read the garbage a failed check leaves and fail a second
+            # time (the loss depends on `safe`'s failure through the one-hot anyway)
+            w = counted.astype(x.dtype) if weight is None else \
+                where(counted, weight[where(counted, t % C, 0)], 0)
+        except IndexError as e:
+            raise _class_error(e, C) from None
+        finally:
+            _core._index_error_terms()
         neg_weights = (safe[:, None] == classes).astype(x.dtype) * -w[:, None]
         losses = (logp * neg_weights).sum(axis=1)
         total = w.sum()
