@@ -193,7 +193,7 @@ PyMethodDef pyga_fault_functions[] = {
      "raised yet, without waiting (tests): their number, or with take=True their "
      "descriptions, one a line, each then counted as raised."},
     {"_index_error_terms", fn_index_error_terms, METH_VARARGS,
-     "_index_error_terms(what=None, item=None, items=None)\n--\n\nUntil called again "
+     "_index_error_terms(what=None, item=None, items=None, /)\n--\n\nUntil called again "
      "without arguments, this thread's gathers that fail on a GPU after they were "
      "queued are named `what` and report '<item> <i> is out of range for <n> <items>' "
      "(a library function's own terms: cross_entropy's target classes)."},
