@@ -65,6 +65,9 @@ from ._matmul import *  # noqa: E402,F401,F403
 from ._inspection import *  # noqa: E402,F401,F403
 from ._rearrange import *  # noqa: E402,F401,F403
 from ._sorting import *  # noqa: E402,F401,F403
+from ._nanfunctions import *  # noqa: E402,F401,F403
+from ._numpy_helpers import *  # noqa: E402,F401,F403
+from ._default_device import default_device  # noqa: E402,F401
 from . import fft, linalg, random  # noqa: E402,F401
 from .random import rand, randn  # noqa: E402,F401
 from . import _printing, _methods  # noqa: E402,F401  (attach Python-level methods)

@@ -6,8 +6,12 @@ protocols, NEP 13 and NEP 18, as CuPy implements them).
 return a gpuarr array.
 The rules are gpuarr's own:
 
-* a NumPy function that gpuarr lacks raises TypeError naming it (and gpuarr's
-  spelling where one exists) and pointing to ``x.numpy()``: nothing is copied to the
+* a NumPy function that gpuarr lacks runs through NumPy when every array of the
+  call lives on the CPU device: NumPy gets the zero-copy host views of the arrays
+  (host memory is the CPU device's memory, so nothing moves), and the arrays it
+  returns come back as gpuarr arrays on the CPU, sharing NumPy's memory. With an
+  array on a GPU it raises TypeError naming the function (and gpuarr's spelling
+  where one exists) and the explicit copy ``x.numpy()``: nothing is copied to the
   host behind the user's back;
 * arrays on different devices raise DeviceMismatchError;
 * NumPy arrays (and lists) beside gpuarr arrays follow the operators' rule: beside a
@@ -78,12 +82,52 @@ def _numpy_name(func):
     return mod, func.__name__
 
 
+class _Missing(TypeError):
+    """A NumPy function gpuarr lacks (on the CPU device it runs through NumPy)."""
+
+
 def _missing(qualname, gpuarr_spelling=None):
     hint = f" (gpuarr's spelling: {gpuarr_spelling})" if gpuarr_spelling else ""
-    return TypeError(
-        f"{qualname} is not implemented for gpuarr arrays{hint}. gpuarr never copies "
-        f"to the host behind your back: to run NumPy's function, copy explicitly with "
-        f"x.numpy() and call {qualname} on that")
+    return _Missing(
+        f"{qualname} is not implemented for gpuarr arrays on a GPU{hint}. gpuarr never "
+        f"copies to the host behind your back: to run NumPy's function, copy explicitly "
+        f"with x.numpy() and call {qualname} on that (on the CPU device it runs "
+        f"through NumPy on the arrays' host memory)")
+
+
+# --- NumPy's own function on the CPU device's arrays ---------------------------------
+
+def _to_host_view(obj):
+    """gpuarr arrays in (nested lists and tuples of) arguments as NumPy views of the
+    same memory: the CPU device's arrays live in host memory, so nothing is copied."""
+    if isinstance(obj, Array):
+        return np.asarray(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_host_view(i) for i in obj)
+    return obj
+
+
+def _from_host(obj):
+    """NumPy's results as gpuarr arrays on the CPU (sharing their memory); results of
+    dtypes gpuarr has not (strings, objects, datetimes) and scalars stay NumPy's."""
+    if isinstance(obj, np.ndarray):
+        try:
+            return _gpuarr().asarray(obj)
+        except (TypeError, ValueError):
+            return obj
+    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+        return type(obj)(_from_host(i) for i in obj)
+    return obj
+
+
+def _on_cpu(dev):
+    return dev is None or dev.type == "cpu"
+
+
+def _host_call(fn, args, kwargs):
+    args = tuple(_to_host_view(a) for a in args)
+    kwargs = {k: _to_host_view(v) for k, v in kwargs.items()}
+    return _from_host(fn(*args, **kwargs))
 
 
 # --- operands: NumPy data beside gpuarr arrays ------------------------------------------
@@ -407,7 +451,13 @@ def _array_function(self, func, types, args, kwargs):
     gpuarr lacks raises TypeError naming it; nothing is copied to the host."""
     if not builtins.all(issubclass(t, (Array, np.ndarray)) for t in types):
         return NotImplemented
-    fn, ga_name = _lookup(func)
+    try:
+        fn, ga_name = _lookup(func)
+    except _Missing:
+        # NumPy's own function where all the data is in host memory already
+        if _on_cpu(_device_of(args, kwargs)):
+            return _host_call(func, args, kwargs)
+        raise
     if fn in (_np_array, _np_asarray):
         # np.array(data, like=x): NumPy drops like= and calls x's hook (NEP 35). The
         # call asks for data on x's device, so NumPy data goes there as Python lists
@@ -421,7 +471,13 @@ def _array_function(self, func, types, args, kwargs):
         args, kwargs = _translate(func, fn, ga_name, args, kwargs)
         if ga_name.startswith("gpuarr.fft.") and "norm" in kwargs and kwargs["norm"] is None:
             kwargs["norm"] = "backward"  # NumPy's norm=None is the standard's default
-    return fn(*args, **kwargs)
+    try:
+        return fn(*args, **kwargs)
+    except _Missing:
+        # a case gpuarr's spelling lacks (numpy.dot of 3-d arrays): NumPy's on the CPU
+        if _on_cpu(dev):
+            return _host_call(func, args, kwargs)
+        raise
 
 
 # --- __array_ufunc__: elementwise calls, reduce and accumulate ----------------------------
@@ -488,6 +544,16 @@ def _ufunc_kwargs(ufunc, method, kwargs):
     return out
 
 
+def _host_ufunc(ufunc, method, inputs, out, kwargs):
+    """A ufunc gpuarr lacks, on the CPU device: NumPy's, on the host views (an out=
+    array is written through its view)."""
+    if out is not None:
+        kwargs = dict(kwargs, out=np.asarray(out))
+    r = _host_call(getattr(ufunc, method) if method != "__call__" else ufunc, inputs,
+                   kwargs)
+    return out if out is not None else r
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """__array_ufunc__(ufunc, method, *inputs, **kwargs)
 
@@ -506,6 +572,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "__call__":
         fn = getattr(ga, _RENAMES.get(name, name), None)
         if fn is None or ufunc.nout != 1:
+            if _on_cpu(dev):
+                return _host_ufunc(ufunc, method, inputs, out, kwargs)
             raise _missing(f"numpy.{name}", _HINTS.get(name))
         if name in ("matmul", "vecdot"):
             if out is not None:
@@ -514,6 +582,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return _ufunc_call(fn, inputs, out, kwargs.get("dtype"), name)
     table = _REDUCE if method == "reduce" else _ACCUMULATE if method == "accumulate" else {}
     if name not in table or len(inputs) != 1:
+        if _on_cpu(dev):
+            return _host_ufunc(ufunc, method, inputs, out, kwargs)
         raise _missing(f"numpy.{name}.{method}",
                        f"gpuarr.{table[name]}" if name in table else None)
     if out is not None or kwargs.pop("initial", np._NoValue) is not np._NoValue:

@@ -1,6 +1,7 @@
 """NumPy functions on gpuarr arrays (__array_ufunc__, __array_function__): they run in
-gpuarr on the array's device and return gpuarr arrays; what gpuarr lacks raises a
-TypeError that names it; nothing is copied to the host behind the user's back."""
+gpuarr on the array's device and return gpuarr arrays; what gpuarr lacks runs through
+NumPy on the CPU device's host memory and raises a TypeError that names it on a GPU;
+nothing is copied to the host behind the user's back."""
 import numpy as np
 import pytest
 
@@ -71,11 +72,9 @@ def test_ufunc_reduce_and_accumulate(device):
                                                                           keepdims=True), device)
     _same(np.maximum.reduce(x, axis=None), np.maximum.reduce(a, axis=None), device)
     _same(np.add.accumulate(x, axis=1), np.add.accumulate(a, axis=1), device)
-    # np.subtract.reduce(x) raises TypeError naming it too, but NumPy 2.4 leaks a
-    # reference to the operand whenever a reduce override raises (a bare class with an
+    # np.subtract.reduce(x) on a GPU raises TypeError naming it too, but NumPy 2.4 leaks
+    # a reference to the operand whenever a reduce override raises (a bare class with an
     # __array_ufunc__ that raises shows it), which the sanitizer run would report.
-    with pytest.raises(TypeError, match="numpy.add.outer"):
-        np.add.outer(x, x)
 
 
 @pytest.mark.parametrize("call", [
@@ -131,8 +130,8 @@ def test_shape_ndim_size(device):
     assert (np.shape(x), np.ndim(x), np.size(x), np.size(x, 1)) == (a.shape, 2, 12, 4)
 
 
-def test_a_numpy_function_gpuarr_lacks_names_it_and_points_to_numpy(device):
-    a, x = _pair(device)
+def test_a_numpy_function_gpuarr_lacks_names_it_and_points_to_numpy(gpu_device):
+    a, x = _pair(gpu_device)
     with pytest.raises(TypeError, match=r"numpy\.fliplr .*x\.numpy\(\)"):
         np.fliplr(x)
     with pytest.raises(TypeError, match=r"numpy\.linalg\.eigvals"):
@@ -141,6 +140,34 @@ def test_a_numpy_function_gpuarr_lacks_names_it_and_points_to_numpy(device):
         np.cbrt(x)
     with pytest.raises(TypeError, match=r"gpuarr's spelling: gpuarr\.concat"):
         np.hstack([x, x])
+    with pytest.raises(TypeError, match="numpy.add.outer"):
+        np.add.outer(x, x)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, v: m.fliplr(v), lambda m, v: m.cbrt(v), lambda m, v: m.hstack([v, v]),
+    lambda m, v: m.add.outer(v[0], v[1]), lambda m, v: m.isin(v, v[0]),
+    lambda m, v: m.linalg.eigvals(v[:, :3]), lambda m, v: m.dot(m.stack([v, v]), v.T),
+], ids=["fliplr", "cbrt", "hstack", "add.outer", "isin", "linalg.eigvals", "dot-3d"])
+def test_a_numpy_function_gpuarr_lacks_runs_through_numpy_on_the_cpu_device(call):
+    a, x = _pair(gpuarr.cpu())
+    with gpuarr.count_transfers() as t:
+        got = call(np, x)
+    want = call(np, a)
+    assert isinstance(got, gpuarr.Array) and got.device == gpuarr.cpu()
+    assert got.dtype.name == want.dtype.name
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    assert t.h2d_count == t.d2h_count == t.d2d_count == 0
+
+
+def test_numpy_on_the_cpu_device_reads_and_writes_the_arrays_memory():
+    a, x = _pair(gpuarr.cpu())
+    v = np.fliplr(x)  # a NumPy view of x's memory, handed back as a gpuarr array
+    x[0, 0] = 100.0
+    assert float(v[0, -1]) == 100.0
+    out = gpuarr.zeros(x.shape, device=gpuarr.cpu())
+    assert np.cbrt(x, out=out) is out
+    np.testing.assert_allclose(out.numpy()[0, 0], np.cbrt(100.0))
 
 
 def test_a_numpy_argument_gpuarr_lacks_is_refused_unless_default(device):

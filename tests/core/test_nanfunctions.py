@@ -1,0 +1,137 @@
+"""NumPy's NaN-aware reductions and scans on every device (gpuarr.nansum, ... and
+np.nansum(x) through __array_function__): NumPy on the same data is the oracle for
+values, dtypes, and the all-NaN rules (which warning, or ValueError for nanargmax)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gpuarr
+
+REDUCTIONS = ["nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd",
+              "nanmedian"]
+SCANS = ["nancumsum", "nancumprod"]
+
+
+def _data(dtype):
+    a = np.array([[1.5, np.nan, 3.0, -2.0],
+                  [np.nan, np.nan, np.nan, np.nan],   # an all-NaN row
+                  [0.5, 2.0, np.nan, 8.0]])
+    if np.dtype(dtype).kind in "iu":
+        return np.nan_to_num(a, nan=0).astype(dtype)
+    return a.astype(dtype)
+
+
+def _run(fn, *args, **kwargs):
+    """fn's result and the messages of the RuntimeWarnings it gave."""
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        r = fn(*args, **kwargs)
+    return r, [str(w.message) for w in got if issubclass(w.category, RuntimeWarning)]
+
+
+def _same(result, device, expected, rtol):
+    assert isinstance(result, gpuarr.Array), type(result)
+    assert result.device == device
+    expected = np.asarray(expected)
+    assert result.dtype == gpuarr.DType(expected.dtype), (result.dtype, expected.dtype)
+    np.testing.assert_allclose(result.numpy(), expected, rtol=rtol, equal_nan=True)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_nan_reduction_matches_numpy(device, name, dtype, axis):
+    a = _data(dtype)
+    x = gpuarr.asarray(a, device=device)
+    rtol = 1e-6 if dtype == "float32" else 1e-12
+    want, want_warn = _run(getattr(np, name), a, axis=axis)
+    got, got_warn = _run(getattr(gpuarr, name), x, axis=axis)
+    _same(got, device, want, rtol)
+    assert got_warn == want_warn
+    # the same call through NumPy's dispatch
+    got, got_warn = _run(getattr(np, name), x, axis=axis)
+    _same(got, device, want, rtol)
+    assert got_warn == want_warn
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_nan_reduction_over_a_tuple_of_axes(device, name):
+    a = np.stack([_data("float32")] * 2)
+    x = gpuarr.asarray(a, device=device)
+    want, want_warn = _run(getattr(np, name), a, axis=(0, 2))
+    got, got_warn = _run(getattr(np, name), x, axis=(0, 2))
+    _same(got, device, want, 1e-6)
+    assert got_warn == want_warn
+
+
+@pytest.mark.parametrize("name", ["nanmean", "nanvar", "nanmax", "nanmedian"])
+def test_nan_reduction_keepdims(device, name):
+    a = _data("float64")
+    x = gpuarr.asarray(a, device=device)
+    want, _ = _run(getattr(np, name), a, axis=1, keepdims=True)
+    got, _ = _run(getattr(np, name), x, axis=1, keepdims=True)
+    _same(got, device, want, 1e-12)
+
+
+def test_nanvar_ddof_past_the_count_warns_and_gives_nan(device):
+    a = np.array([[1.0, np.nan], [2.0, 4.0]])
+    x = gpuarr.asarray(a, device=device)
+    want, want_warn = _run(np.nanvar, a, axis=1, ddof=1)
+    got, got_warn = _run(np.nanstd, x, axis=1, ddof=1)
+    _same(got, device, np.sqrt(want), 1e-12)
+    assert got_warn == want_warn == ["Degrees of freedom <= 0 for slice."]
+
+
+def test_nanmedian_of_an_even_count_averages_the_middle_two(device):
+    a = np.array([4.0, np.nan, 1.0, 3.0, 2.0, np.nan], np.float32)
+    _same(gpuarr.nanmedian(gpuarr.asarray(a, device=device)), device, np.nanmedian(a), 0)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("name", SCANS)
+def test_nan_scan_matches_numpy(device, name, axis):
+    a = _data("float32")
+    x = gpuarr.asarray(a, device=device)
+    _same(getattr(np, name)(x, axis=axis), device, getattr(np, name)(a, axis=axis), 1e-6)
+
+
+@pytest.mark.parametrize("name", ["nanargmax", "nanargmin"])
+def test_nanarg_matches_numpy_and_refuses_an_all_nan_slice(device, name):
+    a = _data("float64")
+    x = gpuarr.asarray(a, device=device)
+    _same(getattr(np, name)(x, axis=0), device, getattr(np, name)(a, axis=0), 0)
+    _same(getattr(gpuarr, name)(x), device, getattr(np, name)(a), 0)
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        getattr(np, name)(a, axis=1)
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        getattr(np, name)(x, axis=1)
+
+
+def test_no_nan_gives_no_warning(device):
+    x = gpuarr.asarray(np.ones((2, 3), np.float32), device=device)
+    for name in REDUCTIONS:
+        _, warned = _run(getattr(gpuarr, name), x, axis=1)
+        assert warned == [], name
+
+
+def test_nanmax_of_complex_names_the_fix(device):
+    x = gpuarr.asarray(np.array([1 + 1j, np.nan]), device=device)
+    with pytest.raises(TypeError, match="real input"):
+        gpuarr.nanmax(x)
+
+
+def test_nan_function_of_a_list_names_the_fix():
+    with pytest.raises(TypeError, match="gpuarr.asarray"):
+        gpuarr.nansum([1.0, float("nan")])
+
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)])
+def test_atleast_nd_matches_numpy(device, name, shape):
+    a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    x = gpuarr.asarray(a, device=device)
+    _same(getattr(np, name)(x), device, getattr(np, name)(a), 0)
+    got = getattr(gpuarr, name)(x, x)
+    assert isinstance(got, tuple) and len(got) == 2
+    _same(got[1], device, getattr(np, name)(a, a)[1], 0)
