@@ -205,8 +205,9 @@ def pytest_runtest_setup(item):
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "serial: a timing test that needs the machine to itself (CI runs "
-        "these after the parallel run, on one worker)")
+        "markers", "serial: a test that needs the machine to itself; none may (issue 44): "
+        "CI runs every test on two workers beside whatever else the machine runs, so "
+        "a test compares CPU time or leaves its number to bench/")
 
 
 def pytest_runtest_logreport(report):

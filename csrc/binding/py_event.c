@@ -206,7 +206,10 @@ fn_prof_start(PyObject *m, PyObject *unused)
 /* One tuple per record: (device, is_wait, work kind, name, dtype name or None, shape
  * or None, bytes or None, host start, host end, device start, device end) with times
  * in ns of the host's monotonic clock, then (modeled start, modeled end, modeled host
- * time) in s of the modeled clocks, or three Nones without a model. */
+ * time, modeled end of the host's wait for a copy) in s of the modeled clocks, or four
+ * Nones without a model, then the copy:
+ * None for a record that is not one, else (direction ga_prof_copy_kind, source,
+ * destination, host waits, on the copy queue). */
 static PyObject *
 record_tuple(const ga_prof_record *r)
 {
@@ -218,19 +221,29 @@ record_tuple(const ga_prof_record *r)
         r->bytes >= 0 ? PyLong_FromLongLong(r->bytes) : Py_NewRef(Py_None);
     PyObject *model =
         r->model_start_s >= 0
-            ? Py_BuildValue("(ddd)", r->model_start_s, r->model_end_s, r->model_host_s)
-            : Py_BuildValue("(OOO)", Py_None, Py_None, Py_None);
+            ? Py_BuildValue("(dddd)", r->model_start_s, r->model_end_s, r->model_host_s,
+                            r->model_host_end_s)
+            : Py_BuildValue("(OOOO)", Py_None, Py_None, Py_None, Py_None);
+    PyObject *copy =
+        r->copy != GA_PROF_NOT_COPY
+            ? Py_BuildValue("(iNNii)", (int)r->copy, pyga_device_new(r->src),
+                            pyga_device_new(r->dst), (int)r->host_waits,
+                            (int)r->on_copy_queue)
+            : Py_NewRef(Py_None);
     PyObject *t = NULL;
-    if (dtype != NULL && shape != NULL && bytes != NULL && model != NULL) {
-        t = Py_BuildValue("(NiisOOOLLLLO)", pyga_device_new(r->device), r->is_wait,
+    if (dtype != NULL && shape != NULL && bytes != NULL && model != NULL &&
+        copy != NULL) {
+        t = Py_BuildValue("(NiisOOOLLLLOO)", pyga_device_new(r->device), r->is_wait,
                           r->work_kind, r->name, dtype, shape, bytes,
                           (long long)r->host_start_ns, (long long)r->host_end_ns,
-                          (long long)r->dev_start_ns, (long long)r->dev_end_ns, model);
+                          (long long)r->dev_start_ns, (long long)r->dev_end_ns, model,
+                          copy);
     }
     Py_XDECREF(dtype);
     Py_XDECREF(shape);
     Py_XDECREF(bytes);
     Py_XDECREF(model);
+    Py_XDECREF(copy);
     return t;
 }
 

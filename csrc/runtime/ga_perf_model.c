@@ -59,6 +59,7 @@ static GA_THREAD_LOCAL struct {
     int valid, costing, kind;
     ga_device d;
     double start, end, host_at;
+    double host_end; /* a copy the host waits for: when the host's wait ends */
 } last;
 
 int
@@ -173,6 +174,7 @@ set_last(ga_device d, double start, double end, double host_at)
     last.start = start;
     last.end = end;
     last.host_at = host_at;
+    last.host_end = host_at;
 }
 
 void
@@ -288,7 +290,9 @@ model_copy(ga_device dst, ga_device src, int64_t nbytes, int host_waits)
     double h_end = host_clock;
     ga_mutex_unlock(&mu);
     if (dst.kind == GA_DEV_CPU && host_waits) {
-        set_last(src, h, h_end, h); /* the host's wait */
+        /* the copy on the source's queue, and the host's wait for it */
+        set_last(src, start, end, h);
+        last.host_end = h_end;
     } else {
         set_last(md != NULL ? dst : src, start, end, h);
     }
@@ -346,7 +350,8 @@ ga_perf_model_host_now(void)
 }
 
 int
-ga_perf_model_take_last(ga_device d, double *start, double *end, double *host_at)
+ga_perf_model_take_last(ga_device d, double *start, double *end, double *host_at,
+                        double *host_end)
 {
     if (!last.valid || !ga_device_eq(last.d, d)) {
         return 0;
@@ -355,6 +360,7 @@ ga_perf_model_take_last(ga_device d, double *start, double *end, double *host_at
     *start = last.start;
     *end = last.end;
     *host_at = last.host_at;
+    *host_end = last.host_end;
     return 1;
 }
 

@@ -87,10 +87,13 @@ double ga_perf_model_event_time(ga_device d);
 /* The host's modeled clock now (0 without a model). */
 double ga_perf_model_host_now(void);
 
-/* What the last hook on this thread modeled for `d` (an operation's interval on the
- * device and the host's clock when it was queued, or a host wait's interval on the
- * host), taken once: 1 if there was one. ga_perf_model_forget drops it. */
-int ga_perf_model_take_last(ga_device d, double *start, double *end, double *host_at);
+/* What the last hook on this thread modeled for `d` (an operation's or a copy's
+ * interval on the device and the host's clock when it was queued, or a host wait's
+ * interval on the host), taken once: 1 if there was one. `host_end` is when the host's
+ * wait for a copy to the host ended (host_at itself for anything else).
+ * ga_perf_model_forget drops it. */
+int ga_perf_model_take_last(ga_device d, double *start, double *end, double *host_at,
+                            double *host_end);
 void ga_perf_model_forget(void);
 
 #ifdef __cplusplus

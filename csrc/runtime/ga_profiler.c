@@ -74,18 +74,26 @@ new_stamp(void)
     return st;
 }
 
-/* An event recorded now in `d`'s queue for the profile (not an operation of the
- * user's), or NULL when it could not be (the record keeps the host's times). */
+/* An event recorded now in `d`'s compute queue, or its copy queue with `copies`, for
+ * the profile (not an operation of the user's), or NULL when it could not be (the
+ * record keeps the host's times). */
 static ga_event *
-queue_event(ga_device d)
+queue_event_on(ga_device d, int copies)
 {
     ga_event *ev = NULL;
     in_prof = 1;
-    if (ga_event_record(d, &ev) != GA_OK) {
+    int st = copies ? ga_event_record_copies(d, &ev) : ga_event_record(d, &ev);
+    if (st != GA_OK) {
         ev = NULL;
     }
     in_prof = 0;
     return ev;
+}
+
+static ga_event *
+queue_event(ga_device d)
+{
+    return queue_event_on(d, 0);
 }
 
 static const char *const work_names[] = {
@@ -120,6 +128,7 @@ new_slot(ga_device d, int is_wait, const char *name, int64_t now)
     s->r.bytes = -1;
     s->r.host_start_ns = now;
     s->r.model_start_s = s->r.model_end_s = s->r.model_host_s = -1.0;
+    s->r.model_host_end_s = -1.0;
     ga_mutex_unlock(&mu);
     ga_perf_model_forget(); /* what the model does next belongs to this record */
     return i;
@@ -151,39 +160,48 @@ ga_prof_close(void)
     ga_device d = slots[i].r.device;
     int gpu = is_gpu_op(d, slots[i].r.is_wait);
     slots[i].r.host_end_ns = now;
-    double ms, me, mh;
-    if (ga_perf_model_take_last(d, &ms, &me, &mh)) {
+    double ms, me, mh, mhe;
+    if (ga_perf_model_take_last(d, &ms, &me, &mh, &mhe)) {
         slots[i].r.model_start_s = ms;
         slots[i].r.model_end_s = me;
         slots[i].r.model_host_s = mh;
+        slots[i].r.model_host_end_s = mhe;
     }
     int stamped = slots[i].stamp != NULL;
+    int copies = slots[i].r.on_copy_queue;
     ga_mutex_unlock(&mu);
     if (stamped) {
         stamp_tasks(NULL);
     } else if (gpu) {
-        ga_event *ev = queue_event(d);
+        /* a copy on the copy queue ends there; it started when the compute queue
+         * reached it (its start event), which is when the copy queue may run it */
+        ga_event *ev = queue_event_on(d, copies);
         ga_mutex_lock(&mu);
         slots[i].ev_end = ev;
         ga_mutex_unlock(&mu);
     }
 }
 
-void
-ga_prof_op_begin(ga_device d, int work_kind)
+/* Open the record of an operation or a copy on `d`'s queue (the caller has checked
+ * ga_prof_on() and in_prof, and closed the thread's open record); `copy` describes a
+ * copy, or is NULL. */
+static void
+open_on_queue(ga_device d, int work_kind, const char *name, const ga_prof_record *copy)
 {
-    if (!ga_prof_on() || in_prof) {
-        return;
-    }
-    ga_prof_close();
-    const char *name =
-        (unsigned)work_kind < GA_WORK_NKINDS ? work_names[work_kind] : "?";
     int64_t i = new_slot(d, 0, name, ga_monotonic_ns());
     if (i < 0) {
         return;
     }
     ga_mutex_lock(&mu);
     slots[i].r.work_kind = work_kind;
+    if (copy != NULL) {
+        slots[i].r.copy = copy->copy;
+        slots[i].r.host_waits = copy->host_waits;
+        slots[i].r.on_copy_queue = copy->on_copy_queue;
+        slots[i].r.src = copy->src;
+        slots[i].r.dst = copy->dst;
+        slots[i].r.bytes = copy->bytes;
+    }
     int gpu = is_gpu_op(d, 0);
     ga_op_stamp *stamp = gpu && simulated[d.index] ? new_stamp() : NULL;
     slots[i].stamp = stamp;
@@ -197,6 +215,37 @@ ga_prof_op_begin(ga_device d, int work_kind)
         ga_mutex_unlock(&mu);
     }
     open_idx = i;
+}
+
+void
+ga_prof_op_begin(ga_device d, int work_kind)
+{
+    if (!ga_prof_on() || in_prof) {
+        return;
+    }
+    ga_prof_close();
+    open_on_queue(d, work_kind,
+                  (unsigned)work_kind < GA_WORK_NKINDS ? work_names[work_kind] : "?",
+                  NULL);
+}
+
+void
+ga_prof_copy_begin(ga_prof_copy_kind kind, ga_device queue, ga_device src,
+                   ga_device dst, int64_t bytes, int host_waits, int on_copy_queue)
+{
+    if (!ga_prof_on() || in_prof) {
+        return;
+    }
+    ga_prof_close();
+    ga_prof_record c = {.copy = (int32_t)kind, .host_waits = host_waits,
+                        .on_copy_queue = on_copy_queue, .src = src, .dst = dst,
+                        .bytes = bytes};
+    /* a copy the host waits for is its wait too: the name is the wait's cause */
+    const char *name = host_waits ? (cause[0] ? cause : "read to host") : "copy";
+    open_on_queue(queue, -1, name, &c);
+    if (host_waits) {
+        cause[0] = '\0';
+    }
 }
 
 void
@@ -386,6 +435,8 @@ ga_prof_stop(ga_prof_record **out, int64_t *n)
         in_prof = 0;
         return ga_error(GA_ERR_NOMEM, "out of host memory for the profile's records");
     }
+    /* per GPU queue (compute, copy): where its last record ended */
+    int64_t last_end[GA_MAX_DEVICES][2] = {{0}};
     for (int64_t i = 0; i < nslots; i++) {
         slot *s = &slots[i];
         ga_prof_record *r = &s->r;
@@ -407,6 +458,31 @@ ga_prof_stop(ga_prof_record **out, int64_t *n)
         } else {
             r->dev_start_ns = r->host_start_ns;
             r->dev_end_ns = r->host_end_ns;
+        }
+        if (is_gpu_op(r->device, r->is_wait)) {
+            /* A copy the host waited for was over when the wait returned; its end
+             * event, recorded after the backend's copy returned, is stamped when
+             * the queue reaches it, which can be later. */
+            if (r->host_waits && r->dev_end_ns > r->host_end_ns) {
+                r->dev_end_ns = r->host_end_ns;
+            }
+            /* An in-order queue ran a copy after its earlier work, so it starts no
+             * sooner than that work ended. Two copies' times need this: one the host
+             * made itself (a simulated GPU's copy to the host, or one from the host
+             * above its staging size: the host waits for the queue, then copies)
+             * has the host's times, which begin before the wait; and a simulated
+             * copy between GPUs is stamped from the first of its two tasks to start,
+             * which may be the source's, before the destination's queue got there. */
+            int64_t *last = &last_end[r->device.index][r->on_copy_queue ? 1 : 0];
+            if (r->copy != GA_PROF_NOT_COPY && r->dev_start_ns < *last) {
+                r->dev_start_ns = *last;
+            }
+            if (r->dev_end_ns < r->dev_start_ns) {
+                r->dev_end_ns = r->dev_start_ns;
+            }
+            if (r->dev_end_ns > *last) {
+                *last = r->dev_end_ns;
+            }
         }
         recs[i] = *r;
     }

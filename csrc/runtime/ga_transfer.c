@@ -132,9 +132,10 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
         return ga_backend_status(dbe,
                                  dbe->copy_d2d(ga_device_local(dd), dst, src, nbytes));
     }
-    /* the modeled clock before each backend call: the profiler's record of the call
-     * closes in ga_backend_status and takes what the model did */
+    /* the profiler's record of the copy, then the modeled clock, before each backend
+     * call: the record closes in ga_backend_status and takes what the model did */
     if (sd.kind == GA_DEV_CPU) {
+        ga_prof_copy_begin(GA_PROF_H2D, dd, sd, dd, (int64_t)nbytes, 0, 0);
         ga_perf_model_copy(dd, sd, (int64_t)nbytes);
         GA_TRY(ga_backend_status(dbe,
                                  dbe->copy_h2d(ga_device_local(dd), dst, src, nbytes)));
@@ -142,7 +143,8 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
         return GA_OK;
     }
     if (dd.kind == GA_DEV_CPU) {
-        ga_prof_wait_begin(sd, "read to host", (int64_t)nbytes);
+        /* the host waits for the queue and the copy: one record is both */
+        ga_prof_copy_begin(GA_PROF_D2H, sd, sd, dd, (int64_t)nbytes, 1, 0);
         ga_perf_model_copy(dd, sd, (int64_t)nbytes);
         int st = ga_backend_status(sbe, sbe->copy_d2h(ga_device_local(sd), dst, src, nbytes));
         if (st != GA_OK) {
@@ -152,6 +154,9 @@ raw_copy(ga_device dd, void *dst, ga_device sd, const void *src, size_t nbytes)
         ga_ledger_add(GA_LEDGER_D2H, nbytes);
         return GA_OK;
     }
+    /* on the destination's queue (CUDA: its stream, after an event of the source's;
+     * a simulated GPU: a task on each, and the record spans both) */
+    ga_prof_copy_begin(GA_PROF_D2D, dd, sd, dd, (int64_t)nbytes, 0, 0);
     ga_perf_model_copy(dd, sd, (int64_t)nbytes);
     int st = ga_backend_status(dbe, dbe->copy_peer(ga_device_local(dd), dst,
                                                    ga_device_local(sd), src, nbytes));
@@ -271,6 +276,9 @@ queue_to_host(const ga_backend *be, ga_array *dst, const ga_array *src)
     }
     ga_array c;
     GA_TRY(ga_contiguous(src, &c));
+    /* on the copy queue where the backend has one (ABI 12), else the compute queue */
+    ga_prof_copy_begin(GA_PROF_D2H, sd, sd, ga_cpu(), (int64_t)nbytes, 0,
+                       be->copies_event_record != NULL);
     ga_perf_model_copy_queued(sd, (int64_t)nbytes);
     int st = ga_backend_status(be, be->copy_d2h_async(ga_device_local(sd), ga_array_data(dst),
                                                       ga_array_data(&c), nbytes));

@@ -290,6 +290,11 @@ run_task(int dev, sim_queue *q, task *t)
         return GA_OK;
     case TASK_COPY_QUEUED:
         xq_wait(&marks_reached[dev], t->seq);
+        if (t->stamp != NULL) {
+            /* the profiler's copy starts once the compute queue reached its mark (the
+             * data is ready), not when this worker began to wait for it */
+            __atomic_store_n(&t->stamp->start_ns, ga_monotonic_ns(), __ATOMIC_RELAXED);
+        }
         memcpy(t->u.copy.dst, t->u.copy.src, t->u.copy.nbytes);
         xq_publish(&copies_done[dev], t->seq);
         return GA_OK;

@@ -167,11 +167,14 @@ class ProfileEvent:
     dtype: str | None
     shape: tuple[int, ...] | None
     bytes: int | None
+    src: Device | None
+    dst: Device | None
     __match_args__: ClassVar[tuple[str, ...]]
     def __init__(self, device: Device, queue: str, kind: str, name: str, start_us: float,
                  end_us: float, modeled_start_us: float | None = None,
                  modeled_end_us: float | None = None, dtype: str | None = None,
-                 shape: tuple[int, ...] | None = None, bytes: int | None = None) -> None: ...
+                 shape: tuple[int, ...] | None = None, bytes: int | None = None,
+                 src: Device | None = None, dst: Device | None = None) -> None: ...
     def __eq__(self, other: object) -> builtins.bool: ...
 
 class Profile:

@@ -8,7 +8,9 @@ device's queue by two timing events (``gpuarr.Event``'s machinery), so they are 
 device's times, not the host's; the host's side of it (queuing the call) is a
 "launch" on the host's track. On the CPU the call is the operation. All times are
 measured wall time on the host's monotonic clock, in microseconds from the start of
-the profile. On GPUs that carry a performance model (``GPUARR_SIMULATE_GPUS=2:T4``,
+the profile. Copies between devices are events of their own (``kind`` "copy"):
+their direction, bytes, source and destination, on the queue that ran them (a
+GPU's compute queue, or its copy queue for a non-blocking copy to the host). On GPUs that carry a performance model (``GPUARR_SIMULATE_GPUS=2:T4``,
 ``gpuarr.device_model``) each record also has ``modeled_start_us`` /
 ``modeled_end_us``: the same interval on the modeled clocks, in microseconds from the
 host's modeled time at the start of the profile (None without a model). The two are
@@ -24,9 +26,13 @@ __all__ = ["profile", "Profile", "ProfileEvent"]
 @dataclasses.dataclass(frozen=True)
 class ProfileEvent:
     """One interval of a profile: ``device`` (a gpuarr Device; for a host record, the
-    device it concerns), ``queue`` ("compute" for a device's queue, "host"), ``kind``
-    ("op": an operation on a device's queue; "launch": the host queuing a GPU
-    operation; "wait": the host waiting for a device, ``name`` says why), ``name``,
+    device it concerns), ``queue`` ("compute" for a device's queue, "copy" for its
+    copy queue, "host"), ``kind`` ("op": an operation on a device's queue; "copy": a
+    copy between two devices on the GPU's queue that ran it; "launch": the host
+    queuing a GPU operation or copy; "wait": the host waiting for a device, ``name``
+    says why), ``name`` (for a copy its direction: "host-to-device",
+    "device-to-host", "device-to-device"), ``src`` / ``dst`` (a copy's source and
+    destination devices; None otherwise),
     ``start_us`` / ``end_us`` (measured, from the profile's start),
     ``modeled_start_us`` / ``modeled_end_us`` (the modeled clocks, from the host's
     modeled time at the profile's start; None without a performance model),
@@ -43,6 +49,12 @@ class ProfileEvent:
     dtype: object = None
     shape: object = None
     bytes: object = None
+    src: object = None
+    dst: object = None
+
+
+# the core's ga_prof_copy_kind (csrc/runtime/ga_profiler.h), by value
+_COPY_NAMES = {1: "host-to-device", 2: "device-to-host", 3: "device-to-device"}
 
 
 def _track(ev):
@@ -81,8 +93,12 @@ class Profile:
         mus = lambda s: None if s is None else (s - m0) * 1e6  # noqa: E731
         out = []
         for (dev, is_wait, _kind, name, dtype, shape, nbytes,
-             hs, he, ds, de, (ms, me, mh)) in raw:
+             hs, he, ds, de, (ms, me, mh, mhe), copy) in raw:
             dtname = None if dtype is None else str(dtype)
+            if copy is not None:
+                out += self._copy_events(dev, name, nbytes, hs, he, ds, de, mus(ms),
+                                         mus(me), mus(mh), mus(mhe), copy, us)
+                continue
             if is_wait:
                 out.append(ProfileEvent(dev, "host", "wait", name, us(hs), us(he),
                                         mus(ms), mus(me), None, None, nbytes))
@@ -95,31 +111,58 @@ class Profile:
         out.sort(key=lambda e: (e.start_us, e.end_us))
         self.events = out
 
+    @staticmethod
+    def _copy_events(dev, name, nbytes, hs, he, ds, de, ms, me, mh, mhe, copy, us):
+        """A copy's record: the copy on its GPU's queue, and on the host either the
+        wait for it (a blocking copy to the host; `name` is the wait's cause) or
+        the launch that queued it."""
+        direction, src, dst, host_waits, on_copy_queue = copy
+        cname = _COPY_NAMES[direction]
+        queue = "copy" if on_copy_queue else "compute"
+        evs = [ProfileEvent(dev, queue, "copy", cname, us(ds), us(de), ms, me,
+                            None, None, nbytes, src, dst)]
+        if host_waits:
+            evs.append(ProfileEvent(dev, "host", "wait", name, us(hs), us(he), mh, mhe,
+                                    None, None, nbytes, src, dst))
+        else:
+            evs.append(ProfileEvent(dev, "host", "launch", cname, us(hs), us(he), mh,
+                                    mh, None, None, nbytes, src, dst))
+        return evs
+
     def table(self):
         """table()
 
         A text summary by track and operation: count, total and mean measured time
-        (operations on device queues, and host waits by cause), and beside them the
+        (operations and copies on device queues, a copy named by its direction and
+        devices with the bytes it moved, and host waits by cause), and beside them the
         modeled time when the GPUs carry a model (columns "modeled <GPU>"; "-" for
         records without one, such as the CPU's)."""
         groups = {}
         for e in self.events:
             if e.kind == "launch":
                 continue
-            key = (_track(e), e.kind, e.name)
-            n, tot, mtot = groups.get(key, (0, 0.0, None))
+            name = e.name
+            if e.kind == "copy":
+                short = {"host-to-device": "h2d", "device-to-host": "d2h",
+                         "device-to-device": "d2d"}[e.name]
+                name = f"{short} {e.src}->{e.dst}"
+            key = (_track(e), e.kind, name)
+            n, tot, mtot, nbytes = groups.get(key, (0, 0.0, None, 0))
             if e.modeled_start_us is not None:
                 mtot = (mtot or 0.0) + (e.modeled_end_us - e.modeled_start_us)
-            groups[key] = (n + 1, tot + (e.end_us - e.start_us), mtot)
+            if e.kind == "copy" and e.bytes is not None:
+                nbytes += e.bytes
+            groups[key] = (n + 1, tot + (e.end_us - e.start_us), mtot, nbytes)
         label = self.modeled_label
-        head = (f"{'track':<20} {'kind':<5} {'name':<22} {'count':>6} "
-                f"{'total ms (measured)':>20} {'mean us (measured)':>19}")
+        head = (f"{'track':<20} {'kind':<5} {'name':<22} {'copied MB':>10} "
+                f"{'count':>6} {'total ms (measured)':>20} {'mean us (measured)':>19}")
         if label:
             head += f" {f'total ms ({label})':>24} {f'mean us ({label})':>23}"
         lines = [head]
-        for (track, kind, name), (n, tot, mtot) in sorted(groups.items(),
-                                                          key=lambda kv: -kv[1][1]):
-            line = (f"{track:<20} {kind:<5} {name[:22]:<22} {n:>6} "
+        for (track, kind, name), (n, tot, mtot, nbytes) in sorted(
+                groups.items(), key=lambda kv: -kv[1][1]):
+            copied = f"{nbytes / 1e6:.3f}" if kind == "copy" else "-"
+            line = (f"{track:<20} {kind:<5} {name[:22]:<22} {copied:>10} {n:>6} "
                     f"{tot / 1e3:>20.3f} {tot / n:>19.1f}")
             if label:
                 line += (f" {'-':>24} {'-':>23}" if mtot is None else
@@ -132,7 +175,8 @@ class Profile:
 
         The profile as a Trace Event format dict (what ``export_chrome_trace``
         writes): one "X" event per interval, one track (tid) per device queue and
-        one for the host; times in microseconds. Process 0 holds the measured
+        one for the host (a device's copy queue is a track of its own); times in
+        microseconds; a copy's args name its source and destination. Process 0 holds the measured
         times; with a GPU model, process 1 ("modeled <GPU>") the same intervals on
         the modeled clocks. Each event's args say its clock."""
         tracks = {}
@@ -148,6 +192,9 @@ class Profile:
         xs = []
         for e in self.events:
             args = {"device": str(e.device), "queue": e.queue}
+            if e.src is not None:
+                args["src"] = str(e.src)
+                args["dst"] = str(e.dst)
             if e.dtype is not None:
                 args["dtype"] = e.dtype
             if e.shape is not None:
@@ -176,8 +223,9 @@ class Profile:
     def plot(self, ax=None, clock="measured"):
         """plot(ax=None, clock="measured")
 
-        Draw the timeline with matplotlib: one row per device queue and one for the
-        host, host waits in red, on the measured clock or (``clock="modeled"``, GPUs
+        Draw the timeline with matplotlib: one row per device queue (a GPU's copy
+        queue beside its compute queue) and one for the host, copies in green, host
+        waits in red, on the measured clock or (``clock="modeled"``, GPUs
         with a model only) the modeled one; the x axis says which. Returns the
         figure."""
         import matplotlib.pyplot as plt  # optional: only plot() needs it
@@ -196,7 +244,8 @@ class Profile:
             fig, ax = plt.subplots(figsize=(10, 1 + 0.6 * max(1, len(tracks))))
         else:
             fig = ax.figure
-        colors = {"op": "tab:blue", "launch": "tab:gray", "wait": "tab:red"}
+        colors = {"op": "tab:blue", "copy": "tab:green", "launch": "tab:gray",
+                  "wait": "tab:red"}
         for row, name in enumerate(tracks):
             for e in events:
                 if _track(e) == name:

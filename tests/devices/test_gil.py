@@ -12,58 +12,62 @@ import pytest
 import gpuarr
 from conftest import DEVICES
 
-# The free thread's rate while another thread computes, as a fraction of its rate
-# while the other thread sleeps. With the GIL held through the kernels this was 0.08-0.14
-# (matmul) and 0.34-0.43 (elementwise) on CI's 2-core machine; released, 0.7-0.9.
-RATE_SCRIPT = r"""
+# Whether a second Python thread runs while gpuarr computes, measured in CPU time so
+# that a busy machine cannot fail it: the free thread's CPU seconds during the work, as
+# a share of the process's CPU seconds then. Both threads want a whole core, and the
+# scheduler shares the cores between them alike however busy the machine is, so a
+# released GIL gives about 0.5 (one kernel thread, one free thread). A GIL held through
+# the kernels lets the free thread run only between two calls, a switch interval (5 ms)
+# at a time: 0.03 beside four 0.3 s calls that hold it, 0.24 beside sixty 20 ms ones
+# (sum(range(n)) in place of the kernels, on this 2-core machine at a load of 27,
+# where the released GIL measured 0.50 and 0.53). The wall-clock rate this test
+# measured before (0.08-0.14 and 0.34-0.43 held, 0.7-0.9 released, on an idle
+# machine) failed on a busy one.
+SHARE_SCRIPT = r"""
 import threading, time
 import gpuarr as ga
 
-def count(stop, out):
-    n = 0
+def spin(go, stop, out):
+    go.wait()
+    c0 = time.thread_time()
     while not stop.is_set():
-        n += 1
-    out.append(n)
+        pass
+    out.append(time.thread_time() - c0)
 
-def rate(work):
-    stop = threading.Event(); out = []
-    t = threading.Thread(target=count, args=(stop, out)); t.start()
-    t0 = time.perf_counter(); work(); dt = time.perf_counter() - t0
-    stop.set(); t.join()
-    return out[0] / dt
+def share(work):
+    go, stop, out = threading.Event(), threading.Event(), []
+    t = threading.Thread(target=spin, args=(go, stop, out)); t.start()
+    p0 = time.process_time(); go.set(); work(); stop.set(); t.join()
+    return out[0] / (time.process_time() - p0)
 
-a = ga.rand(1500, 1500); x = ga.rand(1 << 23)
-def idle(): time.sleep(0.5)
+a = ga.rand(1000, 1000); x = ga.rand(1 << 22)
 def matmul():
     for _ in range(4): a @ a
 def chain():
     for _ in range(6): ((x * 2 + 1).exp() * x).sum()
-base = rate(idle)
-print(rate(matmul) / base, rate(chain) / base)
+print(share(matmul), share(chain))
 """
 
 
-def _rates():
+def _shares():
     env = dict(os.environ, GPUARR_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     env.pop("GPUARR_SIMULATE_GPUS", None)
     env.pop("GPUARR_CUDA_EMULATE", None)
-    out = subprocess.run([sys.executable, "-c", RATE_SCRIPT], env=env, capture_output=True,
-                         text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", SHARE_SCRIPT], env=env,
+                         capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     return [float(v) for v in out.stdout.split()]
 
 
-@pytest.mark.serial  # measures a thread's rate: needs both cores to itself
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs a second core for the free thread")
-def test_a_python_thread_keeps_over_half_its_rate_beside_large_cpu_work():
-    # a shared CI machine can steal a core for a moment: the best of three runs counts
+def test_a_python_thread_gets_its_share_of_the_cpu_beside_large_cpu_work():
     best = [0.0, 0.0]
-    for _ in range(3):
-        best = [max(b, r) for b, r in zip(best, _rates())]
-        if min(best) > 0.5:
+    for _ in range(3):  # a moment's unfairness of the scheduler: the best of three
+        best = [max(b, r) for b, r in zip(best, _shares())]
+        if min(best) > 0.4:
             break
-    assert best[0] > 0.5, f"matmul: the free thread kept {best[0]:.0%} of its rate"
-    assert best[1] > 0.5, f"elementwise chain: the free thread kept {best[1]:.0%} of its rate"
+    assert best[0] > 0.4, f"matmul: the free thread had {best[0]:.0%} of the CPU time"
+    assert best[1] > 0.4, f"elementwise chain: the free thread had {best[1]:.0%} of the CPU time"
 
 
 def _worker(device, seed, errors, counts):
