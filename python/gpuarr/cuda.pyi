@@ -2,6 +2,10 @@ from types import TracebackType
 
 from ._core import _DeviceLike
 
+__all__ = ["device_count", "is_available", "current_device", "set_device", "device",
+           "synchronize", "memory_allocated", "max_memory_allocated", "memory_reserved",
+           "reset_peak_memory_stats", "mem_get_info"]
+
 _GPU = _DeviceLike | int | None
 
 def device_count() -> int: ...
