@@ -65,6 +65,11 @@ def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False):
         >>> X.to("cuda:0", gpuarr.float16).dtype       # PyTorch's spelling
         float16
     """
+    if (len(args) == 1 and device is None and dtype is None and not copy
+            and isinstance(args[0], (_core.Device, str))):
+        # the common x.to(device): straight to the C move (this wrapper costs ~14x
+        # the move's own 0.35 us when it parses everything)
+        return _move(self, args[0], non_blocking=non_blocking)
     device, dtype = _split_to_args(args, device, dtype, "to")
     x = self
     if dtype is not None:
