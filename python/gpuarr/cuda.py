@@ -82,8 +82,9 @@ def memory_reserved(device=None):
 def mem_get_info(device=None):
     """mem_get_info(device=None)
 
-    ``(free_bytes, total_bytes)`` of GPU ``device``: its memory, and what of it is not
-    held by this process's cache (a real GPU also counts other processes' use)."""
+    ``(free_bytes, total_bytes)`` of GPU ``device``: its memory, and what of it this
+    process's cache does not hold (other processes' use of a real GPU is not
+    counted: ``nvidia-smi`` shows it)."""
     s = _core._memory_stats(_gpu(device, "mem_get_info"))
     total = s["total_bytes"]
     return max(total - s["reserved_bytes"], 0), total
