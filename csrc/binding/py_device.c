@@ -442,7 +442,9 @@ PyMethodDef pyga_device_functions[] = {
      "driver. Never raises."},
     {"set_default_device", fn_set_default_device, METH_O,
      "set_default_device(device)\n--\n\nSet the global default device for creation "
-     "functions (a `with device:` block overrides it in its thread)."},
+     "functions (a `with device:` block overrides it in its thread). A GPU set here (or "
+     "by `with gpu(i):`) is also the current GPU, where a bare x.cuda() goes; "
+     "gpuarr.cuda.set_device(i) changes only the current GPU, as in PyTorch."},
     {"get_default_device", fn_get_default_device, METH_NOARGS,
      "get_default_device()\n--\n\nThe device creation functions use when device= is "
      "not given."},
@@ -465,6 +467,11 @@ pyga_init_device(PyObject *m)
     }
     scope_var = PyContextVar_New("gpuarr.default_device_scope", NULL);
     if (scope_var == NULL) {
+        return -1;
+    }
+    /* read by gpuarr.cuda.current_device(): a `with gpu(i):` entered after set_device()
+     * shows as a new scope node, and then wins */
+    if (PyModule_AddObjectRef(m, "_default_device_scope", scope_var) < 0) {
         return -1;
     }
     pyga_state.cpu_device = pyga_device_new(ga_cpu());

@@ -57,11 +57,31 @@ fn_memory_stats(PyObject *m, PyObject *arg)
     if (st != GA_OK) {
         return pyga_raise(st);
     }
-    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:L}", "allocated_bytes",
+    ga_arrays_memory am;
+    ga_device_arrays_memory(d, &am);
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:L,s:n,s:n,s:n}", "allocated_bytes",
                          (Py_ssize_t)s.allocated_bytes, "reserved_bytes",
                          (Py_ssize_t)s.reserved_bytes, "peak_allocated_bytes",
                          (Py_ssize_t)s.peak_allocated_bytes, "total_bytes",
-                         (Py_ssize_t)s.total_bytes, "alloc_calls", (long long)s.alloc_calls);
+                         (Py_ssize_t)s.total_bytes, "alloc_calls", (long long)s.alloc_calls,
+                         "array_bytes", (Py_ssize_t)am.bytes, "peak_array_bytes",
+                         (Py_ssize_t)am.peak_bytes, "array_count", (Py_ssize_t)am.count);
+}
+
+static PyObject *
+fn_reset_peak_memory(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    ga_device d;
+    if (!pyga_device_converter(arg, &d)) {
+        return NULL;
+    }
+    int st = ga_device_check(d);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    ga_device_arrays_reset_peak(d);
+    Py_RETURN_NONE;
 }
 
 /* _kernel_counters(device, reset_max): the backend's ga_kernel_counters as a dict, or
@@ -197,6 +217,9 @@ fn_set_plugin_dir(PyObject *m, PyObject *arg)
         return NULL;
     }
     ga_devices_set_plugin_dir(s);
+    /* called once, at import: the moment CUDA_VISIBLE_DEVICES is read for the GPUs that
+     * gpuarr makes itself */
+    ga_devices_read_visible_env();
     Py_RETURN_NONE;
 }
 
@@ -269,6 +292,8 @@ PyMethodDef pyga_stats_functions[] = {
     {"reset_transfer_stats", fn_reset_transfer_stats, METH_NOARGS,
      "reset_transfer_stats()\n--\n\nSet every counter of the transfer ledger to 0."},
     {"_memory_stats", fn_memory_stats, METH_O, "Memory statistics of one device."},
+    {"_reset_peak_memory", fn_reset_peak_memory, METH_O,
+     "Start the peak of one GPU's array bytes again from what its arrays hold now."},
     {"_empty_cache", fn_empty_cache, METH_O, "Give a device's cached blocks back."},
     {"_work_counters", fn_work_counters, METH_O,
      "_work_counters(device, /)\n--\n\nOperations handed to the device's backend since "

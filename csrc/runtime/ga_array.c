@@ -22,9 +22,15 @@ ga_storage_new(ga_device device, size_t nbytes, ga_storage **out)
     if (s == NULL) {
         return ga_error(GA_ERR_NOMEM, "out of host memory for an array header");
     }
-    void *ptr = NULL;
-    int st = ga_backend_status(be, be->alloc(ga_device_local(device), nbytes, &ptr));
+    int st = ga_device_arrays_alloc(device, nbytes);
     if (st != GA_OK) {
+        free(s);
+        return st;
+    }
+    void *ptr = NULL;
+    st = ga_backend_status(be, be->alloc(ga_device_local(device), nbytes, &ptr));
+    if (st != GA_OK) {
+        ga_device_arrays_free(device, nbytes);
         free(s);
         return st;
     }
@@ -85,6 +91,7 @@ ga_storage_decref(ga_storage *s)
         if (ga_device_backend_nowait(s->device, &be) == GA_OK) {
             be->free(ga_device_local(s->device), s->data, s->nbytes);
         }
+        ga_device_arrays_free(s->device, s->nbytes);
     }
     free(s);
 }

@@ -16,6 +16,7 @@
 #include "ga_error.h"
 #include "ga_perf_model.h"
 #include "ga_platform.h"
+#include "ga_visible_devices.h"
 
 static struct {
     int resolved;
@@ -29,7 +30,112 @@ static struct {
                        * `reason` says how */
     void *(*wait_begin)(void);
     void (*wait_end)(void *);
+    /* CUDA_VISIBLE_DEVICES as read at import (ga_devices_read_visible_env); simulated
+     * and emulated GPUs follow it, a real driver applies it itself */
+    int visible_set;
+    char visible_value[256];
+    int physical[GA_MAX_DEVICES]; /* simulated: the GPU behind each visible number */
+    size_t sim_memory;            /* bytes of one simulated GPU */
 } devs;
+
+static void resolve(void);
+
+#define GIB 1073741824.0
+
+/* 16 GiB: a T4's, the GPU a free notebook service lends */
+#define GA_SIM_MEMORY_DEFAULT ((size_t)16 << 30)
+
+/* A simulated GPU's memory: GPUARR_SIMULATE_GPU_MEMORY (bytes, or a number with KiB,
+ * MiB, GiB or KB, MB, GB), else the model's, else 16 GiB. A misspelt value is the
+ * default and says so in the reason, so info() shows it. */
+static size_t
+sim_memory_from_env(const ga_gpu_model *model)
+{
+    const char *v = getenv("GPUARR_SIMULATE_GPU_MEMORY");
+    if (v == NULL || *v == '\0') {
+        return model ? (size_t)model->memory_bytes : GA_SIM_MEMORY_DEFAULT;
+    }
+    static const struct {
+        const char *suffix;
+        double scale;
+    } units[] = {{"", 1},      {"B", 1},     {"KiB", 1024.0}, {"MiB", 1048576.0},
+                 {"GiB", GIB}, {"KB", 1e3},  {"MB", 1e6},     {"GB", 1e9},
+                 {"K", 1024.0}, {"M", 1048576.0}, {"G", GIB}};
+    char *end;
+    double x = strtod(v, &end);
+    while (*end == ' ') {
+        end++;
+    }
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(end, units[i].suffix) == 0 && end != v && x * units[i].scale >= 1 &&
+            x * units[i].scale < 1e18) {
+            return (size_t)(x * units[i].scale);
+        }
+    }
+    size_t used = strlen(devs.reason);
+    snprintf(devs.reason + used, sizeof(devs.reason) - used,
+             "; GPUARR_SIMULATE_GPU_MEMORY=%.40s is not a size (write e.g. 8GiB or "
+             "8589934592): 16 GiB each",
+             v);
+    return GA_SIM_MEMORY_DEFAULT;
+}
+
+size_t
+ga_device_simulated_memory(void)
+{
+    resolve();
+    return devs.sim_memory;
+}
+
+void
+ga_devices_read_visible_env(void)
+{
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    devs.visible_set = v != NULL;
+    snprintf(devs.visible_value, sizeof(devs.visible_value), "%s", v ? v : "");
+}
+
+/* How many of `physical` GPUs of this process's own making (`what`: "simulated",
+ * "emulated") CUDA_VISIBLE_DEVICES shows; fills devs.physical and appends to
+ * devs.reason which ones it shows and hides, so that info() says so. */
+static int
+apply_visible(int physical, const char *what)
+{
+    int n = ga_visible_devices(devs.visible_set ? devs.visible_value : NULL, physical,
+                               devs.physical, GA_MAX_DEVICES);
+    if (!devs.visible_set) {
+        return n;
+    }
+    char shown[160] = "", as[160] = "", hidden[160] = "";
+    for (int i = 0; i < n; i++) {
+        size_t used = strlen(shown);
+        snprintf(shown + used, sizeof(shown) - used, "%s%d", i ? ", " : "", devs.physical[i]);
+        used = strlen(as);
+        snprintf(as + used, sizeof(as) - used, "%sgpu(%d)", i ? ", " : "", i);
+    }
+    for (int p = 0, k = 0; p < physical; p++) {
+        int seen = 0;
+        for (int i = 0; i < n; i++) {
+            seen |= devs.physical[i] == p;
+        }
+        if (!seen) {
+            size_t used = strlen(hidden);
+            snprintf(hidden + used, sizeof(hidden) - used, "%s%d", k++ ? ", " : "", p);
+        }
+    }
+    size_t used = strlen(devs.reason);
+    if (n == 0) {
+        snprintf(devs.reason + used, sizeof(devs.reason) - used,
+                 "; CUDA_VISIBLE_DEVICES='%.60s' hides %s GPUs %s: no GPU", devs.visible_value,
+                 what, hidden);
+    } else {
+        snprintf(devs.reason + used, sizeof(devs.reason) - used,
+                 "; CUDA_VISIBLE_DEVICES='%.60s' shows %s GPU%s %s as %s and hides %s",
+                 devs.visible_value, what, n == 1 ? "" : "s", shown, as,
+                 hidden[0] ? hidden : "none");
+    }
+    return n;
+}
 
 void
 ga_devices_set_wait_hooks(void *(*begin)(void), void (*end)(void *))
@@ -156,6 +262,13 @@ load_plugin(const char *file, int emulate)
                  "the CUDA backend (%s) could not be loaded: %.400s", file, why);
         return NULL;
     }
+    /* the emulated runtime hides devices as the driver would, before it makes them */
+    typedef void (*set_visible_fn)(const char *);
+    set_visible_fn set_visible =
+        emulate ? (set_visible_fn)ga_dl_sym(h, "gpuarr_cuda_emu_set_visible") : NULL;
+    if (set_visible != NULL) {
+        set_visible(devs.visible_set ? devs.visible_value : NULL);
+    }
     ga_backend_entry_fn entry = (ga_backend_entry_fn)ga_dl_sym(h, "gpuarr_cuda_backend");
     if (entry == NULL) {
         snprintf(devs.reason, sizeof(devs.reason),
@@ -213,6 +326,12 @@ resolve(void)
                 "GPUARR_CUDA_EMULATE=%d: the CUDA backend's sources run on the CPU "
                 "(a test harness, slow)",
                 n);
+            apply_visible(n, "emulated"); /* the plugin hid them: this only says so */
+        } else if (be != NULL && devs.visible_set &&
+                   ga_visible_devices(devs.visible_value, n, devs.physical,
+                                      GA_MAX_DEVICES) == 0) {
+            snprintf(devs.reason, sizeof(devs.reason), "GPUARR_CUDA_EMULATE=%d", n);
+            apply_visible(n, "emulated");
         } else if (be != NULL && be->unavailable_reason != NULL) {
             /* e.g. the old driver that GPUARR_CUDA_EMULATE_DRIVER plays */
             snprintf(devs.reason, sizeof(devs.reason), "%s", be->unavailable_reason());
@@ -226,21 +345,24 @@ resolve(void)
         return;
     }
     if (sim > 0) {
+        if (n == 0) {
+            snprintf(devs.reason, sizeof(devs.reason), "GPUARR_SIMULATE_GPUS=0");
+            return;
+        }
+        snprintf(devs.reason, sizeof(devs.reason),
+                 "GPUARR_SIMULATE_GPUS=%s: simulated GPUs (host memory, CPU kernels, "
+                 "every device rule of a real GPU)%s%s",
+                 getenv("GPUARR_SIMULATE_GPUS"),
+                 model ? ", with the modeled time of an " : "",
+                 model ? model->full_name : "");
+        n = apply_visible(n, "simulated");
         if (n > 0) {
             devs.mode = GA_GPU_SIMULATED;
             devs.gpu_backend = &ga_backend_simulated;
             devs.count = n;
+            devs.sim_memory = sim_memory_from_env(model);
             ga_backend_simulated.set_device_count(n);
             ga_perf_model_select(model);
-            snprintf(
-                devs.reason, sizeof(devs.reason),
-                "GPUARR_SIMULATE_GPUS=%s: simulated GPUs (host memory, CPU kernels, "
-                "every device rule of a real GPU)%s%s",
-                getenv("GPUARR_SIMULATE_GPUS"),
-                model ? ", with the modeled time of an " : "",
-                model ? model->full_name : "");
-        } else {
-            snprintf(devs.reason, sizeof(devs.reason), "GPUARR_SIMULATE_GPUS=0");
         }
         return;
     }
@@ -292,15 +414,23 @@ ga_simulate_gpus_if_none(int n, const char *model_name, int *switched)
     }
     /* Safe at any time: with no GPU, no array, default device or stream can refer to
      * one, so nothing made before the switch becomes stale. */
-    devs.mode = GA_GPU_SIMULATED;
-    devs.gpu_backend = &ga_backend_simulated;
-    devs.count = n;
-    ga_backend_simulated.set_device_count(n);
+    char before[sizeof(devs.reason)];
+    memcpy(before, devs.reason, sizeof(before));
     snprintf(
         devs.reason, sizeof(devs.reason),
         "no GPU found, so gpuarr simulates %d (host memory, CPU kernels, every device "
         "rule of a real GPU)%s%s",
         n, m ? ", with the modeled time of an " : "", m ? m->full_name : "");
+    n = apply_visible(n, "simulated"); /* as GPUARR_SIMULATE_GPUS=n would */
+    if (n == 0) {
+        memcpy(devs.reason, before, sizeof(before));
+        return GA_OK; /* the variable hides them all: still no GPU */
+    }
+    devs.mode = GA_GPU_SIMULATED;
+    devs.gpu_backend = &ga_backend_simulated;
+    devs.count = n;
+    devs.sim_memory = sim_memory_from_env(m);
+    ga_backend_simulated.set_device_count(n);
     ga_perf_model_select(m);
     *switched = 1;
     return GA_OK;
@@ -466,10 +596,18 @@ ga_device_describe(ga_device d, ga_device_desc *out)
     ga_device_props p;
     memset(&p, 0, sizeof(p));
     if (be->device_props != NULL) {
-        GA_TRY(be->device_props(ga_device_local(d), &p));
+        /* a simulated GPU is named by its number before CUDA_VISIBLE_DEVICES renumbered
+         * it (the simulated table names whatever number it is asked for) */
+        int local = ga_device_local(d);
+        GA_TRY(be->device_props(d.kind != GA_DEV_CPU && devs.mode == GA_GPU_SIMULATED
+                                    ? devs.physical[local]
+                                    : local,
+                                &p));
     }
     snprintf(out->name, sizeof(out->name), "%s", p.name);
-    out->total_memory = p.total_memory;
+    out->total_memory = d.kind != GA_DEV_CPU && devs.mode == GA_GPU_SIMULATED
+                            ? devs.sim_memory
+                            : p.total_memory;
     out->cc_major = p.cc_major;
     out->cc_minor = p.cc_minor;
     if (d.kind == GA_DEV_CPU) {

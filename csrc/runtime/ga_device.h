@@ -28,6 +28,9 @@ const char *ga_device_str(ga_device d, char *buf, size_t n);
  * `plugin_dir` is where libgpuarr_cuda.so lives (set by the binding at import);
  * never fails: problems become 0 GPUs and a reason. */
 void ga_devices_set_plugin_dir(const char *dir);
+/* Read CUDA_VISIBLE_DEVICES now (at import), as CUDA reads it once: simulated and emulated
+ * GPUs follow it (core/ga_visible_devices.h); real ones are the driver's business. */
+void ga_devices_read_visible_env(void);
 /* The binding's "release/retake the GIL" pair, passed on to every backend that blocks
  * (ga_backend.set_wait_hooks): the CPU and simulated tables at once, a plugin when it
  * is loaded. Set once, before the first GPU use. */
@@ -87,6 +90,24 @@ ga_device_local(ga_device d)
 int ga_device_memory_stats(ga_device d, ga_memory_stats *out);
 /* Free the device's cached blocks (a no-op where nothing is cached). */
 int ga_device_empty_cache(ga_device d);
+
+/* The bytes and count of the arrays this process holds on GPU `d` (storages made by
+ * ga_storage_new, views not counted again), and the most bytes held at once since the
+ * start or ga_device_arrays_reset_peak: gpuarr.cuda.memory_allocated and friends. Kept
+ * by the core for every GPU kind alike (an atomic add per storage), so it needs no
+ * backend's help and no wait for a simulated GPU's queue. */
+typedef struct {
+    size_t bytes, peak_bytes, count;
+} ga_arrays_memory;
+/* Count an array of `nbytes` about to be made on `d`: GA_ERR_OOM_DEVICE when a
+ * simulated GPU would then hold more than its memory (ga_device_simulated_memory). */
+int ga_device_arrays_alloc(ga_device d, size_t nbytes);
+void ga_device_arrays_free(ga_device d, size_t nbytes);
+void ga_device_arrays_memory(ga_device d, ga_arrays_memory *out);
+void ga_device_arrays_reset_peak(ga_device d);
+/* The memory of one simulated GPU, in bytes: GPUARR_SIMULATE_GPU_MEMORY, else the
+ * model's (GPUARR_SIMULATE_GPUS=2:T4), else 16 GiB. */
+size_t ga_device_simulated_memory(void);
 
 /* The backend's own counters (ga_kernel_counters, ga_device_types.h). */
 /* *counted is 0 (and *out zeros) where the backend does not count (CPU, simulated). */

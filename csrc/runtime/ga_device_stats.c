@@ -15,10 +15,86 @@ ga_device_memory_stats(ga_device d, ga_memory_stats *out)
     const ga_backend *be;
     memset(out, 0, sizeof(*out));
     GA_TRY(ga_device_backend_nowait(d, &be));
-    if (be->memory_stats == NULL) {
+    if (be->memory_stats != NULL) {
+        GA_TRY(ga_backend_status(be, be->memory_stats(ga_device_local(d), out)));
+    }
+    if (d.kind == GA_DEV_GPU && ga_gpu_mode_get() == GA_GPU_SIMULATED) {
+        out->total_bytes = ga_device_simulated_memory(); /* host memory has no GPU size */
+    }
+    return GA_OK;
+}
+
+/* The arrays each GPU holds (ga_device_arrays_memory): relaxed atomics, as storages
+ * are made and freed on any thread (a finalizer, a worker's release). */
+static struct {
+    size_t bytes, peak, count;
+} arrays[GA_MAX_DEVICES];
+
+int
+ga_device_arrays_alloc(ga_device d, size_t nbytes)
+{
+    if (d.kind != GA_DEV_GPU || d.index < 0 || d.index >= GA_MAX_DEVICES) {
         return GA_OK;
     }
-    return ga_backend_status(be, be->memory_stats(ga_device_local(d), out));
+    size_t *bytes = &arrays[d.index].bytes;
+    size_t now = __atomic_add_fetch(bytes, nbytes, __ATOMIC_RELAXED);
+    if (ga_gpu_mode_get() == GA_GPU_SIMULATED) {
+        /* A simulated GPU has a memory size of its own, smaller than the host's, so
+         * that the out-of-memory lesson holds without a GPU (adding first and taking
+         * back keeps two threads from both passing the check). */
+        size_t total = ga_device_simulated_memory();
+        if (now > total) {
+            __atomic_sub_fetch(bytes, nbytes, __ATOMIC_RELAXED);
+            return ga_error(GA_ERR_OOM_DEVICE,
+                            "gpu(%d) is out of memory: it is a simulated GPU of %.2f GiB, "
+                            "its arrays hold %.2f GiB and %.2f GiB more were asked for. "
+                            "Free arrays you no longer need (del x), use smaller ones, or "
+                            "give the simulated GPUs more memory with "
+                            "GPUARR_SIMULATE_GPU_MEMORY (e.g. 32GiB, set before the first "
+                            "device query)",
+                            (int)d.index, (double)total / (1 << 30),
+                            (double)(now - nbytes) / (1 << 30), (double)nbytes / (1 << 30));
+        }
+    }
+    size_t peak = __atomic_load_n(&arrays[d.index].peak, __ATOMIC_RELAXED);
+    while (now > peak && !__atomic_compare_exchange_n(&arrays[d.index].peak, &peak, now, 1,
+                                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    __atomic_add_fetch(&arrays[d.index].count, 1, __ATOMIC_RELAXED);
+    return GA_OK;
+}
+
+void
+ga_device_arrays_free(ga_device d, size_t nbytes)
+{
+    if (d.kind != GA_DEV_GPU || d.index < 0 || d.index >= GA_MAX_DEVICES) {
+        return;
+    }
+    __atomic_sub_fetch(&arrays[d.index].bytes, nbytes, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&arrays[d.index].count, 1, __ATOMIC_RELAXED);
+}
+
+void
+ga_device_arrays_memory(ga_device d, ga_arrays_memory *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (d.kind != GA_DEV_GPU || d.index < 0 || d.index >= GA_MAX_DEVICES) {
+        return;
+    }
+    out->bytes = __atomic_load_n(&arrays[d.index].bytes, __ATOMIC_RELAXED);
+    out->peak_bytes = __atomic_load_n(&arrays[d.index].peak, __ATOMIC_RELAXED);
+    out->count = __atomic_load_n(&arrays[d.index].count, __ATOMIC_RELAXED);
+}
+
+void
+ga_device_arrays_reset_peak(ga_device d)
+{
+    if (d.kind != GA_DEV_GPU || d.index < 0 || d.index >= GA_MAX_DEVICES) {
+        return;
+    }
+    __atomic_store_n(&arrays[d.index].peak,
+                     __atomic_load_n(&arrays[d.index].bytes, __ATOMIC_RELAXED),
+                     __ATOMIC_RELAXED);
 }
 
 int

@@ -26,23 +26,26 @@
 
 /* Bytes/s and FLOP/s, written as the datasheets print them (GB/s: 1e9 bytes/s;
  * TFLOPS: 1e12 FLOP/s), so that a reader can check each against its source. */
+/* the datasheets' memory sizes, which count in binary gigabytes */
+#define GIB 1073741824.0
+
 static const ga_gpu_model models[] = {
     /* NVIDIA T4 Tensor Core GPU datasheet; the FP16 (2x) and FP64 (1/32) rates of the
      * CUDA cores relative to FP32 from the NVIDIA Turing GPU Architecture whitepaper;
      * PCIe Gen3 x16: 8 GT/s x 16 lanes x 128/130 / 8 bits. No bfloat16 on Turing. */
     {"T4", "NVIDIA T4 (PCIe, 16 GB GDDR6)", 320e9, 15.75e9, 16.2e12, 8.1e12, 0.253e12,
-     65e12, 8.1e12, 0.253e12, LAUNCH_S, SYNC_S},
+     65e12, 8.1e12, 0.253e12, LAUNCH_S, SYNC_S, 16.0 * GIB},
     /* NVIDIA A100 Tensor Core GPU datasheet (A100 40GB SXM column; tensor-core figures
      * without sparsity; PCIe Gen4 64 GB/s is both directions); FP16 on the CUDA cores
      * from the NVIDIA A100 Tensor Core GPU Architecture whitepaper. */
     {"A100", "NVIDIA A100 40GB SXM4", 1555e9, 32e9, 78e12, 19.5e12, 9.7e12, 312e12,
-     19.5e12, 19.5e12, LAUNCH_S, SYNC_S},
+     19.5e12, 19.5e12, LAUNCH_S, SYNC_S, 40.0 * GIB},
     /* NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column; its tensor-core FP16
      * figure, 1,979 TFLOPS, is with sparsity: half without; PCIe Gen5 128 GB/s is both
      * directions); FP16 on the CUDA cores from the NVIDIA H100 Tensor Core GPU
      * Architecture whitepaper. */
     {"H100", "NVIDIA H100 SXM5 80GB", 3350e9, 64e9, 133.8e12, 67e12, 34e12, 989.5e12,
-     67e12, 67e12, LAUNCH_S, SYNC_S},
+     67e12, 67e12, LAUNCH_S, SYNC_S, 80.0 * GIB},
 };
 #define NMODELS ((int)(sizeof(models) / sizeof(models[0])))
 

@@ -37,6 +37,7 @@ typedef struct {
     double matmul_f16, matmul_f32, matmul_f64;
     double launch_latency; /* s, added to every operation and copy */
     double sync_latency;   /* s, added to every host wait */
+    double memory_bytes;   /* device memory: a simulated GPU of this model has as much */
 } ga_gpu_model;
 
 /* The known models, in order (n from ga_perf_model_count). */

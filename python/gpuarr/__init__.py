@@ -71,6 +71,8 @@ from ._default_device import default_device  # noqa: E402,F401
 from . import fft, linalg, random  # noqa: E402,F401
 from .random import rand, randn  # noqa: E402,F401
 from . import _printing, _methods  # noqa: E402,F401  (attach Python-level methods)
+from . import _array_to  # noqa: E402,F401  (Array.to(dtype), .half(), .cuda() to the current GPU)
+from . import cuda  # noqa: E402,F401
 from ._info import info  # noqa: E402,F401
 from ._events import Event, synchronize  # noqa: E402,F401  (synchronize also takes an Event)
 from ._fuse import Fused, fuse  # noqa: E402,F401

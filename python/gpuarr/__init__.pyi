@@ -10,6 +10,7 @@ import numpy.typing as npt
 from numpy.exceptions import AxisError as AxisError
 
 from . import autograd as autograd
+from . import cuda as cuda
 from . import fft as fft
 from . import linalg as linalg
 from . import nn as nn

@@ -1,4 +1,5 @@
-"""``python -m gpuarr``: the guided tour; ``python -m gpuarr info``: gpuarr.info().
+"""``python -m gpuarr``: the guided tour; ``python -m gpuarr info``: gpuarr.info();
+``python -m gpuarr smi``: the GPUs and their memory, as nvidia-smi shows them.
 
 Without a GPU the tour re-runs itself with ``GPUARR_SIMULATE_GPUS=2`` (two simulated
 GPUs) and says so; set ``GPUARR_SIMULATE_GPUS`` yourself to choose.
@@ -10,10 +11,11 @@ import gpuarr  # already loaded: `python -m gpuarr` imports the package first
 
 from . import _tour
 
-_USAGE = """usage: python -m gpuarr [tour | info] [--quick]
+_USAGE = """usage: python -m gpuarr [tour | info | smi] [--quick]
 
   tour   (default) walk through the GPUs chapter with real output
   info   what this machine and build have (gpuarr.info())
+  smi    the GPUs, their memory and this process's arrays (as nvidia-smi)
   --quick  smaller matrices in the timing table
 """
 
@@ -31,6 +33,11 @@ def main(argv=None):
         return 0 if cmd in ("-h", "--help", "help") else 2
     if cmd == "info":
         gpuarr.info()
+        return 0
+    if cmd == "smi":
+        from ._smi import smi
+
+        smi()
         return 0
     if cmd != "tour":
         print(_USAGE, file=sys.stderr)

@@ -1,10 +1,11 @@
 """Devices from Python: the chapter's helpers, the transfer ledger, memory.
 
-``CUDA_VISIBLE_DEVICES`` is CUDA's business: the CUDA runtime reads it when the
-plugin first looks for GPUs, so ``gpu(0)`` is the first *visible* GPU and
-``num_gpus()`` counts only visible ones, exactly as in PyTorch. Set it before the
-first use of a GPU (changing it later in the same process has no effect). Simulated
-GPUs (``GPUARR_SIMULATE_GPUS=N``) do not look at it.
+``CUDA_VISIBLE_DEVICES`` chooses the GPUs, as in PyTorch: ``gpu(0)`` is the first
+*visible* GPU and ``num_gpus()`` counts only visible ones. With real GPUs the CUDA
+driver applies it; simulated (``GPUARR_SIMULATE_GPUS=N``) and emulated GPUs follow
+the same rules (order, renumbering from 0, an empty value hides all, the first invalid
+entry hides itself and the rest), read when gpuarr is imported: set it in the shell
+or in ``os.environ`` before ``import gpuarr``. ``gpuarr.info()`` says which it hid.
 """
 import contextlib
 import threading
@@ -212,8 +213,11 @@ def memory_stats(device=None):
     A dict for one device (default: the default device) with
     ``allocated_bytes`` (in use by arrays now), ``reserved_bytes`` (held by the
     device's cache, in use or free for reuse), ``peak_allocated_bytes`` (the most
-    in use at once), ``total_bytes`` (the device's memory, 0 when unknown) and
-    ``alloc_calls`` (requests made to the system allocator)."""
+    in use at once), ``total_bytes`` (the device's memory, 0 when unknown; a simulated GPU's is
+    ``GPUARR_SIMULATE_GPU_MEMORY``, its model's or 16 GiB), ``alloc_calls``
+    (requests made to the system allocator), and for a GPU ``array_bytes``,
+    ``peak_array_bytes`` and ``array_count`` (this process's arrays there:
+    ``gpuarr.cuda.memory_allocated`` and ``max_memory_allocated``)."""
     return _core._memory_stats(device)
 
 

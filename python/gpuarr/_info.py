@@ -164,8 +164,15 @@ def report():
     else:
         out.append(f"CUDA: {reason}")
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        out.append(f"CUDA_VISIBLE_DEVICES={visible!r} (CUDA shows only these GPUs)")
+    if visible is not None and "CUDA_VISIBLE_DEVICES" not in (reason or ""):
+        # simulated and emulated GPUs say what the variable hid in their reason above
+        out.append(f"CUDA_VISIBLE_DEVICES={visible!r} (the CUDA driver shows only these "
+                   f"GPUs)")
+    if n:
+        from ._smi import table
+
+        out.append("memory (as nvidia-smi):")
+        out.extend("  " + t for t in table().splitlines())
     return "\n".join(out)
 
 

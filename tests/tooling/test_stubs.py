@@ -32,6 +32,7 @@ STUBS = {
     "parallel.pyi": gpuarr.parallel,
     "testing.pyi": gpuarr.testing,
     "autograd.pyi": gpuarr.autograd,
+    "cuda.pyi": gpuarr.cuda,
 }
 
 # Classes whose stubbed members are compared with the runtime class.

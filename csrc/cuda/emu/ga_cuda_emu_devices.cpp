@@ -5,6 +5,7 @@
 #include <random>
 
 #include "ga_cuda_emu_internal.h"
+#include "ga_visible_devices.h"
 
 using namespace ga_emu;
 
@@ -61,11 +62,26 @@ ga_emu_take_error_detail(void)
     return taken;
 }
 
+/* CUDA_VISIBLE_DEVICES as the registry read it at import (NULL: unset). The real
+ * runtime applies the variable below the application, so the emulated one does too:
+ * the plugin then sees only the visible devices, numbered from 0. */
+static char visible_value[256];
+static bool visible_set;
+
+void
+gpuarr_cuda_emu_set_visible(const char *value)
+{
+    std::lock_guard<std::mutex> g(state_lock);
+    visible_set = value != NULL;
+    snprintf(visible_value, sizeof(visible_value), "%s", value ? value : "");
+}
+
 void
 ga_emu_init(int n)
 {
     std::lock_guard<std::mutex> g(state_lock);
-    ndevices = n < 0 ? 0 : n > 64 ? 64 : n;
+    n = n < 0 ? 0 : n > 64 ? 64 : n;
+    ndevices = ga_visible_devices(visible_set ? visible_value : NULL, n, physical_device, 64);
     memory_limit = (size_t)1 << 30;
     watchdog_seconds =
         ga_emu_env_number("GPUARR_CUDA_EMULATE_WATCHDOG", 0.0, 1e9, 0, 0.0);
@@ -174,7 +190,8 @@ cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
         return fail(cudaErrorInvalidDevice);
     }
     memset(prop, 0, sizeof(*prop));
-    snprintf(prop->name, sizeof(prop->name), "emulated CUDA device %d (CPU)", device);
+    snprintf(prop->name, sizeof(prop->name), "emulated CUDA device %d (CPU)",
+             physical_device[device]);
     prop->totalGlobalMem = memory_limit;
     prop->sharedMemPerBlock = 48 * 1024;
     prop->warpSize = 32;

@@ -167,6 +167,9 @@ struct block_info {
 extern std::mutex state_lock; /* devices, the address map */
 extern std::mutex launch_lock;
 extern int ndevices;
+/* the emulated device behind each visible number (CUDA_VISIBLE_DEVICES, as the
+ * registry read it at import: gpuarr_cuda_emu_set_visible) */
+extern int physical_device[64];
 extern size_t memory_limit;
 extern int multiprocessors; /* GPUARR_CUDA_EMULATE_SMS; an H100's count */
 extern ga_emu_device devices[64];
@@ -333,5 +336,12 @@ void fail_launch(cudaError_t err);
 
 }  // namespace ga_emu
 #pragma GCC visibility pop
+
+
+/* The core hands the emulated plugin CUDA_VISIBLE_DEVICES as it read it at import (NULL:
+ * unset) before the entry point makes the devices: the emulated runtime then shows only
+ * those, renumbered from 0, as the driver does (core/ga_visible_devices.h). */
+extern "C" __attribute__((visibility("default"))) void
+gpuarr_cuda_emu_set_visible(const char *value);
 
 #endif

@@ -11,6 +11,7 @@ namespace ga_emu {
 std::mutex state_lock;
 std::mutex launch_lock;
 int ndevices;
+int physical_device[64];
 size_t memory_limit;
 int multiprocessors = 132;
 ga_emu_device devices[64];

@@ -343,35 +343,75 @@ class Module:
 
     # --- devices ----------------------------------------------------------------------
 
-    def to(self, device=None):
-        """to(device)
+    def to(self, *args, device=None, dtype=None):
+        """to(*args, device=None, dtype=None)
 
         Move every parameter, its gradient and every buffer to ``device`` (a Device or
-        a string such as 'gpu:0'), and return the module itself, so
-        ``net = net.to(try_gpu())`` works. A moved parameter is a new Parameter on the
-        device (an Array cannot change device), so move the model before giving its
-        parameters to an optimizer; arrays already there are left as they are (no copy,
-        the same objects)."""
-        if device is None:
-            raise TypeError("to() needs a device, e.g. net.to(gpuarr.try_gpu())")
-        dev = _core.Device(device)
-        moved = {}  # a parameter shared by two modules moves once, and stays shared
+        a string such as 'gpu:0') and/or convert the floating ones to ``dtype``
+        (integer buffers keep theirs), in PyTorch's forms: ``net.to(try_gpu())``,
+        ``net.to(gpuarr.float16)``, ``net.to(gpu(0), gpuarr.float16)``, keywords
+        ``device=`` / ``dtype=``. Returns the module itself, so
+        ``net = net.to(try_gpu())`` works. A changed parameter is a new Parameter (an
+        Array cannot change device or dtype), so do this before giving its
+        parameters to an optimizer; arrays already right are left as they are (no
+        copy, the same objects)."""
+        from .._array_to import _split_to_args
+
+        device, dtype = _split_to_args(args, device, dtype, "Module.to")
+        if device is None and dtype is None:
+            raise TypeError("to() needs a device or a dtype, e.g. net.to(gpuarr.try_gpu()) "
+                            "or net.to(gpuarr.float16)")
+        dev = _core.Device(device) if device is not None else None
+        dt = _core.DType(dtype) if dtype is not None else None
+        if dt is not None and not _trainable_dtype(dt):
+            raise TypeError(f"Module.to: {dt} is not a floating dtype; parameters are "
+                            f"trained in floating point (float16, float32, float64)")
+
+        def convert(a):
+            if dev is not None and a.device != dev:
+                a = a.to(dev)
+            if dt is not None and _trainable_dtype(a.dtype) and a.dtype != dt:
+                a = a.astype(dt)
+            return a
+
+        moved = {}  # a parameter shared by two modules changes once, and stays shared
         with no_grad():
             for m in self.modules():
                 for name, p in list(m._parameters.items()):
-                    if p is None or p.device == dev:
+                    if p is None:
                         continue
                     if id(p) not in moved:
-                        q = Parameter(p.to(dev), requires_grad=p.requires_grad)
+                        c = convert(p)
+                        if c is p:
+                            continue
+                        q = Parameter(c, requires_grad=p.requires_grad)
                         if p.grad is not None:
-                            q.grad = p.grad.to(dev)
+                            q.grad = convert(p.grad)
                         moved[id(p)] = q
-                        _MOVED[id(p)] = (weakref.ref(p, _forget_moved(id(p))), dev)
+                        _MOVED[id(p)] = (weakref.ref(p, _forget_moved(id(p))), q.device)
                     m._parameters[name] = moved[id(p)]
                 for name, b in list(m._buffers.items()):
                     if b is not None:
-                        m._buffers[name] = b.to(dev)
+                        m._buffers[name] = convert(b)
         return self
+
+    def half(self):
+        """half()
+
+        ``to(gpuarr.float16)``: floating parameters and buffers in half precision."""
+        return self.to(dtype=_core.float16)
+
+    def float(self):
+        """float()
+
+        ``to(gpuarr.float32)``."""
+        return self.to(dtype=_core.float32)
+
+    def double(self):
+        """double()
+
+        ``to(gpuarr.float64)``."""
+        return self.to(dtype=_core.float64)
 
     def cpu(self):
         """cpu()
@@ -379,11 +419,15 @@ class Module:
         ``to(gpuarr.cpu())``."""
         return self.to(_core.cpu())
 
-    def cuda(self, i=0):
-        """cuda(i=0)
+    def cuda(self, device=None):
+        """cuda(device=None)
 
-        ``to(gpuarr.gpu(i))`` (PyTorch's ``criterion.cuda()``, ``net.cuda(1)``)."""
-        return self.to(_core.gpu(i))
+        ``to(gpuarr.gpu(device))`` (PyTorch's ``criterion.cuda()``, ``net.cuda(1)``);
+        without ``device``, the current GPU (``gpuarr.cuda.current_device()``), as in
+        PyTorch."""
+        from .._current_device import current_device
+
+        return self.to(_core.gpu(current_device() if device is None else device))
 
     # --- parameters in and out ------------------------------------------------------
 

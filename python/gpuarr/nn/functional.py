@@ -42,6 +42,17 @@ def _same_device(x, other, what, fn, fix):
             f"{fix}")
 
 
+def _same_dtype(x, weight, fn):
+    """A layer computes in its parameters' dtype: promoting the input instead (int64
+    with float32 gives float64) would give an answer in a dtype nobody asked for."""
+    if isinstance(weight, Array) and x.dtype != weight.dtype:
+        raise TypeError(
+            f"{fn}: the input is {x.dtype} but the layer's weight is {weight.dtype}; "
+            f"convert the input (x.to(gpuarr.{weight.dtype}), or x.float() for "
+            f"float32) or the layer (net.to(gpuarr.{x.dtype}), net.half(), "
+            f"net.double())")
+
+
 def _reduce(losses, reduction, fn):
     if reduction == "mean":
         return losses.mean()
@@ -60,8 +71,15 @@ def linear(input, weight, bias=None):
     """linear(input, weight, bias=None)
 
     ``input @ weight.T + bias``: ``weight`` has shape (out_features, in_features),
-    ``bias`` (out_features,)."""
-    y = _array(input, "input", "linear") @ weight.T
+    ``bias`` (out_features,). The input must have the weight's dtype: an int64 or
+    float16 input to a float32 layer is a TypeError that names both and the fix (as
+    in PyTorch), never a silent promotion to another dtype."""
+    x = _array(input, "input", "linear")
+    _same_dtype(x, weight, "linear")
+    if bias is not None and isinstance(bias, Array) and bias.dtype != weight.dtype:
+        raise TypeError(f"linear: the bias is {bias.dtype} but the weight is "
+                        f"{weight.dtype}; give them one dtype (net.to({weight.dtype}))")
+    y = x @ weight.T
     if bias is not None:
         y = y + bias
     return y
