@@ -25,7 +25,7 @@ import sys
 import pytest
 
 FD_ENV = "GPUARR_GRADE_RESULT_FD"
-_MESSAGE_LIMIT = 1500  # characters of a failure's message sent to the parent
+_MESSAGE_LIMIT = 500  # characters of a failure's message sent to the parent
 _state = {"fd": None, "outcomes": {}, "messages": {}}
 
 
@@ -54,9 +54,10 @@ def pytest_collection_finish(session):
 def _message(report):
     crash = getattr(report.longrepr, "reprcrash", None)
     text = crash.message if crash is not None else str(report.longrepr)
-    lines = [ln.strip() for ln in text.splitlines()]
-    lines = [ln.removeprefix("AssertionError:").strip() for ln in lines]
-    text = " ".join(ln for ln in lines if ln)
+    # the first line that says something ("AssertionError:" alone, as NumPy's
+    # messages begin, does not): the table shows one line per failing exercise
+    lines = [ln.strip().removeprefix("AssertionError:").strip() for ln in text.splitlines()]
+    text = next((ln for ln in lines if ln), "")
     if report.when != "call":
         text = f"(in the test's {report.when}) {text}"
     return text[:_MESSAGE_LIMIT]

@@ -6,9 +6,9 @@ What the sealing promises, and how:
   the start (``Graders.read``), and each exercise of each student is graded in a
   private copy written from that snapshot into a fresh temporary folder: read-only
   files in read-only folders, removed afterwards. What a student's code writes there
-  (a hook appended to ``conftest.py``) is seen when the copy is hashed again after the
-  run, and fails that exercise; it never reaches the next student. The teacher's own
-  folder is hashed before and after each student (``Graders.changed``), and a change
+  (a hook appended to ``conftest.py``) is seen when the copy is compared again after
+  the run, and fails that exercise; it never reaches the next student. The teacher's own
+  folder is compared with the snapshot after each student (``grade._Watch``), and a change
   is an error that names the student.
 - **One exercise per process, with its own time limit.** The process is a fresh
   Python running pytest on that exercise's grader alone; a crash, a hang, a flood of
@@ -28,7 +28,6 @@ check (``_grade_check``) refuses every import not on the exercise's allow-list, 
 is how a teacher sees such an attempt (``--check-only`` lists the refusals).
 """
 import dataclasses
-import hashlib
 import json
 import os
 import pathlib
@@ -56,14 +55,6 @@ class Graders:
     @classmethod
     def read(cls, folder):
         return cls(folder, _read_tree(folder))
-
-    def digest(self):
-        return _digest(self.files)
-
-    def changed(self):
-        """The relative paths of the teacher's folder that differ from the snapshot
-        now (added, removed or rewritten), sorted."""
-        return _diff(self.files, _read_tree(self.folder))
 
     def templates(self):
         """The graded files' stems: the ``*.py`` beside the graders, not graders."""
@@ -95,13 +86,6 @@ def _read_tree(folder):
             continue
         out[rel.as_posix()] = path.read_bytes()
     return out
-
-
-def _digest(files):
-    h = hashlib.sha256()
-    for rel in sorted(files):
-        h.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
-    return h.hexdigest()
 
 
 def _diff(before, after):

@@ -39,7 +39,7 @@ import gpuarr
 
 from ._grade_check import allowed_imports, check_source
 from ._grade_report import table, write_csv
-from ._grade_seal import Graders, grade_exercise
+from ._grade_seal import Graders, _diff, _read_tree, grade_exercise
 
 DEFAULT_TIMEOUT = 60.0  # seconds per exercise and set of devices: the slowest takes ~5
 
@@ -169,11 +169,12 @@ def grade_student(student_dir, graders, timeout, check=True):
 
 
 class _Watch:
-    """The teacher's folder, hashed after each student: a change names the students
-    who were being graded when it happened."""
+    """The teacher's folder, hashed after each student: a change since the last look
+    names the students who were being graded when it happened."""
 
     def __init__(self, graders):
         self.graders, self.lock, self.busy, self.errors = graders, threading.Lock(), set(), []
+        self.seen = graders.files
 
     def grade(self, student_dir, timeout, check):
         with self.lock:
@@ -182,9 +183,11 @@ class _Watch:
             return grade_student(student_dir, self.graders, timeout, check)
         finally:
             with self.lock:
-                changed = self.graders.changed()
-                if changed and not any(set(changed) <= set(e[1]) for e in self.errors):
+                now = _read_tree(self.graders.folder)
+                changed = _diff(self.seen, now)
+                if changed:
                     self.errors.append((sorted(self.busy), changed))
+                    self.seen = now
                 self.busy.discard(student_dir.name)
 
 
