@@ -63,6 +63,7 @@ WRONG = {
                             "ex4_trainer.py:23: 20 device->host copies",
                             "losses.append(float((r * r).mean()))"],
     "numpy_on_host": ["too little work on gpu(0): 0 matrix products (at least 40 expected)"],
+    "params_float64": ["the trained w should have dtype float32; got a gpuarr array (float64"],
     "model_left_on_host": ["matmul: the operands live on different devices",
                            "In this exercise the work belongs on gpu(0), the device it gives: "
                            "move each array that lives elsewhere there, with x.to(gpu(0))"],
