@@ -20,6 +20,6 @@ def train(net, batches, device, lr=0.1):
       `ga.zeros(..., device=device)`) and read them to the host once, after the loop.
 
     Return the trained model (on `device`) and a NumPy array with the loss of each
-    step."""
+    step (float32 or float64: the grader accepts either)."""
     # TODO
     raise NotImplementedError
