@@ -89,6 +89,10 @@ WRONG = {
                              "themselves (g[...] = ..., g += ..., copyto), not the list"],
     # exercise 8 (a training step split over two devices)
     "step_on_one_device": ["too little work on gpu(1): 0 matrix products (at least 1 expected)"],
+    "dummy_product_on_second": ["gpu(0) should multiply its half of the batch, 6 of the 11 "
+                                "rows (the first 6 on the first device, the rest on the "
+                                "second); its matrix products had row counts [11]"],
+    "uneven_split": ["should multiply its half of the batch, 6 of the 11 rows"],
     "gradients_through_host": ["4 device->host copies (at most 0 allowed)",
                                "ex8_split_step.py:11: 2 device->host copies"],
     # exercise 9 (a copy to the host that overlaps the next step)
