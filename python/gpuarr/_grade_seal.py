@@ -166,18 +166,20 @@ def _tail(path, n=400):
     return " | ".join(ln.strip() for ln in text.strip().splitlines()[-3:])
 
 
-def grade_exercise(graders, stem, source, env, timeout, python=sys.executable):
+def grade_exercise(graders, stem, source, env, timeout, python=sys.executable,
+                   collect_only=False):
     """Grade the student's ``source`` (bytes) of exercise ``stem`` in a sealed process
-    with environment ``env``; an Outcome."""
+    with environment ``env``; an Outcome. With ``collect_only``, the tests are
+    collected and not run (Outcome.tests lists them, none passed)."""
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="gpuarr-grade-"))
     try:
-        return _grade_in(tmp, graders, stem, source, env, timeout, python)
+        return _grade_in(tmp, graders, stem, source, env, timeout, python, collect_only)
     finally:
         _seal(tmp, writable=True)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _grade_in(tmp, graders, stem, source, env, timeout, python):
+def _grade_in(tmp, graders, stem, source, env, timeout, python, collect_only):
     copy, files = tmp / "graders", tmp / "files"
     graders.private_copy(stem, copy)
     files.mkdir()
@@ -192,6 +194,8 @@ def _grade_in(tmp, graders, stem, source, env, timeout, python):
            "-p", "gpuarr._grade_child", f"--rootdir={copy}", f"--gpuarr-exercises={files}",
            # the parent makes the passes over devices; the child grades one
            "-o", "gpuarr_min_gpus=0", "-o", "gpuarr_simulate_gpus_if_none=0"]
+    if collect_only:
+        cmd.append("--collect-only")
     r, w = os.pipe()
     env = {**env, FD_ENV: str(w), "PYTHONDONTWRITEBYTECODE": "1"}
     stream = []
@@ -251,6 +255,6 @@ def _grade_in(tmp, graders, stem, source, env, timeout, python):
             tests.append((tid, False, ""))
     # a skipped test (its devices absent here) is neither passed nor failed
     skipped = {tid for tid in (collected or []) if tid not in results} if (
-        ended and not trouble) else set()
+        ended and not trouble and not collect_only) else set()
     tests = [t for t in tests if t[0] not in skipped]
     return Outcome(tests, trouble)

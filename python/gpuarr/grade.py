@@ -52,6 +52,7 @@ class Exercise:
     stem: str
     tests: list
     reason: str = ""
+    expected: int = 0  # the tests the teacher's graders hold for it, over every pass
 
     @property
     def passed(self):
@@ -59,7 +60,9 @@ class Exercise:
 
     @property
     def total(self):
-        return max(1, len(self.tests))  # a file that could not run counts as one test
+        # a missing, refused or crashed file scores 0 of every test it would have run
+        # (not of one: leaving out a hard exercise must not raise the percentage)
+        return max(1, len(self.tests), self.expected)
 
 
 @dataclasses.dataclass
@@ -127,9 +130,23 @@ def _environment(changes):
 
 
 
-def grade_student(student_dir, graders, timeout, check=True):
+def count_tests(graders, timeout):
+    """{exercise: the number of tests its grader collects over every pass}, counted
+    once per class from the teacher's templates (collected, not run)."""
+    out = {}
+    for name in graders.templates():
+        for _, changes in _passes():
+            got = grade_exercise(graders, name, graders.files[f"{name}.py"],
+                                 _environment(changes), timeout, collect_only=True)
+            out[name] = out.get(name, 0) + len(got.tests)
+    return out
+
+
+def grade_student(student_dir, graders, timeout, check=True, expected=None):
     """Grade one student's folder, one sealed process per exercise and set of
-    devices; a StudentResult."""
+    devices; a StudentResult. ``expected``: count_tests's numbers, the totals of the
+    exercises that do not run."""
+    expected = expected or {}
     names = graders.templates()
     checked = static_check(student_dir, graders, names) if check else {}
     result = StudentResult(student_dir.name, {})
@@ -138,12 +155,14 @@ def grade_student(student_dir, graders, timeout, check=True):
         label = exercise_label(name)
         src = student_dir / f"{name}.py"
         if not src.is_file():
-            result.exercises[name] = Exercise(name, [], f"{label}: not handed in")
+            result.exercises[name] = Exercise(name, [], f"{label}: not handed in",
+                                              expected.get(name, 0))
             continue
         if checked.get(name):
             result.refusals.extend(checked[name])
             result.exercises[name] = Exercise(
-                name, [], f"{label}: refused before grading: {checked[name][0]}")
+                name, [], f"{label}: refused before grading: {checked[name][0]}",
+                expected.get(name, 0))
             continue
         tests, reason = [], ""
         for plabel, changes in passes:
@@ -164,23 +183,23 @@ def grade_student(student_dir, graders, timeout, check=True):
                 reason = first
             elif not out.tests:
                 reason = f"{label}{suffix}: no test ran"
-        result.exercises[name] = Exercise(name, tests, reason)
+        result.exercises[name] = Exercise(name, tests, reason, expected.get(name, 0))
     return result
 
 
 class _Watch:
-    """The teacher's folder, hashed after each student: a change since the last look
+    """The teacher's folder, compared with its snapshot after each student: a change since the last look
     names the students who were being graded when it happened."""
 
-    def __init__(self, graders):
+    def __init__(self, graders, expected):
         self.graders, self.lock, self.busy, self.errors = graders, threading.Lock(), set(), []
-        self.seen = graders.files
+        self.seen, self.expected = graders.files, expected
 
     def grade(self, student_dir, timeout, check):
         with self.lock:
             self.busy.add(student_dir.name)
         try:
-            return grade_student(student_dir, self.graders, timeout, check)
+            return grade_student(student_dir, self.graders, timeout, check, self.expected)
         finally:
             with self.lock:
                 now = _read_tree(self.graders.folder)
@@ -245,7 +264,7 @@ def main(argv=None):
     print(f"grading {len(students)} submission{'' if len(students) == 1 else 's'} with "
           f"{folder} on: {labels} (one process per exercise, {a.timeout:g} s each)",
           flush=True)
-    watch = _Watch(graders)
+    watch = _Watch(graders, count_tests(graders, a.timeout))
     with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
         results = list(pool.map(
             lambda d: watch.grade(d, a.timeout, not a.no_static_check), students))

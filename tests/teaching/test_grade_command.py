@@ -101,18 +101,20 @@ def test_the_table_and_csv_give_a_score_and_a_reason_per_exercise(tmp_path):
     assert g["bob"]["ex1_placement_reason"].startswith(
         "exercise 1: test_sum_runs_on_the_second_operands_device["), g["bob"]
     assert "too little work on" in g["bob"]["ex1_placement_reason"]
-    assert g["bob"]["ex3_norm_log"] == "0/1"
+    # a refused or missing file scores 0 of every test it would have run
+    assert g["bob"]["ex3_norm_log"] == "0/" + g["alice"]["ex3_norm_log"].split("/")[1]
     assert g["bob"]["ex3_norm_log_reason"].startswith(
         "exercise 3: refused before grading: ex3_norm_log.py:"), g["bob"]
     # carol: what is missing is missing, and only that
     assert g["carol"]["ex1_placement_reason"] == "exercise 1: not handed in"
     assert g["carol"]["ex3_norm_log_reason"] == "exercise 3: not handed in"
     assert full(g["carol"]["ex2_roundtrip"]), g["carol"]
+    assert g["carol"]["total"] == g["alice"]["total"], g["carol"]
     # the table: one line per student, a score per exercise, the total, the reasons
     assert re.search(r"^student\s+ex1\s+ex2\s+ex3\s+total\s+first failure", out, re.M), out
     n = g["alice"]["total"]
     assert re.search(rf"^alice\s+(\d+)/\1\s+(\d+)/\2\s+(\d+)/\3\s+{n}/{n}\s*$", out, re.M), out
-    assert re.search(r"^carol\s+0/1\s+\d+/\d+\s+0/1\s+.*exercise 1: not handed in; "
+    assert re.search(r"^carol\s+0/\d+\s+\d+/\d+\s+0/\d+\s+.*exercise 1: not handed in; "
                      r"exercise 3: not handed in$", out, re.M), out
     assert "the student conftest ran" not in out
 
