@@ -10,9 +10,14 @@ def test_arrays_are_made_on_the_device(student, gpuarr_device):
     ex = student("ex1_placement")
     # made there: a fill and a random draw on the device, nothing copied, nothing
     # computed anywhere else
-    with assert_work(gpuarr_device, total=2, elsewhere=0), \
+    with assert_work(gpuarr_device, total=2, elsewhere=0) as w, \
             assert_transfers(max_h2d=0, max_d2h=0, max_d2d=0):
         X, Y = ex.ones_and_random(gpuarr_device)
+    # exactly those two: the exercise fixes the work, so more is work it did not ask for
+    if w[gpuarr_device].total != 2:
+        raise AssertionError(f"ones_and_random should run exactly 2 operations on "
+                             f"{gpuarr_device!r} (a fill of ones and one random draw); it "
+                             f"ran {w[gpuarr_device]}")
     assert_on_device(X, gpuarr_device, "X", shape=(2, 3))
     assert_array_equal(X, np.ones((2, 3)))
     assert_on_device(Y, gpuarr_device, "Y", shape=(2, 3))

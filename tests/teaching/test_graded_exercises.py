@@ -34,7 +34,10 @@ WRONG = {
                     "(it ran on cpu(0) instead: compute where the data of the exercise lives)"],
     "add_on_numpy": ["too little work on gpu(0): 0 elementwise operations (at least 1 expected)",
                      "(no device did it: was it computed with NumPy on the host"],
-    "squared_uniform": ["away from the uniform distribution (Kolmogorov-Smirnov"],
+    "squared_uniform": ["away from the uniform distribution (Kolmogorov-Smirnov",
+                        "ones_and_random should run exactly 2 operations on gpu(0) (a fill "
+                        "of ones and one random draw); it ran 2 elementwise operations, 1 "
+                        "random fill"],
     "no_file": ["save_params wrote no file at the path it was given",
                 "the loaded parameters should be a dict with the names ['bias', 'step', "
                 "'weight']; got []"],
