@@ -26,7 +26,7 @@ import pytest
 
 FD_ENV = "GPUARR_GRADE_RESULT_FD"
 _MESSAGE_LIMIT = 500  # characters of a failure's message sent to the parent
-_state = {"fd": None, "outcomes": {}, "messages": {}}
+_state: dict = {"fd": None, "outcomes": {}, "messages": {}}
 
 
 def _send(obj):
