@@ -34,18 +34,18 @@ def test_random_numbers_are_uniform(student, gpuarr_device):
     # Kolmogorov-Smirnov against the uniform distribution on [0, 1), written out (the
     # statistic is five lines; SciPy is not a dependency of the graders). rand() ** 2
     # or (rand() + rand()) / 2 stay in [0, 1) but are 0.25 and 0.125 away; the
-    # threshold 1.95 / sqrt(n) is the 0.1 % level, so a correct answer fails one run in
-    # a thousand at most.
+    # threshold 2.69 / sqrt(n) (0.078 here) is the 10^-6 level: CI grades this test
+    # some fifteen times a run, and a correct answer must not fail one run in a hundred.
     y = np.concatenate([ex.ones_and_random(gpuarr_device)[1].numpy().ravel()
                         for _ in range(DRAWS)]).astype(np.float64)
     y.sort()
     n = y.size
     d = max(np.max(np.arange(1, n + 1) / n - y), np.max(y - np.arange(n) / n))
-    if not (((0 <= y) & (y < 1)).all() and d < 1.95 / np.sqrt(n)):
+    if not (((0 <= y) & (y < 1)).all() and d < 2.69 / np.sqrt(n)):
         raise AssertionError(
             f"Y should hold uniform random numbers in [0, 1): {n} draws are "
             f"{d:.3f} away from the uniform distribution (Kolmogorov-Smirnov; at most "
-            f"{1.95 / np.sqrt(n):.3f} expected); mean {y.mean():.3f} (0.5 expected). "
+            f"{2.69 / np.sqrt(n):.3f} expected); mean {y.mean():.3f} (0.5 expected). "
             "Use gpuarr.rand(..., device=device) as it is")
 
 
