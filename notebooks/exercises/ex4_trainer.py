@@ -1,5 +1,6 @@
 """Exercise 4: d2l's Trainer moves the model once, before training, and each batch
 once, at the edge of the loop; nothing comes back to the host until the loop ends."""
+# Graded code may import: numpy (gpuarr and math always)
 import gpuarr as ga
 
 
@@ -29,8 +30,9 @@ def fit(params, batches, device, lr=0.1):
     w.requires_grad_() once, loss.backward() each step, then w -= lr * w.grad under
     ga.no_grad() and w.grad = None.)
 
-    Return (params, losses): the trained parameters (on `device`) and a NumPy array
-    (float32 or float64) with the loss of each batch, read from the device once, after
-    the loop."""
+    Return (params, losses): the trained parameters (on `device`, float32 as they were
+    given: the grader checks the dtype) and a NumPy array (float32 or float64: the
+    grader accepts either) with the loss of each batch, read from the device once,
+    after the loop."""
     # TODO
     raise NotImplementedError

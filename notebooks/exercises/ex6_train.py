@@ -1,6 +1,7 @@
 """Exercise 6: train a classifier on the device with autograd and an optimizer, as a
 course's training loop does: move the model once, make the optimizer for the moved
 parameters, move each batch once, and read the losses back once, after the loop."""
+# Graded code may import: numpy (gpuarr and math always)
 import gpuarr as ga
 from gpuarr import nn, optim
 
@@ -19,6 +20,6 @@ def train(net, batches, device, lr=0.1):
       `ga.zeros(..., device=device)`) and read them to the host once, after the loop.
 
     Return the trained model (on `device`) and a NumPy array with the loss of each
-    step."""
+    step (float32 or float64: the grader accepts either)."""
     # TODO
     raise NotImplementedError

@@ -63,7 +63,9 @@ def test_fit_moves_each_batch_once_and_reads_the_losses_once(student, gpuarr_dev
     # float32 steps that cancel (a residual far smaller than the labels): up to 3e-5
     # apart from a float64 computation over 3000 draws
     np.testing.assert_allclose(losses, expected, rtol=1e-3)
-    assert_on_device(trained["w"], gpuarr_device, "the trained w", shape=(2,))
-    assert_on_device(trained["b"], gpuarr_device, "the trained b", shape=())
+    # the template's dtype rule: the parameters stay float32, as they were given
+    assert_on_device(trained["w"], gpuarr_device, "the trained w", shape=(2,),
+                     dtype="float32")
+    assert_on_device(trained["b"], gpuarr_device, "the trained b", shape=(), dtype="float32")
     assert_allclose(trained["w"], w, rtol=1e-4, atol=1e-5)
     assert_allclose(trained["b"], b, rtol=1e-4, atol=1e-5)

@@ -29,8 +29,14 @@ def test_powers_are_queued_on_both_devices_before_one_wait(student, gpuarr_rng):
     work = (assert_work(d0, matmuls=2 * STEPS) if same else assert_work(d0, matmuls=STEPS))
     other = assert_work(d1, matmuls=0 if same else STEPS)
     with work, other, assert_transfers(max_h2d=0, max_d2h=0, max_d2d=0,
-                                       max_syncs=one.syncs, waits_last=True):
+                                       max_syncs=one.syncs, waits_last=True) as t:
         P0, P1 = ex.powers_on_two_devices(A0, A1, STEPS)
+    # the wait is part of the exercise: at most one, and not none
+    if t.syncs < one.syncs:
+        raise AssertionError(
+            f"powers_on_two_devices returned without waiting for the devices "
+            f"({t.syncs} waits; one gpuarr.synchronize() expected, at the end, after "
+            "the work of both devices was queued)")
     assert_on_device(P0, d0, "P0", shape=(N, N))
     assert_on_device(P1, d1, "P1", shape=(N, N))
     assert_allclose(P0, np.linalg.matrix_power(H0.astype(np.float64), STEPS + 1),

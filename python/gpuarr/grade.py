@@ -6,95 +6,101 @@ exercises folder: its ``test_*.py``, ``conftest.py`` and ``pytest.ini``; the gra
 files are the ``*.py`` templates beside them). Nothing else of a submission is read:
 a student's conftest.py, pytest.ini or graders are ignored.
 
-For each student, each graded file first passes a static check (``_grade_check``):
-code that reaches gpuarr's private names, ctypes, inspect, frames, ``sys.modules``, or
-assigns to attributes of gpuarr, NumPy or the graders is refused before it is ever
-imported, and every test of that exercise fails with the line and the reason. Then
-the graders run in a fresh Python process per student (pytest, with the teacher's
-files), once on this machine's devices and, when it has fewer than two GPUs, once
-more on two simulated GPUs (a machine with no GPU grades on two simulated GPUs
-only): placement on a second GPU is graded on every machine. Inputs are drawn afresh
-for every run.
+Each graded file first passes a static check (``_grade_check``): an allow-list of the
+modules its exercise's template names, and no name that reaches around Python (eval,
+getattr with a computed name, open, os, sys, threading, ctypes, private names...),
+called, aliased or reached as an attribute. A refused file scores zero on its
+exercise with the line and the reason. Then each exercise of each student is graded
+in a sealed process of its own (``_grade_seal``): a private, read-only copy of the
+graders read once from the teacher's folder, its own time limit (``--timeout``,
+60 s), results through a pipe the graded code cannot reach. A crash, hang or flood of
+output costs that exercise only. Every exercise runs once on this machine's devices
+and, when it has fewer than two GPUs, once more on two simulated GPUs (a machine with
+no GPU grades on two simulated GPUs only): placement on a second GPU is graded on
+every machine. Inputs are drawn afresh for every run.
 
-The result: a table with one row per student (each test passed or failed, the first
-failure's message) and, with ``--csv FILE``, the same as a CSV for a gradebook.
-``--check-only`` runs the static check alone and lists every refusal.
+The result: a table with one line per student (a score per exercise, the total, the
+first failure of each failing exercise in words) and, with ``--csv FILE``, a CSV for a
+gradebook: a ``passed/total`` column per exercise and its reason, then one column per
+test and set of devices. ``--check-only`` runs the static check alone and lists every
+refusal. The teacher's folder is hashed before and after each student: a change is an
+error that names the student (exit status 2).
 """
 import argparse
 import concurrent.futures
-import csv
 import dataclasses
 import os
 import pathlib
-import shutil
-import subprocess
+import re
 import sys
-import tempfile
-import xml.etree.ElementTree as ET
+import threading
 
 import gpuarr
 
-from ._grade_check import check_source
+from ._grade_check import allowed_imports, check_source
+from ._grade_report import table, write_csv
+from ._grade_seal import Graders, _diff, _read_tree, grade_exercise
 
-_PASS = "ok"
-_FAIL = "FAIL"
+DEFAULT_TIMEOUT = 60.0  # seconds per exercise and set of devices: the slowest takes ~5
+
+
+@dataclasses.dataclass
+class Exercise:
+    """One exercise of one student: its tests [(column, passed, message)] over every
+    set of devices, and the first failure in words ("" when it passed)."""
+
+    stem: str
+    tests: list
+    reason: str = ""
+    expected: int = 0  # the tests the teacher's graders hold for it, over every pass
+
+    @property
+    def passed(self):
+        return sum(ok for _, ok, _ in self.tests)
+
+    @property
+    def total(self):
+        # a missing, refused or crashed file scores 0 of every test it would have run
+        # (not of one: leaving out a hard exercise must not raise the percentage)
+        return max(1, len(self.tests), self.expected)
 
 
 @dataclasses.dataclass
 class StudentResult:
-    """One student's grade: test name -> passed, and the first failure in words."""
+    """One student's grade: an Exercise per graded file, and the static check's
+    refusals, one line each."""
 
     name: str
-    tests: dict
-    first_failure: str = ""
+    exercises: dict
     refusals: list = dataclasses.field(default_factory=list)
 
     @property
     def passed(self):
-        return sum(self.tests.values())
+        return sum(e.passed for e in self.exercises.values())
+
+    @property
+    def total(self):
+        return sum(e.total for e in self.exercises.values())
 
 
-def graded_files(graders):
-    """The names of the graded modules: the templates beside the graders."""
-    return sorted(p.stem for p in graders.glob("*.py")
-                  if not p.name.startswith("test_") and p.name != "conftest.py")
+def exercise_label(stem):
+    """"exercise 5" for ex5_two_gpus; the stem itself when it has no number."""
+    m = re.match(r"ex(\d+)", stem)
+    return f"exercise {int(m.group(1))}" if m else stem
 
 
-def static_check(folder, names):
-    """{name: [problem lines]} for the files of `names` in `folder` (missing: none)."""
+def static_check(folder, graders, names=None):
+    """{name: [problem lines]} for the files of `names` in `folder` (missing: none),
+    each checked against its exercise's allow-list."""
     out = {}
-    for name in names:
+    for name in names or graders.templates():
         path = folder / f"{name}.py"
         if path.is_file():
+            template = graders.files.get(f"{name}.py", b"").decode("utf-8", "replace")
             problems = check_source(path.read_text(encoding="utf-8", errors="replace"),
-                                    path.name)
+                                    path.name, allowed_imports(template))
             out[name] = [p.format(path.name) for p in problems]
     return out
-
-
-def _stub(message):
-    # A refused or missing file: importing it fails every test of its exercise with
-    # the reason, so the table and the CSV show it like any other failure.
-    return f"raise AssertionError({message!r})\n"
-
-
-def prepare(student_dir, names, work):
-    """Copy the student's accepted files into `work`; stubs for the others.
-    Returns the refusals, one line each."""
-    refusals = []
-    checked = static_check(student_dir, names)
-    for name in names:
-        src = student_dir / f"{name}.py"
-        dst = work / f"{name}.py"
-        if not src.is_file():
-            dst.write_text(_stub(f"{name}.py is missing from the submission"))
-        elif checked.get(name):
-            refusals.extend(checked[name])
-            dst.write_text(_stub(f"{name}.py was refused before grading: "
-                                 + "; ".join(checked[name])))
-        else:
-            shutil.copyfile(src, dst)
-    return refusals
 
 
 def _passes():
@@ -123,120 +129,85 @@ def _environment(changes):
     return env
 
 
-def _run_pass(graders, files, label, changes, junit, timeout):
-    cmd = [sys.executable, "-m", "pytest", str(graders), "-q", "-p", "no:cacheprovider",
-           f"--rootdir={graders}", f"--junitxml={junit}", f"--gpuarr-exercises={files}",
-           # this run makes its own passes (and draws the seed itself)
-           "-o", "gpuarr_min_gpus=0", "-o", "gpuarr_simulate_gpus_if_none=0"]
-    try:
-        r = subprocess.run(cmd, cwd=str(graders), env=_environment(changes),
-                           capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, (f"[{label}] the grading run took longer than {timeout} s (a loop "
-                      "that never ends?)")
-    if not junit.is_file():
-        tail = (r.stdout + r.stderr).strip().splitlines()[-5:]
-        return None, f"[{label}] the graders did not run: " + " | ".join(tail)
-    return _read_junit(junit, label), None
 
-
-def _test_name(case):
-    cls = case.get("classname", "")
-    name = case.get("name", "")
-    base = name.split("[", 1)[0]
-    param = name[len(base):]
-    return f"{cls.rsplit('.', 1)[-1]}::{base}", param
-
-
-def _first_line(text):
-    """The first line that says something: "AssertionError:" alone (NumPy's messages
-    start on the next line) does not."""
-    for ln in (text or "").splitlines():
-        ln = ln.strip().removeprefix("AssertionError:").strip()
-        if ln:
-            return ln
-    return ""
-
-
-def _read_junit(path, label):
-    """[(test, passed, message)] from a pytest junit file."""
-    out = []
-    for case in ET.parse(path).getroot().iter("testcase"):
-        test, param = _test_name(case)
-        bad = case.find("failure")
-        if bad is None:
-            bad = case.find("error")
-        if case.find("skipped") is not None:
-            continue
-        if bad is None:
-            out.append((test, True, ""))
-            continue
-        msg = _first_line(bad.get("message")) or _first_line(bad.text)
-        out.append((test, False, f"{test}{param} [{label}]: {msg}"))
+def count_tests(graders, timeout):
+    """{exercise: the number of tests its grader collects over every pass}, counted
+    once per class from the teacher's templates (collected, not run)."""
+    out = {}
+    for name in graders.templates():
+        for _, changes in _passes():
+            got = grade_exercise(graders, name, graders.files[f"{name}.py"],
+                                 _environment(changes), timeout, collect_only=True)
+            out[name] = out.get(name, 0) + len(got.tests)
     return out
 
 
-def grade_student(student_dir, graders, names, timeout):
-    """Grade one student's folder in fresh processes; a StudentResult."""
-    with tempfile.TemporaryDirectory(prefix="gpuarr-grade-") as tmp:
-        tmp = pathlib.Path(tmp)
-        files = tmp / "files"
-        files.mkdir()
-        refusals = prepare(student_dir, names, files)
-        tests, first = {}, ""
-        for i, (label, changes) in enumerate(_passes()):
-            rows, trouble = _run_pass(graders, files, label, changes, tmp / f"{i}.xml",
-                                      timeout)
-            if trouble:
-                first = first or trouble
-                continue
-            for test, ok, msg in rows:
-                tests[test] = tests.get(test, True) and ok
+def grade_student(student_dir, graders, timeout, check=True, expected=None):
+    """Grade one student's folder, one sealed process per exercise and set of
+    devices; a StudentResult. ``expected``: count_tests's numbers, the totals of the
+    exercises that do not run."""
+    expected = expected or {}
+    names = graders.templates()
+    checked = static_check(student_dir, graders, names) if check else {}
+    result = StudentResult(student_dir.name, {})
+    passes = _passes()
+    for name in names:
+        label = exercise_label(name)
+        src = student_dir / f"{name}.py"
+        if not src.is_file():
+            result.exercises[name] = Exercise(name, [], f"{label}: not handed in",
+                                              expected.get(name, 0))
+            continue
+        if checked.get(name):
+            result.refusals.extend(checked[name])
+            result.exercises[name] = Exercise(
+                name, [], f"{label}: refused before grading: {checked[name][0]}",
+                expected.get(name, 0))
+            continue
+        tests, reason = [], ""
+        for plabel, changes in passes:
+            out = grade_exercise(graders, name, src.read_bytes(), _environment(changes),
+                                 timeout)
+            suffix = f" [{plabel}]" if len(passes) > 1 else ""
+            first = ""
+            for tid, ok, msg in out.tests:
+                column = tid.split("::", 1)[-1] + suffix
+                tests.append((f"{name}::{column}", ok, msg))
                 if not ok and not first:
-                    first = msg
-        if not tests and not first:
-            first = "no test ran"
-        return StudentResult(student_dir.name, tests, first, refusals)
+                    first = f"{label}: {column}: {msg or 'failed'}"
+            if reason:
+                continue
+            if out.trouble:  # the process's own trouble says most: a crash, a timeout
+                reason = f"{label}{suffix}: {out.trouble}"
+            elif first:
+                reason = first
+            elif not out.tests:
+                reason = f"{label}{suffix}: no test ran"
+        result.exercises[name] = Exercise(name, tests, reason, expected.get(name, 0))
+    return result
 
 
-def _all_tests(results):
-    names = []
-    for r in results:
-        for t in r.tests:
-            if t not in names:
-                names.append(t)
-    return names
+class _Watch:
+    """The teacher's folder, compared with its snapshot after each student: a change since the last look
+    names the students who were being graded when it happened."""
 
+    def __init__(self, graders, expected):
+        self.graders, self.lock, self.busy, self.errors = graders, threading.Lock(), set(), []
+        self.seen, self.expected = graders.files, expected
 
-def table(results):
-    """The summary as text: a legend of the tests, then one row per student."""
-    tests = _all_tests(results)
-    lines = ["tests:"] + [f"  {f'T{i + 1}':<4} {t}" for i, t in enumerate(tests)]
-    width = max([len("student")] + [len(r.name) for r in results])
-    cols = [f"T{i + 1}" for i in range(len(tests))]
-    cw = [max(len(c), len(_FAIL)) for c in cols]
-    head = (f"{'student':<{width}}  " + " ".join(f"{c:<{w}}" for c, w in zip(cols, cw))
-            + "  passed  first failure")
-    lines += ["", head, "-" * len(head)]
-    for r in results:
-        cells = []
-        for t, w in zip(tests, cw):
-            v = r.tests.get(t)
-            cells.append(f"{'-' if v is None else _PASS if v else _FAIL:<{w}}")
-        score = f"{r.passed}/{len(tests)}"
-        lines.append(f"{r.name:<{width}}  " + " ".join(cells) + f"  {score:<6}  "
-                     + (r.first_failure or ""))
-    return "\n".join(lines)
-
-
-def write_csv(results, path):
-    tests = _all_tests(results)
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["student", *tests, "passed", "total", "first_failure"])
-        for r in results:
-            w.writerow([r.name, *[int(bool(r.tests.get(t))) for t in tests], r.passed,
-                        len(tests), r.first_failure])
+    def grade(self, student_dir, timeout, check):
+        with self.lock:
+            self.busy.add(student_dir.name)
+        try:
+            return grade_student(student_dir, self.graders, timeout, check, self.expected)
+        finally:
+            with self.lock:
+                now = _read_tree(self.graders.folder)
+                changed = _diff(self.seen, now)
+                if changed:
+                    self.errors.append((sorted(self.busy), changed))
+                    self.seen = now
+                self.busy.discard(student_dir.name)
 
 
 def main(argv=None):
@@ -250,17 +221,26 @@ def main(argv=None):
                    help="the teacher's exercises folder: test_*.py, conftest.py, "
                         "pytest.ini and the graded templates (default: .)")
     p.add_argument("--csv", type=pathlib.Path, help="also write the results here")
-    p.add_argument("--timeout", type=float, default=600,
-                   help="seconds for one student's run on one set of devices (600)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                   help="seconds for one exercise on one set of devices "
+                        f"({DEFAULT_TIMEOUT:g})")
     p.add_argument("--jobs", "-j", type=int, default=1,
                    help="students graded at the same time (1)")
     p.add_argument("--check-only", action="store_true",
                    help="run the static check alone and list what it refuses")
+    p.add_argument("--no-static-check", action="store_true",
+                   help="skip the static check (to test the sealing alone; never for a "
+                        "class)")
     a = p.parse_args(argv)
-    graders = a.graders.resolve()
-    names = graded_files(graders)
-    if not list(graders.glob("test_*.py")) or not names:
-        p.error(f"{graders} holds no graders (test_*.py) and graded templates: name the "
+    if a.timeout <= 0:
+        p.error(f"--timeout must be a number of seconds above 0, not {a.timeout:g}")
+    folder = a.graders.resolve()
+    if not folder.is_dir():
+        p.error(f"{folder} is not a folder: name the teacher's exercises folder with "
+                "--graders")
+    graders = Graders.read(folder)
+    if not any(n.startswith("test_") for n in graders.files) or not graders.templates():
+        p.error(f"{folder} holds no graders (test_*.py) and graded templates: name the "
                 "teacher's exercises folder with --graders")
     if not a.submissions.is_dir():
         p.error(f"{a.submissions} is not a folder")
@@ -272,7 +252,7 @@ def main(argv=None):
     if a.check_only:
         refused = 0
         for d in students:
-            for name, problems in static_check(d, names).items():
+            for name, problems in static_check(d, graders).items():
                 for line in problems:
                     print(f"{d.name}/{line}")
                     refused += 1
@@ -282,10 +262,12 @@ def main(argv=None):
 
     labels = ", ".join(label for label, _ in _passes())
     print(f"grading {len(students)} submission{'' if len(students) == 1 else 's'} with "
-          f"{graders} on: {labels}", flush=True)
+          f"{folder} on: {labels} (one process per exercise, {a.timeout:g} s each)",
+          flush=True)
+    watch = _Watch(graders, count_tests(graders, a.timeout))
     with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
         results = list(pool.map(
-            lambda d: grade_student(d, graders, names, a.timeout), students))
+            lambda d: watch.grade(d, a.timeout, not a.no_static_check), students))
     for r in results:
         for line in r.refusals:
             print(f"refused: {r.name}/{line}")
@@ -293,7 +275,12 @@ def main(argv=None):
     if a.csv:
         write_csv(results, a.csv)
         print(f"wrote {a.csv}")
-    return 0
+    for who, changed in watch.errors:
+        print(f"ERROR: the teacher's graders folder {folder} changed while "
+              f"{', '.join(who)} {'was' if len(who) == 1 else 'were'} graded: "
+              f"{', '.join(changed)}. The class was graded with the folder as it was "
+              "before; restore it before the next run.", file=sys.stderr)
+    return 2 if watch.errors else 0
 
 
 if __name__ == "__main__":

@@ -7,11 +7,8 @@ grading run (python -m gpuarr.grade) refuses the cheats before importing them.
 
 One pytest process grades every answer folder at once (--gpuarr-exercises with several
 folders), per kind of machine; the checks below read its junit report."""
-import csv
 import os
 import pathlib
-import re
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -37,6 +34,10 @@ WRONG = {
                     "(it ran on cpu(0) instead: compute where the data of the exercise lives)"],
     "add_on_numpy": ["too little work on gpu(0): 0 elementwise operations (at least 1 expected)",
                      "(no device did it: was it computed with NumPy on the host"],
+    "squared_uniform": ["away from the uniform distribution (Kolmogorov-Smirnov",
+                        "ones_and_random should run exactly 2 operations on gpu(0) (a fill "
+                        "of ones and one random draw); it ran 2 elementwise operations, 1 "
+                        "random fill"],
     "no_file": ["save_params wrote no file at the path it was given",
                 "the loaded parameters should be a dict with the names ['bias', 'step', "
                 "'weight']; got []"],
@@ -45,12 +46,10 @@ WRONG = {
     "host_round_trip": ["50 device->host copies (at most 1 allowed)",
                         "ex3_norm_log.py:10: 50 device->host copies",
                         "log.append(float(ga.linalg.norm(A @ A)))"],
-    "host_numpy": ["too little work on gpu(0): 0 matrix products (at least 50 expected); "
-                   "0 reductions (at least 50 expected)"],
+    "host_numpy": ["too little work on gpu(0): 0 matrix products (at least 50 expected)"],
     "transfer_heavy": ["50 device->host copies (at most 1 allowed)",
                        "ex3_norm_log.py:9: 50 device->host copies"],
-    "norm_once": ["too little work on gpu(0): 1 matrix product (at least 50 expected); "
-                  "1 reduction (at least 50 expected)"],
+    "norm_once": ["too little work on gpu(0): 1 matrix product (at least 50 expected)"],
     "log_left_on_device": ["the log should be a NumPy array (numpy.ndarray); got a gpuarr "
                            "array (float32, shape (50,)) on gpu(0)"],
     "private_host": ["too little work on gpu(0): 0 matrix products"],
@@ -67,12 +66,14 @@ WRONG = {
                             "ex4_trainer.py:23: 20 device->host copies",
                             "losses.append(float((r * r).mean()))"],
     "numpy_on_host": ["too little work on gpu(0): 0 matrix products (at least 40 expected)"],
+    "params_float64": ["the trained w should have dtype float32; got a gpuarr array (float64"],
     "model_left_on_host": ["matmul: the operands live on different devices",
                            "In this exercise the work belongs on gpu(0), the device it gives: "
                            "move each array that lives elsewhere there, with x.to(gpu(0))"],
     "wait_each_device": ["the host waited for a device before all the work was queued: 4 "
                          "operations were queued after the first wait, at ex5_two_gpus.py:10"],
     "wait_each_product": ["waits for a device (at most"],
+    "no_final_wait": ["powers_on_two_devices returned without waiting for the devices (0 waits"],
     # exercise 6 (autograd and an optimizer)
     "optimizer_before_to": ["moved to gpu(0) after the optimizer was made",
                             "Make the optimizer after moving the model: net.to(device), then "
@@ -91,6 +92,10 @@ WRONG = {
                              "themselves (g[...] = ..., g += ..., copyto), not the list"],
     # exercise 8 (a training step split over two devices)
     "step_on_one_device": ["too little work on gpu(1): 0 matrix products (at least 1 expected)"],
+    "dummy_product_on_second": ["gpu(0) should multiply its half of the batch, 6 of the 11 "
+                                "rows (the first 6 on the first device, the rest on the "
+                                "second); its matrix products had row counts [11]"],
+    "uneven_split": ["should multiply its half of the batch, 6 of the 11 rows"],
     "gradients_through_host": ["4 device->host copies (at most 0 allowed)",
                                "ex8_split_step.py:11: 2 device->host copies"],
     # exercise 9 (a copy to the host that overlaps the next step)
@@ -100,6 +105,9 @@ WRONG = {
     "log_printed_each_step": ["20 waits for a device (at most 0 allowed)",
                               "ex9_overlap_copy.py:11: 20 waits for a device",
                               "print(f\"step {i}: {logs[-1].item():.4f}\")"],
+    "copies_after_loop": ["step 1 started before the values of the steps before it were "
+                          "copied (0 copies to the host, 1 expected)"],
+    "lazy_list": ["run should return a list of 20 host copies, one per step; got Logs"],
     "trained_on_host": ["each batch (X and y) should be moved to gpu(0) and trained on there: "
                         "24 host->device copies of batches were expected, but only 8 copies "
                         "crossed in all"],
@@ -124,7 +132,10 @@ REFUSED = {
     "inspect_stack": ["ex3_norm_log.py:4: `import inspect`: imports inspect, which graded code "
                       "may not use: it reaches the grader's stack frames and variables",
                       "uses .f_globals, which reaches stack frames"],
-    "precomputed": ["ex3_norm_log.py:11: `if \"pytest\" not in sys.modules:`: uses sys.modules"],
+    "lazy_list": ["ex9_overlap_copy.py:8: `return iter([v.to(ga.cpu(), non_blocking=True) for v "
+                  "in list.__iter__(self)])`: uses the private name .__iter__"],
+    "precomputed": ["ex3_norm_log.py:11: `if \"pytest\" not in sys.modules:`: uses sys, "
+                    "which graded code may not use"],
 }
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
@@ -291,11 +302,17 @@ def test_a_grading_run_without_any_gpu_warns_and_grades_two_gpus_again(tmp_path)
 
 # -- the teacher's grading run ----------------------------------------------------------
 
+def allowed_for(f):
+    """The modules the exercise of the graded file f may import (its template's)."""
+    return _grade_check.allowed_imports((EXERCISES / f.name).read_text())
+
+
 def test_the_static_check_refuses_each_cheat_naming_the_line():
     for folder, lines in REFUSED.items():
         path = ANSWERS / "wrong_answers" / folder
         (f,) = path.glob("ex*.py")
-        problems = [p.format(f.name) for p in _grade_check.check_source(f.read_text(), f.name)]
+        problems = [p.format(f.name) for p in
+                    _grade_check.check_source(f.read_text(), f.name, allowed_for(f))]
         for line in lines:
             assert any(line in p for p in problems), (folder, problems)
 
@@ -305,7 +322,7 @@ def test_the_static_check_accepts_every_honest_answer():
         ANSWERS / "wrong_answers" / w for w in WRONG if w not in REFUSED]
     for folder in honest:
         for f in folder.glob("ex*.py"):
-            assert _grade_check.check_source(f.read_text(), f.name) == [], f
+            assert _grade_check.check_source(f.read_text(), f.name, allowed_for(f)) == [], f
 
 
 @pytest.mark.parametrize("code,why", [
@@ -315,16 +332,29 @@ def test_the_static_check_accepts_every_honest_answer():
     ("import gpuarr\nm = gpuarr\nm.matmul = print", "assigns to m.matmul"),
     ("import numpy as np\nnp.linalg.norm = abs", "assigns to np.linalg.norm"),
     ("import gpuarr.linalg as L\ndel L.norm", "deletes L.norm"),
-    ("import sys\nsys.modules['gpuarr'].x = 1", "uses sys.modules"),
+    ("import sys\nsys.modules['gpuarr'].x = 1", "imports sys"),
     ("import sys\nf = sys._getframe(1)", "private name ._getframe"),
     ("def f():\n    try:\n        1 / 0\n    except Exception as e:\n"
      "        return e.__traceback__.tb_frame.f_back", "private name .__traceback__"),
     ("x = getattr(object, 'a' + 'b')", "a computed name"),
-    ("x = eval('1')", "calls eval()"),
-    ("exec('import ctypes')", "calls exec()"),
+    ("x = eval('1')", "uses eval"),
+    ("exec('import ctypes')", "uses exec"),
     ("x = __builtins__", "uses __builtins__"),
-    ("x = open('/proc/self/mem', 'rb')", "opens a file of the system"),
-    ("import os\nos.system('true')", "uses os.system"),
+    ("x = open('/proc/self/mem', 'rb')", "uses open"),
+    ("import os\nos.system('true')", "imports os"),
+    # the allow-list: aliases, attributes, modules the template does not name
+    ("run = eval\nrun('1')", "uses eval"),
+    ("import builtins as b\n", "imports builtins"),
+    ("from builtins import eval as run\n", "imports builtins"),
+    ("import gpuarr as ga\nx = ga.os.getcwd()", "uses .os"),
+    ("import gpuarr as ga\nx = ga.zeros(3).numpy().ctypes.data", "uses .ctypes"),
+    ("import numpy\n", "may import only gpuarr, math"),
+    ("import json\n", "may import only gpuarr, math"),
+    ("import threading\n", "imports threading"),
+    ("from gpuarr import testing as t\n", "imports gpuarr.testing"),
+    ("f = getattr\nx = f(object, 'mro')", "uses getattr other than"),
+    ("x = getattr(object, '_x')", "a computed name"),
+    ("def f(setattr):\n    return setattr", "binds the name setattr"),
     ("from . import helper", "a relative import"),
     ("import gc\n", "imports gc"),
     ("import importlib\n", "imports importlib"),
@@ -333,81 +363,3 @@ def test_the_static_check_accepts_every_honest_answer():
 def test_the_static_check_names_what_it_refuses(code, why):
     problems = _grade_check.check_source(code, "ex.py")
     assert any(why in p.why or why in p.format("ex.py") for p in problems), problems
-
-
-def grade_command(submissions, gpus, *args):
-    return subprocess.run([sys.executable, "-m", "gpuarr.grade", str(submissions),
-                           "--graders", str(EXERCISES), *args], env=env_for(gpus),
-                          capture_output=True, text=True, timeout=900)
-
-
-def make_submissions(tmp, students):
-    """students: name -> {graded file: answer folder it comes from} (None: left out)."""
-    subs = tmp / "submissions"
-    for name, files in students.items():
-        (subs / name).mkdir(parents=True)
-        for stem, src in files.items():
-            shutil.copyfile(ANSWERS / src / f"{stem}.py", subs / name / f"{stem}.py")
-    # what a student adds to a submission is never used
-    (subs / "bob" / "conftest.py").write_text("raise SystemExit('the student conftest ran')\n")
-    return subs
-
-
-STEMS = ["ex1_placement", "ex2_roundtrip", "ex3_norm_log", "ex4_trainer", "ex5_two_gpus",
-         "ex6_train", "ex7_allreduce", "ex8_split_step", "ex9_overlap_copy"]
-
-
-@plain_run
-def test_the_grading_run_makes_a_table_and_a_csv(tmp_path):
-    subs = make_submissions(tmp_path, {
-        "alice": {s: "solutions" for s in STEMS},
-        "bob": {**{s: "solutions" for s in STEMS},
-                "ex1_placement": "wrong_answers/wrong_device",
-                "ex3_norm_log": "wrong_answers/patch_testing"},
-        "carol": {"ex2_roundtrip": "solutions"},
-    })
-    out_csv = tmp_path / "grades.csv"
-    r = grade_command(subs, None, "--csv", str(out_csv), "--jobs", "2")
-    assert r.returncode == 0, r.stdout + r.stderr
-    out = r.stdout
-    assert "on: 2 simulated GPUs" in out, out
-    assert ("refused: bob/ex3_norm_log.py:23: `gpuarr.testing.count_transfers = "
-            "_count_nothing`") in out, out
-    rows = {row["student"]: row for row in csv.DictReader(out_csv.open())}
-    assert set(rows) == {"alice", "bob", "carol"}
-    total = int(rows["alice"]["total"])
-    assert rows["alice"]["passed"] == str(total) and rows["alice"]["first_failure"] == ""
-    assert rows["bob"]["test_ex2_roundtrip::test_save_writes_an_npz_file"] == "1"
-    assert rows["bob"]["test_ex3_norm_log::test_norm_log_values_and_one_transfer"] == "0"
-    assert rows["bob"]["test_ex1_placement::test_sum_runs_on_the_second_operands_device"] == "0"
-    assert "too little work on" in rows["bob"]["first_failure"], rows["bob"]
-    assert "[2 simulated GPUs]" in rows["bob"]["first_failure"]
-    assert "ex1_placement.py is missing from the submission" in rows["carol"]["first_failure"]
-    assert rows["carol"]["test_ex2_roundtrip::test_load_reads_the_file"] == "1"
-    # the table: one row per student, the first failure's message beside it
-    assert re.search(rf"^alice\s.*\s{total}/{total}\s*$", out, re.M), out
-    assert re.search(r"^bob\s.*too little work on", out, re.M), out
-    assert "the student conftest ran" not in out
-
-
-@plain_run
-def test_the_grading_run_on_one_gpu_grades_two_gpus_as_well(tmp_path):
-    subs = make_submissions(tmp_path, {"bob": {"ex1_placement": "wrong_answers/wrong_device"}})
-    r = grade_command(subs, {"GPUARR_SIMULATE_GPUS": "1"}, "--csv", str(tmp_path / "g.csv"))
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "on: 1 simulated GPU, 2 simulated GPUs" in r.stdout, r.stdout
-    row = next(csv.DictReader((tmp_path / "g.csv").open()))
-    assert row["test_ex1_placement::test_sum_runs_on_the_second_operands_device"] == "0"
-    assert "[1 simulated GPU]" in row["first_failure"], row
-
-
-def test_check_only_lists_every_refusal(tmp_path):
-    subs = tmp_path / "subs"
-    for folder in REFUSED:
-        shutil.copytree(ANSWERS / "wrong_answers" / folder, subs / folder)
-    shutil.copytree(ANSWERS / "solutions", subs / "honest")
-    r = grade_command(subs, None, "--check-only")
-    assert r.returncode == 0, r.stderr
-    for folder, lines in REFUSED.items():
-        assert any(line.startswith(f"{folder}/") for line in r.stdout.splitlines()), r.stdout
-    assert "honest/" not in r.stdout
