@@ -491,15 +491,20 @@ ga_nextafter_half(uint16_t a, uint16_t b)
         }                                                                              \
         return ga_cmk_##dt((RT)NAN, (x != x && y == 0) ? y : (RT)NAN);                 \
     }                                                                                  \
-    /* tanh(x+iy) = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y); for large |x| the       \
-     * quotient overflows while the value is (sign x, 0 with the sign of sin 2y). */   \
+    /* tanh(x+iy) = (sinh x cosh x + i sin y cos y) / (sinh^2 x + cos^2 y), as glibc   \
+     * (and so NumPy) computes it. The double-angle form, (sinh 2x + i sin 2y) /       \
+     * (cosh 2x + cos 2y), takes sin(2y): NaN once 2y overflows (tanh(1 + 1e308j),     \
+     * and tan(1e308 + 0j) through tan z = -i tanh(iz)). Past |x| = t (sinh^2 t still  \
+     * finite: 354 in double, 44 in float) the real part is sign(x) to working         \
+     * precision and the imaginary part 4 sin y cos y e^(-2|x|), divided in two steps  \
+     * so that e^(2|x|) never overflows. */                                            \
     GA_HD static inline CT ga_ctanh_##dt(CT z)                                         \
     {                                                                                  \
         RT x = z.re, y = z.im;                                                         \
-        if (ga_fisinf##sfx(x)) {                                                       \
-            return ga_cmk_##dt(copysign##sfx((RT)1, x),                                \
-                               ga_fisfinite##sfx(y) ? copysign##sfx((RT)0, sin##sfx(2 * y)) \
-                                                    : copysign##sfx((RT)0, y));        \
+        if (ga_fisinf##sfx(x)) { /* glibc's sign: sin y cos y past |y| = 1, else y */  \
+            int big_y = ga_fisfinite##sfx(y) && fabs##sfx(y) > 1;                      \
+            RT s = big_y ? sin##sfx(y) * cos##sfx(y) : y;                              \
+            return ga_cmk_##dt(copysign##sfx((RT)1, x), copysign##sfx((RT)0, s));      \
         }                                                                              \
         if (x != x) {                                                                  \
             return ga_cmk_##dt((RT)NAN, y == 0 ? y : (RT)NAN);                         \
@@ -507,11 +512,17 @@ ga_nextafter_half(uint16_t a, uint16_t b)
         if (!ga_fisfinite##sfx(y)) { /* finite x, y infinite or NaN */                 \
             return ga_cmk_##dt(x == 0 ? x : (RT)NAN, (RT)NAN);                         \
         }                                                                              \
-        if (fabs##sfx(x) > (RT)(sizeof(RT) == 4 ? 40 : 350)) {                         \
-            return ga_cmk_##dt(copysign##sfx((RT)1, x), copysign##sfx((RT)0, sin##sfx(2 * y))); \
+        RT sy = sin##sfx(y), cy = cos##sfx(y);                                         \
+        RT t = (RT)(sizeof(RT) == 4 ? 44 : 354);                                       \
+        if (fabs##sfx(x) > t) {                                                        \
+            RT e2t = exp##sfx(2 * t), rest = fabs##sfx(x) - t;                         \
+            RT im = 4 * sy * cy / e2t;                                                 \
+            im = rest > t ? im / e2t : im / exp##sfx(2 * rest);                        \
+            return ga_cmk_##dt(copysign##sfx((RT)1, x), im);                           \
         }                                                                              \
-        RT d = cosh##sfx(2 * x) + cos##sfx(2 * y);                                     \
-        return ga_cmk_##dt(sinh##sfx(2 * x) / d, sin##sfx(2 * y) / d);                 \
+        RT shx = sinh##sfx(x), chx = cosh##sfx(x);                                     \
+        RT d = shx * shx + cy * cy;                                                    \
+        return ga_cmk_##dt(shx * chx / d, sy * cy / d);                                \
     }                                                                                  \
     /* sin z = -i sinh(iz), cos z = cosh(iz), tan z = -i tanh(iz) */                   \
     GA_HD static inline CT ga_csin_##dt(CT z)                                          \

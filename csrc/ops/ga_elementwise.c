@@ -38,6 +38,30 @@ is_comparison(int op)
     return op >= GA_OP_EQUAL && op <= GA_OP_GREATER_EQUAL;
 }
 
+static int
+is_logical(int op)
+{
+    return op == GA_OP_LOGICAL_AND || op == GA_OP_LOGICAL_OR || op == GA_OP_LOGICAL_XOR;
+}
+
+/* The operations NumPy has only inexact loops for (sqrt, arctan2, hypot, ...): an
+ * integer or bool operand runs in the float its own size gives (ga_dtype_to_inexact). */
+static int
+is_float_only(int op)
+{
+    switch (op) {
+    case GA_OP_SQRT: case GA_OP_EXP: case GA_OP_EXPM1: case GA_OP_EXP2: case GA_OP_LOG:
+    case GA_OP_LOG1P: case GA_OP_LOG2: case GA_OP_LOG10: case GA_OP_SIN: case GA_OP_COS:
+    case GA_OP_TAN: case GA_OP_ASIN: case GA_OP_ACOS: case GA_OP_ATAN: case GA_OP_SINH:
+    case GA_OP_COSH: case GA_OP_TANH: case GA_OP_ASINH: case GA_OP_ACOSH: case GA_OP_ATANH:
+    case GA_OP_ATAN2: case GA_OP_HYPOT: case GA_OP_COPYSIGN: case GA_OP_NEXTAFTER:
+    case GA_OP_LOGADDEXP:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* Map the common dtype onto the op's loop dtype (or explain why there is none). */
 static int
 loop_dtype_for(int op, ga_dtype common, ga_dtype *loop)
@@ -54,14 +78,6 @@ loop_dtype_for(int op, ga_dtype common, ga_dtype *loop)
         if (k <= GA_KIND_UINT) {
             t = GA_FLOAT64; /* NumPy divides integers in float64 whatever their size */
         }
-        break;
-    case GA_OP_SQRT: case GA_OP_EXP: case GA_OP_EXPM1: case GA_OP_EXP2: case GA_OP_LOG:
-    case GA_OP_LOG1P: case GA_OP_LOG2: case GA_OP_LOG10: case GA_OP_SIN: case GA_OP_COS:
-    case GA_OP_TAN: case GA_OP_ASIN: case GA_OP_ACOS: case GA_OP_ATAN: case GA_OP_SINH:
-    case GA_OP_COSH: case GA_OP_TANH: case GA_OP_ASINH: case GA_OP_ACOSH: case GA_OP_ATANH:
-    case GA_OP_ATAN2: case GA_OP_HYPOT: case GA_OP_COPYSIGN: case GA_OP_NEXTAFTER:
-    case GA_OP_LOGADDEXP:
-        t = ga_dtype_to_inexact(common);
         break;
     case GA_OP_SQUARE: case GA_OP_RECIPROCAL: case GA_OP_CONJ: case GA_OP_FLOOR_DIVIDE:
     case GA_OP_REMAINDER: case GA_OP_POW: case GA_OP_LEFT_SHIFT: case GA_OP_RIGHT_SHIFT:
@@ -87,6 +103,9 @@ loop_dtype_for(int op, ga_dtype common, ga_dtype *loop)
         }
         break;
     default:
+        if (is_float_only(op)) {
+            t = ga_dtype_to_inexact(common);
+        }
         break;
     }
     if (!has_kernel[op][t]) {
@@ -223,9 +242,27 @@ ga_elementwise_resolve(int op, int nin, const ga_ew_arg *in, ga_dtype *loop_dtyp
             }
         }
     }
+    /* A float-only operation (arctan2, hypot, ...) of integer or bool operands runs, as
+     * NumPy's, in the smallest float that holds each operand's values
+     * (hypot(int8, uint8) in float16, not in int16's float32): the operands' own
+     * floats promote, and a Python int is weak there (it becomes that float,
+     * arctan2(uint8 array, -1) included). */
+    if (have && is_float_only(op) && ga_dtype_kind(common) <= GA_KIND_UINT) {
+        int seen = 0;
+        for (int i = first; i < nin; i++) {
+            if (in[i].array != NULL || in[i].dtype >= 0) {
+                ga_dtype f = ga_dtype_to_inexact(arg_dtype(&in[i]));
+                common = seen ? ga_promote(common, f) : f;
+                seen = 1;
+            }
+        }
+    }
     /* NEP 50 keeps the array's integer dtype for a Python int; one out of its range
-     * is an OverflowError, except in comparisons, which NumPy 2 answers exactly, and in
-     * true division, whose result is a float anyway (int8 / 300): we widen those. */
+     * is an OverflowError, except in comparisons, which NumPy 2 answers exactly, in
+     * true division, whose result is a float anyway (int8 / 300): we widen those;
+     * and in logical_and/or/xor, which NumPy answers for any int of int64's range
+     * (uint8 array and -1): only the truth of each operand matters, so those run on
+     * bools. */
     if (ga_dtype_is_integer(common)) {
         for (int i = first; i < nin; i++) {
             if (in[i].array == NULL && in[i].dtype < 0 && in[i].kind == GA_PYSCALAR_INT &&
@@ -234,6 +271,19 @@ ga_elementwise_resolve(int op, int nin, const ga_ew_arg *in, ga_dtype *loop_dtyp
                     common = (in[i].int_range == 0 && common != GA_UINT64) ? GA_INT64
                                                                            : GA_FLOAT64;
                     continue;
+                }
+                if (is_logical(op) && in[i].int_range == 0) {
+                    common = GA_BOOL;
+                    break;
+                }
+                if (is_logical(op)) {
+                    char buf[64];
+                    int_str(&in[i], buf, sizeof(buf));
+                    return ga_error(GA_ERR_OVERFLOW,
+                                    "Python integer %s is too large for %s: NumPy takes "
+                                    "it as a C long (int64); pass a bool (its truth), "
+                                    "e.g. bool(value)",
+                                    buf, ga_op_names[op]);
                 }
                 char buf[64];
                 int_str(&in[i], buf, sizeof(buf));

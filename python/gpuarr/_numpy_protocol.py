@@ -38,6 +38,12 @@ _RENAMES = {
     "true_divide": "divide", "fabs": "abs",
 }
 
+# NumPy ufuncs with only float loops whose gpuarr stand-in (above) keeps an integer
+# dtype: np.rint and np.fabs of an int8 array are float16, of an int32 array float64
+# (gpuarr.round and gpuarr.abs of ints are ints, as np.round and np.abs are). Such a
+# call runs in the loop dtype NumPy itself resolves (ufunc.resolve_dtypes).
+_FLOAT_ONLY_UFUNCS = ("rint", "fabs")
+
 # What to suggest for NumPy functions gpuarr lacks but can do another way.
 _HINTS = {
     "around": "x.round(decimals)",
@@ -579,7 +585,11 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             if out is not None:
                 raise TypeError(f"gpuarr.{name} has no out=; assign the result instead")
             fn = _without_out(fn)
-        return _ufunc_call(fn, inputs, out, kwargs.get("dtype"), name)
+        dtype = kwargs.get("dtype")
+        if name in _FLOAT_ONLY_UFUNCS and dtype is None and isinstance(inputs[0], Array) \
+                and inputs[0].dtype.name[0] in "biu":  # bool, int*, uint*
+            dtype = ufunc.resolve_dtypes((np.dtype(inputs[0].dtype.name), None))[-1]
+        return _ufunc_call(fn, inputs, out, dtype, name)
     table = _REDUCE if method == "reduce" else _ACCUMULATE if method == "accumulate" else {}
     if name not in table or len(inputs) != 1:
         if _on_cpu(dev):

@@ -259,6 +259,13 @@ void ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
  * stream reliably late and show a missing cross-stream wait. */
 cudaError_t ga_emu_stream_sleep(cudaStream_t stream, unsigned ms);
 
+/* Test only (exported, read with ctypes): each stream's queue depth, the bound past
+ * which a host thread that queues work waits for the stream
+ * (GPUARR_CUDA_EMULATE_QUEUE_DEPTH, default 1024, as a GPU's launch queue), and the
+ * most tasks any stream's queue has held at once so far in the process. */
+__attribute__((visibility("default"))) void gpuarr_cuda_emu_queue_stats(size_t *depth,
+                                                                        size_t *high_water);
+
 /* 1 when `stream` is a stream handle of this process (0, cudaStreamLegacy,
  * cudaStreamPerThread, or one cudaStreamCreate made), else 0: a GPU would crash or
  * misbehave on a made-up handle from another library; the emulation says so. */

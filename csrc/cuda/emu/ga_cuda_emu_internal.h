@@ -50,7 +50,10 @@
  * pinned memory (cudaHostAlloc, recorded in the address map) it stays asynchronous,
  * so reusing the buffer too early gives wrong data, as on a GPU. The legacy stream
  * waits for every blocking stream of its device and they wait for it; non-blocking
- * streams (what the backend uses) are ordered only by events. Launches from all
+ * streams (what the backend uses) are ordered only by events. A queue is bounded as a
+ * GPU's is: a host thread that queues work waits while the stream holds
+ * GPUARR_CUDA_EMULATE_QUEUE_DEPTH tasks (default 1024; queue_depth in
+ * ga_cuda_emu_streams.cpp). Launches from all
  * workers are still serialised by one lock (`__shared__` is static storage). A fault
  * inside a task (a failed launch, a timeout) is recorded on the device and returned
  * by the next call that waits on it.

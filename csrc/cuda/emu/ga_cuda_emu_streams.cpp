@@ -1,4 +1,6 @@
 /* ga_cuda_emu_streams.cpp: emulated streams (a queue, a worker each) and events. */
+#include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +12,46 @@ using namespace ga_emu;
 /* --- streams ------------------------------------------------------------------------ */
 
 namespace ga_emu {
+
+/* The bound on each stream's queue. A GPU's launch queue is bounded (about 1,024
+ * pending launches): past it, the launching host thread waits for the device. Without
+ * a bound the host here ran ahead without limit, each queued task holding its
+ * arguments (~1.3 KB per launch: 40,000 queued adds grew the process by 50 MB), so the
+ * emulator bounds its queues the same way. GPUARR_CUDA_EMULATE_QUEUE_DEPTH sets the
+ * depth (1 to 1048576, default 1024), read once; another value is reported on stderr
+ * and the default used, as the emulator's other settings are. */
+static const size_t default_queue_depth = 1024;
+
+static size_t
+queue_depth(void)
+{
+    static const size_t depth = [] {
+        const char *v = getenv("GPUARR_CUDA_EMULATE_QUEUE_DEPTH");
+        if (v == NULL || *v == '\0') {
+            return default_queue_depth;
+        }
+        char *end;
+        errno = 0;
+        long d = strtol(v, &end, 10);
+        if (errno == 0 && *end == '\0' && d >= 1 && d <= 1048576) {
+            return (size_t)d;
+        }
+        fprintf(stderr,
+                "gpuarr: GPUARR_CUDA_EMULATE_QUEUE_DEPTH=%s is not a queue depth from 1 "
+                "to 1048576; using %zu\n",
+                v, default_queue_depth);
+        return default_queue_depth;
+    }();
+    return depth;
+}
+
+/* The most tasks any stream's queue has held at once (a test's check of the bound). */
+static std::atomic<size_t> queue_high_water{0};
+
+/* The stream whose worker this thread is; NULL on a host thread. A worker never waits
+ * for room (a task that queues more work, on its own stream or another, must not
+ * wait for a queue that only it or a stream waiting on it can drain). */
+static thread_local ga_emu_stream *worker_of = nullptr;
 
 /* Every stream ever made (never destroyed while the process runs: the backend's
  * streams live as long as the plugin), and each device's legacy stream. */
@@ -37,6 +79,7 @@ static void
 worker_main(ga_emu_stream *s)
 {
     current_device = s->device;
+    worker_of = s;
     for (;;) {
         std::function<void()> task;
         {
@@ -118,13 +161,22 @@ wait_for(ga_emu_stream *s, uint64_t seq)
     s->cv.wait(g, [s, seq] { return s->done >= seq; });
 }
 
+/* Queue a task; a host thread waits first while the queue is full (queue_depth). The
+ * worker notifies s->cv after each task, which is what wakes the wait. */
 static void
 push(ga_emu_stream *s, std::function<void()> task)
 {
+    size_t depth = queue_depth();
     {
-        std::lock_guard<std::mutex> g(s->m);
+        std::unique_lock<std::mutex> g(s->m);
+        if (worker_of == nullptr) {
+            s->cv.wait(g, [s, depth] { return s->q.size() < depth; });
+        }
         s->q.push_back(std::move(task));
         s->enqueued++;
+        size_t held = s->q.size(), seen = queue_high_water.load();
+        while (held > seen && !queue_high_water.compare_exchange_weak(seen, held)) {
+        }
     }
     s->cv.notify_all();
 }
@@ -198,6 +250,13 @@ device_wait(int dev)
 /* --- streams and events (the queues are above) --------------------------------------- */
 
 extern "C" {
+
+void
+gpuarr_cuda_emu_queue_stats(size_t *depth, size_t *high_water)
+{
+    *depth = queue_depth();
+    *high_water = queue_high_water.load();
+}
 
 cudaError_t
 cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
