@@ -127,10 +127,11 @@ def _reflected(name):
 
 
 def _inplace(name):
+    op = getattr(operator, f"__i{name}__")
+
     def forward(self, other):
         a, b = self._operands([other])
-        result = getattr(a, f"__i{name}__")(b)
-        object.__setattr__(self, "_a", result)
+        object.__setattr__(self, "_a", op(a, b))  # the same Array, changed in place
         return self
     forward.__name__ = f"__i{name}__"
     return forward

@@ -89,17 +89,14 @@ class _DeviceScope:
 
     def __init__(self, device):
         self.device = device
-        self._stack = []
 
     def __enter__(self):
-        ctx = self.device.__enter__() if hasattr(self.device, "__enter__") else None
-        self._stack.append(ctx)
+        self.device.__enter__()  # gpuarr's `with gpu(i):` sets the default device
         _scopes.depth = _depth() + 1
         return self
 
     def __exit__(self, *exc):
         _scopes.depth = _depth() - 1
-        self._stack.pop()
         return self.device.__exit__(*exc)
 
     def __repr__(self):

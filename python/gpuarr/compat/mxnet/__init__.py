@@ -16,4 +16,3 @@ from ._ndarray import NDArray
 from .npx import cpu, gpu, num_gpus
 
 __getattr__ = outside("mx", __name__)
-context = cpu().__class__  # mx.context.Context's role: the device type

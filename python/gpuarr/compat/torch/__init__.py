@@ -12,7 +12,7 @@ A name outside the chapter raises AttributeError naming gpuarr's spelling.
 """
 import gpuarr
 
-from .._shim import outside, wrap, wrapping
+from .._shim import outside, wrapping
 from . import autograd, cuda, nn
 from ._tensor import DTYPES, Tensor, device, dtype_of, placement
 
@@ -101,5 +101,3 @@ def from_numpy(a):
     A CPU tensor of a NumPy array's values (gpuarr copies it)."""
     return Tensor(gpuarr.asarray(a))
 
-
-_wrap = wrap  # kept for readers of the module: results are wrapped by Tensor
