@@ -16,8 +16,12 @@ ndarray = NDArray
 def array(obj, dtype=None, ctx=None):
     """array(obj, dtype=None, ctx=None)
 
-    A new array of Python or NumPy data on `ctx` (default: the CPU)."""
+    A new array of Python or NumPy data on `ctx` (default: the CPU); Python data
+    become float32 unless `dtype` says otherwise, as in MXNet's np (NumPy arrays keep
+    their dtype)."""
     obj = obj.asnumpy() if isinstance(obj, NDArray) else obj
+    if dtype is None and not hasattr(obj, "dtype"):
+        dtype = gpuarr.float32
     return NDArray(gpuarr.array(obj, dtype=dtype, device=context(ctx)))
 
 
