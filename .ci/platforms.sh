@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI stage: the platforms this Linux x86-64 machine can only emulate or cross-build
-# (issue 26; README, "Platforms"): macOS (compiled and linked for arm64 and x86-64,
+# (issue 26; docs/platforms.md): macOS (compiled and linked for arm64 and x86-64,
 # warnings are errors), Linux aarch64 (a subset of the suite under qemu-user) and
 # Windows (the tour, both notebooks' code cells and a subset of the suite under Wine).
 # Downloads, zig, the Wine prefix and the unpacked Pythons are cached in

@@ -6,7 +6,7 @@
 # -undefined dynamic_lookup as Python extensions link there), not that it works.
 #
 # CPython's headers are this machine's (Linux's pyconfig.h: a few HAVE_* differ from
-# a Mac's, which is fine for a compile-and-link check, not for a wheel). README's
+# a Mac's, which is fine for a compile-and-link check, not for a wheel). docs/platforms.md,
 # "Platforms" says how a Mac builds the real thing (pip install . with Apple clang).
 set -euo pipefail
 source "$(dirname "$0")/platform_env.sh"

@@ -20,7 +20,7 @@ Also held: the core is the static library gpuarr_core, compiled without Python's
 include path; the binding reaches devices through the core's public headers, never a
 backend's table; only the platform layer (core/ga_platform.[ch]) includes a header
 that is not C11's own, so the core and the binding build on Linux, macOS and Windows
-alike (csrc/cuda/, the CUDA plugins, is Linux's for now; README's platforms table)."""
+alike (csrc/cuda/, the CUDA plugins, is Linux's for now; docs/platforms.md's table)."""
 import collections
 import pathlib
 import re
