@@ -65,7 +65,7 @@ from ._matmul import *  # noqa: E402,F401,F403
 from ._inspection import *  # noqa: E402,F401,F403
 from ._rearrange import *  # noqa: E402,F401,F403
 from ._sorting import *  # noqa: E402,F401,F403
-from . import fft, linalg, random  # noqa: E402,F401
+from . import fft, linalg, random, special  # noqa: E402,F401
 from .random import rand, randn  # noqa: E402,F401
 from . import _printing, _methods  # noqa: E402,F401  (attach Python-level methods)
 from ._info import info  # noqa: E402,F401
