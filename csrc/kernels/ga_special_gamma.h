@@ -233,8 +233,7 @@ ga_sp_gammaincc(double a, double x)
 GA_SP_HEAVY double
 ga_sp_igam_solve(double a, double p, double q)
 {
-    if (a != a || p != p || q != q || !(a > 0.0) || a == (double)INFINITY ||
-        !(p >= 0.0 && p <= 1.0)) {
+    if (a != a || p != p || q != q || a < 0.0 || !(p >= 0.0 && p <= 1.0)) {
         return ga_sp_nan();
     }
     if (p == 0.0) {
@@ -243,7 +242,13 @@ ga_sp_igam_solve(double a, double p, double q)
     if (q == 0.0) {
         return ga_sp_inf();
     }
+    if (a == 0.0 || a == (double)INFINITY) {
+        return ga_sp_nan();
+    }
     int use_q = p > 0.5;
+    if (a > 1e15) { /* P(a, x) is the normal CDF of (x - a) / sqrt(a) to O(a^-1/2) */
+        return a + sqrt(a) * (use_q ? -ga_sp_ndtri(q) : ga_sp_ndtri(p));
+    }
     double x, small = exp((log(p) + lgamma(a + 1.0)) / a);
     if (!use_q && small < 1e-17) {
         return small;
@@ -323,6 +328,9 @@ ga_sp_gammainccinv(double a, double y)
 GA_SP_HEAVY double
 ga_sp_betaln(double a, double b)
 {
+    if (a == -(double)INFINITY || b == -(double)INFINITY) {
+        return ga_sp_inf(); /* SciPy's value, NaN beside it included */
+    }
     if (a != a || b != b) {
         return a + b;
     }
@@ -450,15 +458,18 @@ ga_sp_betaincc(double a, double b, double x)
 GA_SP_HEAVY double
 ga_sp_ibeta_solve(double a, double b, double p, double q)
 {
-    if (a != a || b != b || p != p || a <= 0.0 || b <= 0.0 || !(p >= 0.0 && p <= 1.0) ||
-        a == (double)INFINITY) {
+    if (a != a || b != b || p != p || a <= 0.0 || b <= 0.0 || !(p >= 0.0 && p <= 1.0)) {
         return ga_sp_nan();
     }
-    if (p == 0.0 || b == (double)INFINITY) {
+    if (p == 0.0) {
         return 0.0;
     }
     if (q == 0.0) {
         return 1.0;
+    }
+    if (a == (double)INFINITY || b == (double)INFINITY) {
+        /* SciPy's values: 0 for a == 1 beside an infinite b, NaN otherwise */
+        return a == 1.0 ? 0.0 : ga_sp_nan();
     }
     int use_q = p > 0.5;
     double x;
@@ -576,7 +587,7 @@ ga_sp_stdtrit(double df, double p)
     if (df != df || p != p || df <= 0.0 || p < 0.0 || p > 1.0) {
         return ga_sp_nan();
     }
-    if (df == (double)INFINITY) {
+    if (df > 1e17) {
         return ga_sp_ndtri(p);
     }
     if (p == 0.0 || p == 1.0) {
