@@ -107,6 +107,32 @@ for _table in (_UNARY, _BINARY, _TERNARY):
 psi = globals()["digamma"]  # SciPy's other name for it
 __all__.append("psi")
 
+_betaln_kernel = globals()["betaln"]
+
+
+def betaln(a, b, /, *, out=None):
+    """betaln(a, b, /, *, out=None)
+
+    log|B(a, b)|, the log of the beta function; inf where a or b is a pole of Gamma
+    (0 or a negative integer) that a + b does not cancel, as SciPy (elementwise, on
+    the operands' device).
+    Accuracy against SciPy: docs/special.md."""
+    # the kernel gives NaN there (lgamma's inf - inf); the pole test is a few cheap
+    # kernels beside it until the C function says so itself
+    def pole(v):
+        return _core.logical_and(_core.less_equal(v, 0), _core.equal(_core.floor(v), v))
+    r = _betaln_kernel(a, b)
+    def positive_int(v):
+        return _core.logical_and(_core.greater(v, 0), _core.equal(_core.floor(v), v))
+    pa, pb = pole(a), pole(b)
+    # one pole, cancelled by Gamma(a + b)'s when the other argument is a positive
+    # integer (B(1, -1) = -1), is not infinite; every other pole is
+    other_int = _core.where(pa, positive_int(b), positive_int(a))
+    cancelled = _core.logical_and(pole(_core.add(a, b)), other_int)
+    inf = _core.logical_or(_core.logical_and(pa, pb), _core.logical_and(
+        _core.logical_or(pa, pb), _core.logical_not(cancelled)))
+    return _core.where(inf, float("inf"), r, out=out)
+
 
 # --- distributions composed of the kernels above (exact compositions: a product or a
 # floor before the kernel, so they add at most the product's rounding) ---------------
