@@ -90,7 +90,57 @@
     X(GA_OP_LEFT_SHIFT, bitwise_left_shift, 2, SAME)                                   \
     X(GA_OP_RIGHT_SHIFT, bitwise_right_shift, 2, SAME)                                 \
     X(GA_OP_WHERE, where, 3, SAME)                                                     \
-    X(GA_OP_CLIP, clip, 3, SAME)
+    X(GA_OP_CLIP, clip, 3, SAME)                                                       \
+    GA_SPECIAL_OPS_WITH(GA_SP_AS_OP, X)
+
+/* gpuarr.special's functions (after the array API's, so that adding one moves no
+ * other code): F(X, ENUM, python_name, nin), applied through F so that the one list
+ * makes both the ops above (GA_SP_AS_OP) and the kernels of
+ * kernels/ga_special_kernels.h. Every one has float32 and float64 loops only, as
+ * SciPy's: integers and float16 promote to float32 (up to 16 bits) or float64. */
+#define GA_SPECIAL_OPS_WITH(F, X)                                                      \
+    F(X, GA_OP_ERF, erf, 1)                                                            \
+    F(X, GA_OP_ERFC, erfc, 1)                                                          \
+    F(X, GA_OP_ERFCX, erfcx, 1)                                                        \
+    F(X, GA_OP_ERFINV, erfinv, 1)                                                      \
+    F(X, GA_OP_NDTR, ndtr, 1)                                                          \
+    F(X, GA_OP_NDTRI, ndtri, 1)                                                        \
+    F(X, GA_OP_LOG_NDTR, log_ndtr, 1)                                                  \
+    F(X, GA_OP_EXPIT, expit, 1)                                                        \
+    F(X, GA_OP_LOGIT, logit, 1)                                                        \
+    F(X, GA_OP_ENTR, entr, 1)                                                          \
+    F(X, GA_OP_GAMMALN, gammaln, 1)                                                    \
+    F(X, GA_OP_DIGAMMA, digamma, 1)                                                    \
+    F(X, GA_OP_I0, i0, 1)                                                              \
+    F(X, GA_OP_I0E, i0e, 1)                                                            \
+    F(X, GA_OP_I1, i1, 1)                                                              \
+    F(X, GA_OP_I1E, i1e, 1)                                                            \
+    F(X, GA_OP_SINC, sinc, 1)                                                          \
+    F(X, GA_OP_XLOGY, xlogy, 2)                                                        \
+    F(X, GA_OP_XLOG1PY, xlog1py, 2)                                                    \
+    F(X, GA_OP_REL_ENTR, rel_entr, 2)                                                  \
+    F(X, GA_OP_KL_DIV, kl_div, 2)                                                      \
+    F(X, GA_OP_GAMMAINC, gammainc, 2)                                                  \
+    F(X, GA_OP_GAMMAINCC, gammaincc, 2)                                                \
+    F(X, GA_OP_GAMMAINCINV, gammaincinv, 2)                                            \
+    F(X, GA_OP_GAMMAINCCINV, gammainccinv, 2)                                          \
+    F(X, GA_OP_BETALN, betaln, 2)                                                      \
+    F(X, GA_OP_STDTR, stdtr, 2)                                                        \
+    F(X, GA_OP_STDTRIT, stdtrit, 2)                                                    \
+    F(X, GA_OP_CHDTR, chdtr, 2)                                                        \
+    F(X, GA_OP_CHDTRC, chdtrc, 2)                                                      \
+    F(X, GA_OP_CHDTRI, chdtri, 2)                                                      \
+    F(X, GA_OP_BETAINC, betainc, 3)                                                    \
+    F(X, GA_OP_BETAINCC, betaincc, 3)                                                  \
+    F(X, GA_OP_BETAINCINV, betaincinv, 3)                                              \
+    F(X, GA_OP_FDTR, fdtr, 3)                                                          \
+    F(X, GA_OP_FDTRC, fdtrc, 3)                                                        \
+    F(X, GA_OP_FDTRI, fdtri, 3)
+#define GA_SP_AS_OP(X, E, name, nin) X(E, name, nin, SAME)
+
+/* the first and last of them (type resolution and the CPU's cost model test ranges) */
+#define GA_OP_SPECIAL_FIRST GA_OP_ERF
+#define GA_OP_SPECIAL_LAST GA_OP_FDTRI
 
 typedef enum {
 #define GA_X_ENUM(e, name, nin, out) e,

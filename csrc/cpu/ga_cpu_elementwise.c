@@ -557,7 +557,8 @@ op_cost(int op, int dt)
     case GA_OP_ATAN2: case GA_OP_HYPOT: case GA_OP_LOGADDEXP:
         return 8;
     default:
-        return 1;
+        /* gpuarr.special: libm calls, series and iterations (tens of them) */
+        return op >= GA_OP_SPECIAL_FIRST && op <= GA_OP_SPECIAL_LAST ? 32 : 1;
     }
 }
 

@@ -1385,6 +1385,9 @@ GA_K_W_CPLX(complex128, ga_c128, double)
 GA_CAST_LIST(GA_K_DEF_CAST)
 #undef GA_K_DEF_CAST
 
+/* gpuarr.special's kernels (their own header: the family is as long as this file) */
+#include "ga_special_kernels.h"
+
 /* --- the list of (op, loop dtype) kernels ------------------------------------------
  * X(GA_OP_ENUM, opname, GA_DTYPE_ENUM, dtypename). Groups of dtypes: */
 #define GA_KL_BOOL(X, E, o) X(E, o, GA_BOOL, bool)
@@ -1483,6 +1486,7 @@ GA_CAST_LIST(GA_K_DEF_CAST)
     GA_KL_INTS(X, GA_OP_LEFT_SHIFT, bitwise_left_shift)                                \
     GA_KL_INTS(X, GA_OP_RIGHT_SHIFT, bitwise_right_shift)                              \
     GA_KL_ALL(X, GA_OP_WHERE, where)                                                   \
-    GA_KL_BOOLREAL(X, GA_OP_CLIP, clip)
+    GA_KL_BOOLREAL(X, GA_OP_CLIP, clip)                                                \
+    GA_SPECIAL_KERNEL_LIST(X)
 
 #endif

@@ -62,6 +62,22 @@ is_float_only(int op)
     }
 }
 
+/* The special functions whose SciPy ufunc lists its float32 loop first (the others
+ * list float64 first): erf(int8) is float64 in SciPy, betainc(int8, ...) float32 */
+static int
+special_float32_first(int op)
+{
+    switch (op) {
+    case GA_OP_ERFINV: case GA_OP_NDTRI: case GA_OP_ENTR: case GA_OP_REL_ENTR:
+    case GA_OP_KL_DIV: case GA_OP_STDTR: case GA_OP_STDTRIT: case GA_OP_CHDTR:
+    case GA_OP_CHDTRC: case GA_OP_CHDTRI: case GA_OP_BETAINC: case GA_OP_BETAINCC:
+    case GA_OP_BETAINCINV: case GA_OP_FDTR: case GA_OP_FDTRC: case GA_OP_FDTRI:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* Map the common dtype onto the op's loop dtype (or explain why there is none). */
 static int
 loop_dtype_for(int op, ga_dtype common, ga_dtype *loop)
@@ -103,7 +119,18 @@ loop_dtype_for(int op, ga_dtype common, ga_dtype *loop)
         }
         break;
     default:
-        if (is_float_only(op)) {
+        if (op >= GA_OP_SPECIAL_FIRST && op <= GA_OP_SPECIAL_LAST) {
+            /* SciPy's ufuncs take the first of their float32 and float64 loops that
+             * the input casts to safely: bool, integers and float16 run in float64
+             * where the double loop comes first, in float32 (up to 16 bits) where
+             * the float loop does */
+            int narrow = k == GA_KIND_BOOL || common == GA_FLOAT16 ||
+                         ((k == GA_KIND_INT || k == GA_KIND_UINT) &&
+                          ga_dtype_infos[common].itemsize <= 2);
+            if (k <= GA_KIND_UINT || common == GA_FLOAT16) {
+                t = narrow && special_float32_first(op) ? GA_FLOAT32 : GA_FLOAT64;
+            }
+        } else if (is_float_only(op)) {
             t = ga_dtype_to_inexact(common);
         }
         break;

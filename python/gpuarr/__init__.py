@@ -68,7 +68,7 @@ from ._sorting import *  # noqa: E402,F401,F403
 from ._nanfunctions import *  # noqa: E402,F401,F403
 from ._numpy_helpers import *  # noqa: E402,F401,F403
 from ._default_device import default_device  # noqa: E402,F401
-from . import fft, linalg, random  # noqa: E402,F401
+from . import fft, linalg, random, special  # noqa: E402,F401
 from .random import rand, randn  # noqa: E402,F401
 from . import _printing, _methods  # noqa: E402,F401  (attach Python-level methods)
 from . import _array_to  # noqa: E402,F401  (Array.to(dtype), .half(), .cuda() to the current GPU)

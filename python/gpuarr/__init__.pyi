@@ -16,6 +16,7 @@ from . import linalg as linalg
 from . import nn as nn
 from . import optim as optim
 from . import parallel as parallel
+from . import special as special
 from . import random as random
 from . import testing as testing
 from ._core import Array as Array

@@ -218,6 +218,8 @@ _CUMSUM, _CUMPROD = _core.scan_ops["cumsum"], _core.scan_ops["cumprod"]
 _LN2, _LN10 = _math.log(2.0), _math.log(10.0)
 _where, _sign, _abs, _exp, _log = _core.where, _core.sign, _core.abs, _core.exp, _core.log
 _sqrt, _cos, _sin = _core.sqrt, _core.cos, _core.sin
+_TWO_OVER_SQRTPI = 2.0 / _math.sqrt(_math.pi)
+_SQRT2PI = _math.sqrt(2.0 * _math.pi)
 
 
 def _axes(mask, ndim):
@@ -558,6 +560,13 @@ def _nll_grad(g, neg_weights, reduction, total):
     return _core.multiply(neg_weights, g)
 
 
+def _no_formula(name, operand):
+    """The gradient a formula table entry does not have (PyTorch has none either)."""
+    raise NotImplementedError(
+        f"the derivative of {name} with respect to {operand} is not implemented (as in "
+        f"PyTorch): detach {operand} (or make it a constant) to differentiate the rest")
+
+
 def _half_where(g, lose, tie):
     """g, halved where tie, zero where lose (maximum/minimum's rule for ties)."""
     return _where(lose, 0.0, _where(tie, _core.multiply(g, 0.5), g))
@@ -639,6 +648,56 @@ _F = {
     "logaddexp": ("LogaddexpBackward", "01r", (
         lambda g, a, b, r, c: _core.multiply(g, _exp(_core.subtract(a, r))),
         lambda g, a, b, r, c: _core.multiply(g, _exp(_core.subtract(b, r))))),
+    # gpuarr.special: the formulas of PyTorch's torch.special (digamma's needs trigamma,
+    # betainc and the inverses have none in PyTorch: not differentiable here either)
+    "erf": ("ErfBackward", "0", (lambda g, a, r, c: _core.multiply(g, _core.multiply(
+        _exp(_core.negative(_core.multiply(a, a))), _TWO_OVER_SQRTPI)),)),
+    "erfc": ("ErfcBackward", "0", (lambda g, a, r, c: _core.multiply(g, _core.multiply(
+        _exp(_core.negative(_core.multiply(a, a))), -_TWO_OVER_SQRTPI)),)),
+    "erfinv": ("ErfinvBackward", "r", (lambda g, a, r, c: _core.multiply(g, _core.multiply(
+        _exp(_core.multiply(r, r)), 0.5 * _math.sqrt(_math.pi))),)),
+    "erfcx": ("SpecialErfcxBackward", "0r", (lambda g, a, r, c: _core.multiply(
+        g, _core.subtract(_core.multiply(_core.multiply(a, r), 2.0), _TWO_OVER_SQRTPI)),)),
+    "ndtr": ("SpecialNdtrBackward", "0", (lambda g, a, r, c: _core.multiply(g, _core.divide(
+        _exp(_core.multiply(_core.multiply(a, a), -0.5)), _SQRT2PI)),)),
+    "ndtri": ("SpecialNdtriBackward", "r", (lambda g, a, r, c: _core.multiply(g, _core.multiply(
+        _exp(_core.multiply(_core.multiply(r, r), 0.5)), _SQRT2PI)),)),
+    "log_ndtr": ("SpecialLogNdtrBackward", "0r", (lambda g, a, r, c: _core.multiply(
+        g, _core.divide(_exp(_core.subtract(_core.multiply(_core.multiply(a, a), -0.5), r)),
+                        _SQRT2PI)),)),
+    "expit": ("SigmoidBackward", "r", (lambda g, a, r, c: _core.multiply(
+        g, _core.multiply(r, _core.subtract(1, r))),)),
+    "logit": ("LogitBackward", "0", (lambda g, a, r, c: _core.divide(
+        g, _core.multiply(a, _core.subtract(1, a))),)),
+    "xlogy": ("XlogyBackward", "01", (
+        lambda g, a, b, r, c: _core.multiply(g, _core.xlogy(_core.not_equal(a, 0), b)),
+        lambda g, a, b, r, c: _core.multiply(g, _core.divide(a, b)))),
+    "xlog1py": ("SpecialXlog1pyBackward", "01", (
+        lambda g, a, b, r, c: _core.multiply(g, _core.xlog1py(_core.not_equal(a, 0), b)),
+        lambda g, a, b, r, c: _core.multiply(g, _core.divide(a, _core.add(b, 1))))),
+    "entr": ("SpecialEntrBackward", "0", (lambda g, a, r, c: _core.multiply(
+        g, _core.negative(_core.add(_log(a), 1))),)),
+    "gammaln": ("LgammaBackward", "0", (lambda g, a, r, c: _core.multiply(
+        g, _core.digamma(a)),)),
+    "i0": ("I0Backward", "0", (lambda g, a, r, c: _core.multiply(g, _core.i1(a)),)),
+    "i0e": ("SpecialI0EBackward", "0r", (lambda g, a, r, c: _core.multiply(
+        g, _core.subtract(_core.i1e(a), _core.multiply(_sign(a), r))),)),
+    "i1": ("SpecialI1Backward", "0r", (lambda g, a, r, c: _core.multiply(g, _where(
+        _core.equal(a, 0), 0.5, _core.subtract(_core.i0(a), _core.divide(r, a)))),)),
+    "i1e": ("SpecialI1EBackward", "0r", (lambda g, a, r, c: _core.multiply(g, _where(
+        _core.equal(a, 0), 0.5, _core.subtract(_core.i0e(a), _core.multiply(
+            r, _core.add(_sign(a), _core.reciprocal(a)))))),)),
+    "sinc": ("SincBackward", "0r", (lambda g, a, r, c: _core.multiply(g, _where(
+        _core.equal(a, 0), 0.0, _core.divide(_core.subtract(
+            _cos(_core.multiply(a, _math.pi)), r), a))),)),
+    "gammainc": ("IgammaBackward", "01", (lambda g, a, x, r, c: _no_formula("gammainc", "a"),
+                                          lambda g, a, x, r, c: _core.multiply(
+        g, _exp(_core.subtract(_core.subtract(_core.xlogy(_core.subtract(a, 1), x), x),
+                               _core.gammaln(a)))))),
+    "gammaincc": ("IgammacBackward", "01", (lambda g, a, x, r, c: _no_formula("gammaincc", "a"),
+                                            lambda g, a, x, r, c: _core.negative(
+        _core.multiply(g, _exp(_core.subtract(_core.subtract(
+            _core.xlogy(_core.subtract(a, 1), x), x), _core.gammaln(a))))))),
     "maximum": ("MaximumBackward", "01", (
         lambda g, a, b, r, c: _half_where(g, _core.less(a, b), _core.equal(a, b)),
         lambda g, a, b, r, c: _half_where(g, _core.greater(a, b), _core.equal(a, b)))),

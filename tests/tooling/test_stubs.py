@@ -26,6 +26,7 @@ STUBS = {
     "linalg/__init__.pyi": gpuarr.linalg,
     "fft.pyi": gpuarr.fft,
     "random.pyi": gpuarr.random,
+    "special.pyi": gpuarr.special,
     "nn/__init__.pyi": gpuarr.nn,
     "nn/functional.pyi": gpuarr.nn.functional,
     "optim.pyi": gpuarr.optim,

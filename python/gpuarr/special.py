@@ -1,0 +1,179 @@
+"""gpuarr.special: SciPy's special functions, on the device of their operands.
+
+Each function is one elementwise kernel on every device kind (the CPU, simulated
+GPUs, CUDA devices and the emulator all run the same scalar math:
+csrc/kernels/ga_special_*.h), with SciPy's names, argument order and special values.
+float32 and float64 are computed in double precision and rounded once, as SciPy's
+float32 loops are; bool, integers up to 16 bits and float16 promote to float32, wider
+integers to float64 (SciPy's type resolution). Python scalars join as in any gpuarr
+operation (``gammainc(2.5, x)`` keeps x's dtype).
+
+SciPy finds this module itself: with ``SCIPY_ARRAY_API=1``, ``scipy.special.erf(x)``
+on a gpuarr array looks for ``special`` on the array's namespace (gpuarr) and calls
+``gpuarr.special.erf`` there, so the work stays on x's device. The same holds for the
+functions scipy.stats builds on them (``scipy.stats.norm.cdf`` and friends, where SciPy
+uses its array API paths).
+
+The accuracy against SciPy, per function, is in docs/special.md (and asserted by
+tests/core/test_special.py with those bounds); the functions of SciPy's array-API
+table that are not here yet are listed there too.
+"""
+import inspect as _inspect
+
+from . import _core
+
+_UNARY = {
+    "erf": "The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt.",
+    "erfc": "The complementary error function 1 - erf(x), accurate where erf is near 1.",
+    "erfcx": "The scaled complementary error function exp(x^2) * erfc(x).",
+    "erfinv": "The inverse of erf on (-1, 1) (+-inf at +-1, NaN outside).",
+    "ndtr": "The standard normal CDF: the area under the Gaussian left of x.",
+    "ndtri": "The inverse of ndtr: the x with ndtr(x) == p (the normal quantile).",
+    "log_ndtr": "log(ndtr(x)), finite far into the lower tail where ndtr underflows.",
+    "expit": "The logistic sigmoid 1 / (1 + exp(-x)).",
+    "logit": "The log-odds log(p / (1 - p)), the inverse of expit.",
+    "entr": "The elementwise entropy -x * log(x) (0 at 0, -inf below 0).",
+    "gammaln": "log|Gamma(x)| (inf at 0 and the negative integers).",
+    "digamma": "The digamma function psi(x) = Gamma'(x) / Gamma(x) (psi is the same function).",
+    "i0": "The modified Bessel function of the first kind of order 0.",
+    "i0e": "exp(-|x|) * i0(x), finite where i0 overflows.",
+    "i1": "The modified Bessel function of the first kind of order 1.",
+    "i1e": "exp(-|x|) * i1(x), finite where i1 overflows.",
+    "sinc": "The normalized sinc sin(pi x) / (pi x), 1 at 0 (SciPy's and NumPy's sinc).",
+}
+
+_BINARY = {
+    "xlogy": "x * log(y), 0 where x == 0 (unless y is NaN).",
+    "xlog1py": "x * log1p(y), 0 where x == 0 (unless y is NaN).",
+    "rel_entr": "x * log(x / y) for x, y > 0; 0 for x == 0 <= y; inf otherwise.",
+    "kl_div": "x * log(x / y) - x + y for x, y > 0; y for x == 0 <= y; inf otherwise.",
+    "gammainc": "The regularized lower incomplete gamma function P(a, x).",
+    "gammaincc": "The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x).",
+    "gammaincinv": "The inverse of gammainc in x: the x with gammainc(a, x) == y.",
+    "gammainccinv": "The inverse of gammaincc in x: the x with gammaincc(a, x) == y.",
+    "betaln": "log|B(a, b)|, the log of the beta function.",
+    "stdtr": "Student's t CDF with df degrees of freedom, at t.",
+    "stdtrit": "The inverse of stdtr in t: the t with stdtr(df, t) == p.",
+    "chdtr": "The chi-square CDF with v degrees of freedom, at x.",
+    "chdtrc": "The chi-square survival function 1 - chdtr(v, x).",
+    "chdtri": "The inverse of chdtrc in x: the x with chdtrc(v, x) == p.",
+}
+
+_TERNARY = {
+    "betainc": "The regularized incomplete beta function I_x(a, b).",
+    "betaincc": "The complement 1 - I_x(a, b) of betainc.",
+    "betaincinv": "The inverse of betainc in x: the x with betainc(a, b, x) == y.",
+    "fdtr": "The F distribution's CDF with dfn, dfd degrees of freedom, at x.",
+    "fdtrc": "The F distribution's survival function 1 - fdtr(dfn, dfd, x).",
+    "fdtri": "The inverse of fdtr in x: the x with fdtr(dfn, dfd, x) == p.",
+}
+
+_PARAMS = {
+    "xlogy": "x, y", "xlog1py": "x, y", "rel_entr": "x, y", "kl_div": "x, y",
+    "gammainc": "a, x", "gammaincc": "a, x", "gammaincinv": "a, y", "gammainccinv": "a, y",
+    "betaln": "a, b", "stdtr": "df, t", "stdtrit": "df, p", "chdtr": "v, x",
+    "chdtrc": "v, x", "chdtri": "v, p", "betainc": "a, b, x", "betaincc": "a, b, x",
+    "betaincinv": "a, b, y", "fdtr": "dfn, dfd, x", "fdtrc": "dfn, dfd, x",
+    "fdtri": "dfn, dfd, p",
+}
+
+
+def _make(name, text):
+    core_fn = getattr(_core, name)
+
+    def fn(*args, out=None):
+        return core_fn(*args, out=out)
+    params = _PARAMS.get(name, "x")
+    # SciPy's parameter names, positional-only as in SciPy's ufuncs, for help() and
+    # inspect.signature (the body takes *args: one wrapper serves every arity)
+    P = _inspect.Parameter
+    fn.__signature__ = _inspect.Signature(
+        [P(p, P.POSITIONAL_ONLY) for p in params.split(", ")] +
+        [P("out", P.KEYWORD_ONLY, default=None)])
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = __name__
+    fn.__doc__ = (f"{name}({params}, /, *, out=None)\n\n{text}\n\nElementwise, on the "
+                  "operands' device (one kernel); broadcasts like any gpuarr operation. "
+                  "Accuracy against SciPy: docs/special.md.")
+    return fn
+
+
+__all__ = []
+for _table in (_UNARY, _BINARY, _TERNARY):
+    for _name, _text in _table.items():
+        globals()[_name] = _make(_name, _text)
+        __all__.append(_name)
+
+psi = globals()["digamma"]  # SciPy's other name for it
+__all__.append("psi")
+
+_betaln_kernel = globals()["betaln"]
+
+
+def betaln(a, b, /, *, out=None):
+    """betaln(a, b, /, *, out=None)
+
+    log|B(a, b)|, the log of the beta function; inf where a or b is a pole of Gamma
+    (0 or a negative integer) that a + b does not cancel, as SciPy (elementwise, on
+    the operands' device).
+    Accuracy against SciPy: docs/special.md."""
+    # the kernel gives NaN there (lgamma's inf - inf); the pole test is a few cheap
+    # kernels beside it until the C function says so itself
+    def pole(v):
+        return _core.logical_and(_core.less_equal(v, 0), _core.equal(_core.floor(v), v))
+    r = _betaln_kernel(a, b)
+    def positive_int(v):
+        return _core.logical_and(_core.greater(v, 0), _core.equal(_core.floor(v), v))
+    pa, pb = pole(a), pole(b)
+    # one pole, cancelled by Gamma(a + b)'s when the other argument is a positive
+    # integer (B(1, -1) = -1), is not infinite; every other pole is
+    other_int = _core.where(pa, positive_int(b), positive_int(a))
+    cancelled = _core.logical_and(pole(_core.add(a, b)), other_int)
+    inf = _core.logical_or(_core.logical_and(pa, pb), _core.logical_and(
+        _core.logical_or(pa, pb), _core.logical_not(cancelled)))
+    return _core.where(inf, float("inf"), r, out=out)
+
+
+# --- distributions composed of the kernels above (exact compositions: a product or a
+# floor before the kernel, so they add at most the product's rounding) ---------------
+
+def gdtr(a, b, x, /, *, out=None):
+    """gdtr(a, b, x, /, *, out=None)
+
+    The gamma distribution's CDF with rate a and shape b, at x: gammainc(b, a * x)
+    (NaN for a negative rate or x, as SciPy)."""
+    r = _core.gammainc(b, _core.multiply(a, x))
+    bad = _core.logical_or(_core.less(a, 0), _core.less(x, 0))
+    return _core.where(bad, float("nan"), r, out=out)
+
+
+def gdtrc(a, b, x, /, *, out=None):
+    """gdtrc(a, b, x, /, *, out=None)
+
+    The gamma distribution's survival function 1 - gdtr(a, b, x):
+    gammaincc(b, a * x)."""
+    r = _core.gammaincc(b, _core.multiply(a, x))
+    bad = _core.logical_or(_core.less(a, 0), _core.less(x, 0))
+    return _core.where(bad, float("nan"), r, out=out)
+
+
+def pdtr(k, m, /, *, out=None):
+    """pdtr(k, m, /, *, out=None)
+
+    The Poisson CDF: the probability of at most floor(k) events at mean m,
+    gammaincc(floor(k) + 1, m) (NaN for k < 0, as SciPy)."""
+    r = _core.gammaincc(_core.add(_core.floor(k), 1), m)
+    return _core.where(_core.less(k, 0), float("nan"), r, out=out)
+
+
+def pdtrc(k, m, /, *, out=None):
+    """pdtrc(k, m, /, *, out=None)
+
+    The Poisson survival function 1 - pdtr(k, m): gammainc(floor(k) + 1, m)."""
+    r = _core.gammainc(_core.add(_core.floor(k), 1), m)
+    return _core.where(_core.less(k, 0), float("nan"), r, out=out)
+
+
+__all__ += ["gdtr", "gdtrc", "pdtr", "pdtrc"]
+__all__.sort()
+del _table, _name, _text
