@@ -78,6 +78,8 @@ WRONG = {
     "wait_each_device": ["the host waited for a device before all the work was queued: 4 "
                          "operations were queued after the first wait, at ex5_two_gpus.py:10"],
     "wait_each_product": ["waits for a device (at most"],
+    "warmup_products": ["powers_on_two_devices should run exactly 4 matrix products on "
+                        "gpu(0) (4 steps: P = P @ A, 4 times); it ran 5"],
     "no_final_wait": ["powers_on_two_devices returned without waiting for the devices (0 waits"],
     # exercise 6 (autograd and an optimizer)
     "optimizer_before_to": ["moved to gpu(0) after the optimizer was made",
