@@ -7,7 +7,8 @@ import gpuarr as ga
 def powers_on_two_devices(A0, A1, steps):
     """A0 and A1 live on two devices. Compute P0 = A0 @ A0 @ ... @ A0 (`steps` matrix
     products, A0 to the power steps + 1) on A0's device and P1 the same for A1 on A1's
-    device, queuing the work of both devices before waiting: one gpuarr.synchronize()
+    device (the grader counts exactly `steps` products on each device: no fewer, by
+    squaring, and no more, for a warm-up), queuing the work of both devices before waiting: one gpuarr.synchronize()
     at the end, no read and no wait in between. Return (P0, P1), each on its device."""
     # TODO
     raise NotImplementedError

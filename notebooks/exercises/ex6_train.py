@@ -12,8 +12,12 @@ def train(net, batches, device, lr=0.1):
 
     - Move the model to `device` once, then make the optimizer
       `optim.SGD(net.parameters(), lr=lr)`.
-    - Each batch is a pair (X, y) of NumPy arrays: X, float32 features of shape
-      (n, 4); y, int64 class labels of shape (n,). Move both to `device` once.
+    - Each batch is a pair (X, y): X, float32 features of shape (n, 4); y, int64
+      class labels of shape (n,); NumPy arrays (a data loader's) or gpuarr arrays
+      already on `device` (a prefetching loader's: the grader gives both). Move both
+      to `device` once (`ga.asarray(X, device=device)` leaves an array already there
+      as it is). The grader checks that each step multiplies its batch on `device`
+      in every layer and that no batch comes back to the host.
     - Each step: the loss `nn.CrossEntropyLoss()(net(X), y)`; clear the gradients,
       `loss.backward()`, then the optimizer's step.
     - Keep each step's loss on the device (for example in an array made with

@@ -28,9 +28,18 @@ def test_powers_are_queued_on_both_devices_before_one_wait(student, gpuarr_rng):
     same = d0 == d1
     work = (assert_work(d0, matmuls=2 * STEPS) if same else assert_work(d0, matmuls=STEPS))
     other = assert_work(d1, matmuls=0 if same else STEPS)
-    with work, other, assert_transfers(max_h2d=0, max_d2h=0, max_d2d=0,
-                                       max_syncs=one.syncs, waits_last=True) as t:
+    with work as w0, other, assert_transfers(max_h2d=0, max_d2h=0, max_d2d=0,
+                                             max_syncs=one.syncs, waits_last=True) as t:
         P0, P1 = ex.powers_on_two_devices(A0, A1, STEPS)
+    # exactly `steps` products per device: the template fixes them, so fewer (a power
+    # by squaring) or more (a product for show) is not the exercise's work
+    for d in dict.fromkeys((d0, d1)):
+        want = 2 * STEPS if same else STEPS
+        if w0[d].matmuls != want:
+            raise AssertionError(
+                f"powers_on_two_devices should run exactly {want} matrix products on "
+                f"{d!r} ({STEPS} steps: P = P @ A, {STEPS} times"
+                f"{', for each matrix' if same else ''}); it ran {w0[d].matmuls}")
     # the wait is part of the exercise: at most one, and not none
     if t.syncs < one.syncs:
         raise AssertionError(

@@ -1,5 +1,9 @@
 """Grades ex6_train.py: SGD steps of the cross-entropy on the device, compared with SGD
-written by hand in NumPy; the model moved once, each batch once, the losses read once."""
+written by hand in NumPy; the model moved once, each batch once, the losses read once.
+The batches come twice: as NumPy arrays (a data loader's) and as gpuarr arrays already
+on the device (a prefetching loader's): a batch on the device reaches the host or the
+CPU device only through a counted copy, so training there beside a few kernels on the
+device (decoy work) fails."""
 import numpy as np
 
 import gpuarr as ga
@@ -41,6 +45,17 @@ def numpy_train(params, batches):
         W2, b2 = W2 - LR * dz.T @ a, b2 - LR * dz.sum(0)
         W1, b1 = W1 - LR * dh.T @ X, b1 - LR * dh.sum(0)
     return [W1, b1, W2, b2], np.array(losses)
+
+
+def batch_products(prof, device):
+    """The matrix products `device` ran with the batch's N rows as one of their
+    dimensions (the profile records an (M, K) @ (K, N) product's shape as (batch, N,
+    M, K)); N = 16 is no other size of the model (4 features, 8 hidden, 3 classes)."""
+    return sum(1 for e in prof.events if e.kind == "op" and e.name == "matmul"
+               and e.device == device and e.shape and N in e.shape[1:4])
+
+
+LAYERS = 2  # the model's Linear layers
 
 
 def run(ex, device, rng, budget=True):
@@ -98,4 +113,31 @@ def test_train_moves_the_model_once_each_batch_once_and_reads_the_losses_once(
     if k.supported and k.launches < 3 * BATCHES:
         raise AssertionError(f"only {k.launches} kernels ran on {gpuarr_device!r} for "
                              f"{BATCHES} training steps: the work was done elsewhere")
+    assert all(p.device == gpuarr_device for p in trained.parameters())
+
+
+def test_train_computes_every_step_on_the_device_with_batches_already_there(
+        student, gpuarr_device, gpuarr_rng):
+    """The batches as a prefetching loader gives them, (X, y) on the device: the model
+    moves (4 arrays), no batch crosses, the losses come back once; each step multiplies
+    its batch in every layer, forward and backward (the weights' gradients), on the
+    device."""
+    ex = student("ex6_train")
+    net, host = model(gpuarr_rng), data(gpuarr_rng)
+    start = [p.numpy() for p in net.parameters()]
+    batches = [(ga.asarray(X, device=gpuarr_device), ga.asarray(y, device=gpuarr_device))
+               for X, y in host]
+    with assert_transfers(max_h2d=4, max_d2h=1, max_d2d=0, max_d2h_bytes=8 * BATCHES), \
+            ga.profile() as prof:
+        trained, losses = ex.train(net, batches, gpuarr_device, LR)
+    products, least = batch_products(prof, gpuarr_device), 2 * LAYERS * BATCHES
+    if products < least:
+        raise AssertionError(
+            f"train should multiply each batch on {gpuarr_device!r}: {2 * LAYERS} matrix "
+            f"products of its {N} rows per step (each Linear layer's forward product and "
+            f"its weight's gradient), at least {least} for {BATCHES} steps; "
+            f"{gpuarr_device!r} ran {products}: the training was done elsewhere (on the "
+            "CPU, or in NumPy on the host)")
+    _, expected = numpy_train(start, host)
+    np.testing.assert_allclose(losses, expected, rtol=1e-4, atol=1e-6)
     assert all(p.device == gpuarr_device for p in trained.parameters())

@@ -66,6 +66,11 @@ WRONG = {
                             "ex4_trainer.py:23: 20 device->host copies",
                             "losses.append(float((r * r).mean()))"],
     "numpy_on_host": ["too little work on gpu(0): 0 matrix products (at least 40 expected)"],
+    "decoy_numpy_training": ["20 device->host copies (at most 1 allowed)",
+                             "ex4_trainer.py:23: 20 device->host copies",
+                             "B = batch if isinstance(batch, np.ndarray) else batch.numpy()"],
+    "model_copied_each_step": ["fit copied the parameters within gpu(0) 20 times: move the "
+                               "model once, before the loop (prepare_model)"],
     "params_float64": ["the trained w should have dtype float32; got a gpuarr array (float64"],
     "model_left_on_host": ["matmul: the operands live on different devices",
                            "In this exercise the work belongs on gpu(0), the device it gives: "
@@ -73,6 +78,8 @@ WRONG = {
     "wait_each_device": ["the host waited for a device before all the work was queued: 4 "
                          "operations were queued after the first wait, at ex5_two_gpus.py:10"],
     "wait_each_product": ["waits for a device (at most"],
+    "warmup_products": ["powers_on_two_devices should run exactly 4 matrix products on "
+                        "gpu(0) (4 steps: P = P @ A, 4 times); it ran 5"],
     "no_final_wait": ["powers_on_two_devices returned without waiting for the devices (0 waits"],
     # exercise 6 (autograd and an optimizer)
     "optimizer_before_to": ["moved to gpu(0) after the optimizer was made",
@@ -108,6 +115,9 @@ WRONG = {
     "copies_after_loop": ["step 1 started before the values of the steps before it were "
                           "copied (0 copies to the host, 1 expected)"],
     "lazy_list": ["run should return a list of 20 host copies, one per step; got Logs"],
+    "decoy_cpu_training": ["24 device->host copies (at most 1 allowed)",
+                           "ex6_train.py:19: 24 device->host copies",
+                           "X, y = X.numpy(), y.numpy()"],
     "trained_on_host": ["each batch (X and y) should be moved to gpu(0) and trained on there: "
                         "24 host->device copies of batches were expected, but only 8 copies "
                         "crossed in all"],
