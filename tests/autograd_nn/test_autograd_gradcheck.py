@@ -68,9 +68,32 @@ BINARY = {
     "logaddexp": (STD, STD),
 }
 
+# gpuarr.special's formulas (PyTorch's), in the domains where each is smooth;
+# tests/core/test_special.py checks the same gradients against SciPy's values
+SPECIAL_UNARY = {
+    "erf": STD, "erfc": STD, "erfinv": UNIT, "erfcx": _u(-1.0, 3.0), "ndtr": STD,
+    "ndtri": _u(0.1, 0.9), "log_ndtr": _u(-4.0, 2.0), "expit": STD, "logit": _u(0.1, 0.9),
+    "entr": _u(0.2, 2.0), "gammaln": _u(0.5, 4.0), "i0": STD, "i0e": _u(0.3, 2.0),
+    "i1": STD, "i1e": _u(0.3, 2.0), "sinc": _u(0.2, 0.8),
+}
+SPECIAL_BINARY = {  # only the operands PyTorch differentiates vary: the others are fixed
+    "xlogy": (STD, POS), "xlog1py": (STD, POS),
+    "gammainc": (POS, POS), "gammaincc": (POS, POS),
+}
+
 
 def _cases():
     cs = []
+    for name, dom in SPECIAL_UNARY.items():
+        cs.append(Case(name, lambda c, x, f=getattr(gpuarr.special, name): f(x),
+                       ((2, 3), dom)))
+    for name, (d1, d2) in SPECIAL_BINARY.items():
+        f = getattr(gpuarr.special, name)
+        if name.startswith("gammainc"):  # no gradient in a (PyTorch has none either)
+            cs.append(Case(name, lambda c, x, f=f: f(c["a"], x), ((2, 3), d2),
+                           consts={"a": np.array([[0.7, 1.5, 3.0]])}))
+        else:
+            cs.append(Case(name, lambda c, x, y, f=f: f(x, y), ((2, 3), d1), ((2, 3), d2)))
     for name, dom in UNARY.items():
         cs.append(Case(name, lambda c, x, f=getattr(gpuarr, name): f(x), ((2, 3), dom)))
     for name, (d1, d2) in BINARY.items():
