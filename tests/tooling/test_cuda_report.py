@@ -76,7 +76,7 @@ def _all_wide(name: str) -> bool:
 # error). complex exp/pow/expm1/sinh/... reach sin and cos of the imaginary part;
 # k_random's normal draws (distribution 1, a kernel per dtype) call cos.
 LIBDEVICE_TRIG = re.compile(
-    r"k_elementwise<ga_f_(sin|cos|tan|sinh|cosh|tanh|exp|exp2|expm1|pow)_\w+>|"
+    r"k_elementwise<ga_f_(sin|cos|tan|sinh|cosh|tanh|exp|exp2|expm1|pow|sinc)_\w+>|"
     r"^void k_random<1, \d+>\(")
 
 
@@ -88,14 +88,38 @@ def _local(k) -> bool:
 # says why it is interpreted): the file lives in local memory, by design.
 FUSED_INTERPRETER = re.compile(r"^k_fused\(")
 
+# gpuarr.special's functions with loops (series, continued fractions, Newton steps) call
+# helpers that are not inlined (kernels/ga_special_erf.h says why: compile time): a call
+# keeps a small frame on the stack, and their tens of iterations hold up to ~120
+# registers. They are compute-bound (tens of flops per byte), so fewer resident warps
+# cost little; they have bounds of their own below instead of the rules for the
+# memory-bound kernels.
+SPECIAL_HEAVY = re.compile(
+    r"k_elementwise<ga_f_(betainc|betaincc|betaincinv|betaln|chdtr|chdtrc|chdtri|digamma|"
+    r"erfcx|erfinv|fdtr|fdtrc|fdtri|gammainc|gammaincc|gammainccinv|gammaincinv|gammaln|"
+    r"i0|i0e|i1|i1e|log_ndtr|ndtri|stdtr|stdtrit|kl_div|rel_entr|entr|ndtr|erf|erfc)"
+    r"_float(32|64)>")
+
 
 def test_local_memory_only_in_libdevice_trigonometry(report):
     users = [k for k in report if _local(k)]
     bad = [f"{k.name}: {k.stack} B stack, {k.spill_ops} LDL/STL" for k in users
-           if not LIBDEVICE_TRIG.search(k.name) and not FUSED_INTERPRETER.search(k.name)]
+           if not LIBDEVICE_TRIG.search(k.name) and not FUSED_INTERPRETER.search(k.name)
+           and not SPECIAL_HEAVY.search(k.name)]
     assert not bad, "kernels using local memory:\n" + "\n".join(bad[:20])
     # the float32 sine is among them (so the pattern still matches what nvcc emits)
     assert any("ga_f_sin_float32" in k.name for k in users), [k.name for k in users][:5]
+
+
+def test_special_functions_keep_a_small_frame_and_a_quarter_occupancy(report):
+    special = [k for k in report if SPECIAL_HEAVY.search(k.name)]
+    assert len(special) >= 40, "gpuarr.special's kernels were not found by name"
+    # the frame's loads and stores (LDL/STL) are the calls' saves: ptxas's spill warning
+    # (an error in this build) says there are no spills
+    bad = [f"{k.name}: {k.stack} B stack, {k.local} B local, {k.occupancy:.0%} "
+           f"({k.regs} registers)" for k in special
+           if k.local > 0 or k.stack > 64 or k.occupancy < 0.25]
+    assert not bad, "special-function kernels past their bounds:\n" + "\n".join(bad[:20])
 
 
 # A rule the plugin does not meet (strict: it fails once met, so the mark goes): the
@@ -109,7 +133,8 @@ def test_no_kernel_uses_local_memory(report):
 
 def test_occupancy_at_launch_block_is_at_least_half(report):
     bad = [f"{k.name}: {k.occupancy:.0%} ({k.regs} registers, {k.shared} B shared, "
-           f"{k.block} threads)" for k in report if k.occupancy < 0.5]
+           f"{k.block} threads)" for k in report
+           if k.occupancy < 0.5 and not SPECIAL_HEAVY.search(k.name)]
     assert not bad, "kernels under 50% occupancy on sm_90:\n" + "\n".join(bad[:20])
 
 
