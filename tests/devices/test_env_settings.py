@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import gpuarr
+
 SETTINGS = ("GPUARR_CUDA_EMULATE", "GPUARR_SIMULATE_GPUS", "GPUARR_NUM_THREADS",
             "OMP_NUM_THREADS")
 
@@ -17,7 +18,8 @@ SETTINGS = ("GPUARR_CUDA_EMULATE", "GPUARR_SIMULATE_GPUS", "GPUARR_NUM_THREADS",
 def run(code, **env):
     e = {k: v for k, v in os.environ.items()
          if k not in SETTINGS and not k.startswith("GPUARR_CUDA_EMULATE_")}
-    e["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python"),
+    # the gpuarr this test runs on (the cross-built packages of tools/ live elsewhere)
+    e["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(gpuarr.__file__)),
                                        e.get("PYTHONPATH", "")])
     e.update(env)
     return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True,
