@@ -12,6 +12,9 @@
  * path. */
 static PyObject *scope_var;
 static ga_device global_default = {GA_DEV_CPU, 0};
+/* how many times set_default_device was called: gpuarr.cuda.current_device() compares it
+ * with the count when set_device() ran, so whichever of the two came later wins */
+static unsigned long long global_default_sets;
 
 ga_device
 pyga_default_device(void)
@@ -371,7 +374,16 @@ fn_set_default_device(PyObject *m, PyObject *arg)
         }
     }
     global_default = d;
+    global_default_sets++;
     Py_RETURN_NONE;
+}
+
+static PyObject *
+fn_default_device_sets(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyLong_FromUnsignedLongLong(global_default_sets);
 }
 
 static PyObject *
@@ -445,6 +457,8 @@ PyMethodDef pyga_device_functions[] = {
      "functions (a `with device:` block overrides it in its thread). A GPU set here (or "
      "by `with gpu(i):`) is also the current GPU, where a bare x.cuda() goes; "
      "gpuarr.cuda.set_device(i) changes only the current GPU, as in PyTorch."},
+    {"_default_device_sets", fn_default_device_sets, METH_NOARGS,
+     "How many times set_default_device has been called (gpuarr.cuda.current_device)."},
     {"get_default_device", fn_get_default_device, METH_NOARGS,
      "get_default_device()\n--\n\nThe device creation functions use when device= is "
      "not given."},

@@ -5,8 +5,8 @@ PyTorch's rule, so that its recipes hold as printed: ``gpuarr.cuda.set_device(1)
 gpu(1) without naming it. It does not change where new arrays go (that is the default
 device, ``set_default_device`` / ``with gpu(i):``), as in PyTorch. ``with gpu(i):`` and
 ``set_default_device(gpu(i))`` make gpu(i) current too: a default device scope entered
-after ``set_device`` wins inside it, and ``set_device`` called inside a scope wins over
-that scope.
+after ``set_device`` wins inside it, ``set_device`` called inside a scope wins over
+that scope, and of ``set_device`` and ``set_default_device(gpu(i))`` the later wins.
 
 Both live in ``contextvars.ContextVar``s, so each thread and each asyncio task has its
 own, as CUDA's current device is per thread. A new thread starts at gpu(0) (or at
@@ -18,10 +18,17 @@ from . import _core
 
 __all__ = ["current_device", "set_device", "device"]
 
-# (index, the default device scope node current when it was set): the scope tells
-# whether a `with gpu(i):` was entered since (csrc/binding/py_device.c keeps them).
+# (index, the default device scope node current when it was set, how many times
+# set_default_device had been called then): the scope tells whether a `with gpu(i):`
+# was entered since, the count whether set_default_device was called since
+# (csrc/binding/py_device.c keeps both); either makes the default device current.
 _current = contextvars.ContextVar("gpuarr.current_gpu", default=None)
 _scope = _core._default_device_scope
+_sets = _core._default_device_sets
+
+
+def _mark(index):
+    return (index, _scope.get(None), _sets())
 
 
 def _index(d, what):
@@ -50,7 +57,7 @@ def current_device():
     bare ``x.cuda()`` and ``net.cuda()`` go."""
     cur = _current.get()
     scope = _scope.get(None)
-    if cur is not None and cur[1] is scope:
+    if cur is not None and cur[1] is scope and cur[2] == _sets():
         return cur[0]
     default = _core.get_default_device()
     if default.type == "gpu":
@@ -65,7 +72,7 @@ def set_device(device):
     task: ``x.cuda()`` and ``net.cuda()`` go there from now on. New arrays still go to
     the default device (``set_default_device``). Raises the usual device error for a
     GPU that does not exist."""
-    _current.set((_index(device, "set_device"), _scope.get(None)))
+    _current.set(_mark(_index(device, "set_device")))
 
 
 class device:
@@ -81,7 +88,7 @@ class device:
 
     def __enter__(self):
         if self.index is not None:
-            self._token = _current.set((self.index, _scope.get(None)))
+            self._token = _current.set(_mark(self.index))
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):

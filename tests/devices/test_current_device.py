@@ -132,3 +132,18 @@ def test_counts_and_synchronize(device):
         gpuarr.cuda.synchronize(device)
         gpuarr.cuda.synchronize(device.index)
         assert float(x.sum()) == 200.0
+
+
+def test_the_later_of_set_device_and_set_default_device_wins(two_gpus):
+    # set_device left at 0 by an earlier call (another test's, once) must not pin
+    # the current device against a later set_default_device
+    old = gpuarr.get_default_device()
+    x = gpuarr.ones(2)
+    gpuarr.cuda.set_device(0)
+    try:
+        gpuarr.set_default_device(gpuarr.gpu(1))
+        assert gpuarr.cuda.current_device() == 1 and x.cuda().device == gpuarr.gpu(1)
+        gpuarr.cuda.set_device(0)
+        assert gpuarr.cuda.current_device() == 0 and x.cuda().device == gpuarr.gpu(0)
+    finally:
+        gpuarr.set_default_device(old)
