@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import gpuarr
+from gpuarr import _current_device
 
 # The test files live in folders by subject (tests/README.md), and a few import another
 # folder's test module by its bare name (test_cuda_sort.py takes test_sorting.py's data,
@@ -40,6 +41,14 @@ def _devices():
 
 DEVICES = _devices()
 
+# The emulated CUDA plugin, which files that start emulated GPUs in fresh interpreters
+# need (a build with -DGPUARR_CUDA_EMU=ON; the aarch64 and Windows checks have none).
+EMULATED_PLUGIN = os.path.join(os.path.dirname(os.path.abspath(gpuarr._core.__file__)),
+                               "libgpuarr_cuda_emu.so")
+needs_emulated_plugin = pytest.mark.skipif(
+    not os.path.exists(EMULATED_PLUGIN), reason="the emulated CUDA plugin was not built "
+    "(configure with -DGPUARR_CUDA_EMU=ON)")
+
 # Files that call or count CUDA kernels: a real GPU with the plugin, or emulated ones.
 needs_cuda_devices = pytest.mark.skipif(
     gpuarr._core._gpu_mode()[0] not in ("cuda", "emulated"),
@@ -49,9 +58,45 @@ needs_cuda_devices = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(params=DEVICES, ids=[repr(d) for d in DEVICES])
+# --- what one CI stage leaves to another (.ci/run) -------------------------------------
+# CI runs the suite in several device modes, and two kinds of cases would only repeat
+# there, so its later stages leave them out (a run by hand sets neither variable):
+#  - GPUARR_TEST_DEVICES=gpus: the `device` fixture gives the GPUs only, not cpu(0),
+#    whose cases the stage without GPUs ran (the CPU device computes the same with GPUs
+#    beside it; tests that mix devices name them themselves, and still run);
+#  - GPUARR_TESTS_ELSEWHERE=tooling,own-processes: deselects tests/tooling (rules about
+#    the repository, which touch no device) and the files marked `own_processes`, whose
+#    every test starts fresh interpreters with a device mode of its own, so the
+#    stage's mode changes nothing.
+_TEST_DEVICES = os.environ.get("GPUARR_TEST_DEVICES", "all")
+if _TEST_DEVICES not in ("all", "gpus"):
+    raise pytest.UsageError(f"GPUARR_TEST_DEVICES={_TEST_DEVICES!r}: expected 'all' or 'gpus'")
+FIXTURE_DEVICES = DEVICES[1:] if _TEST_DEVICES == "gpus" and len(DEVICES) > 1 else DEVICES
+_ELSEWHERE = {w for w in os.environ.get("GPUARR_TESTS_ELSEWHERE", "").split(",") if w}
+if _ELSEWHERE - {"tooling", "own-processes"}:
+    raise pytest.UsageError(f"GPUARR_TESTS_ELSEWHERE={os.environ['GPUARR_TESTS_ELSEWHERE']!r}: "
+                            "expected a comma-separated list of 'tooling', 'own-processes'")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not _ELSEWHERE:
+        return
+    tooling = os.path.join(_TESTS, "tooling")
+    keep, moved = [], []
+    for item in items:
+        away = (("tooling" in _ELSEWHERE and os.path.dirname(str(item.path)) == tooling)
+                or ("own-processes" in _ELSEWHERE
+                    and item.get_closest_marker("own_processes") is not None))
+        (moved if away else keep).append(item)
+    if moved:
+        config.hook.pytest_deselected(items=moved)
+        items[:] = keep
+
+
+@pytest.fixture(params=FIXTURE_DEVICES, ids=[repr(d) for d in FIXTURE_DEVICES])
 def device(request):
-    """Each device of this process: cpu(0), then gpu(0), gpu(1), ..."""
+    """Each device of this process: cpu(0), then gpu(0), gpu(1), ... (no cpu(0) under
+    GPUARR_TEST_DEVICES=gpus, above)"""
     return request.param
 
 
@@ -77,6 +122,8 @@ def _no_queued_error_left_unraised():
     one would fail the whole run at its very end. Name the test instead (a wait per
     test on a GPU: the errors of the test's queued work come back with it)."""
     yield
+    # a test that called gpuarr.cuda.set_device() leaves no current GPU to the next
+    _current_device._current.set(None)
     if gpuarr.num_gpus() > 0:
         gpuarr.synchronize()  # raises this thread's, as a teardown error of the test
     left = gpuarr._core._unreported_failures(take=True)
@@ -204,6 +251,9 @@ def pytest_runtest_setup(item):
 
 
 def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "own_processes: every test of the file starts fresh interpreters with a "
+        "device mode of its own (CI runs it in one stage: GPUARR_TESTS_ELSEWHERE above)")
     config.addinivalue_line(
         "markers", "serial: a test that needs the machine to itself; none may (issue 44): "
         "CI runs every test on two workers beside whatever else the machine runs, so "
