@@ -8,6 +8,9 @@ import sys
 
 import pytest
 
+# each test starts its own interpreters (tests/conftest.py: CI runs the file in one stage)
+pytestmark = pytest.mark.own_processes
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HEADER = ROOT / "csrc" / "cuda" / "ga_cublas_paths.h"
 CC = shutil.which("cc") or shutil.which("gcc")

@@ -9,13 +9,12 @@ import textwrap
 import pytest
 
 import gpuarr
+from conftest import needs_emulated_plugin
 
 PKG_DIR = os.path.dirname(os.path.abspath(gpuarr._core.__file__))
-EMU = os.path.join(PKG_DIR, "libgpuarr_cuda_emu.so")
 
-pytestmark = pytest.mark.skipif(
-    not os.path.exists(EMU), reason="the emulated CUDA plugin was not built "
-    "(configure with -DGPUARR_CUDA_EMU=ON)")
+# each test starts its own interpreters (tests/conftest.py: CI runs the file in one stage)
+pytestmark = [pytest.mark.own_processes, needs_emulated_plugin]
 
 
 def run(code, **env):

@@ -11,14 +11,13 @@ import textwrap
 import pytest
 
 import gpuarr
-from conftest import CXX_UNDER_ASAN, cxx_throws_under_asan
+from conftest import CXX_UNDER_ASAN, cxx_throws_under_asan, needs_emulated_plugin
 
 PKG_DIR = os.path.dirname(os.path.abspath(gpuarr._core.__file__))
 EMU = os.path.join(PKG_DIR, "libgpuarr_cuda_emu.so")
 
-pytestmark = pytest.mark.skipif(
-    not os.path.exists(EMU), reason="the emulated CUDA plugin was not built "
-    "(configure with -DGPUARR_CUDA_EMU=ON)")
+# each test starts its own interpreters (tests/conftest.py: CI runs the file in one stage)
+pytestmark = [pytest.mark.own_processes, needs_emulated_plugin]
 
 # ctypes views of the plugin's table (ga_backend.h) and of ga_gemm_desc, so GEMM can be
 # checked with cuBLAS's own argument convention, below any Python-level matmul.

@@ -10,13 +10,11 @@ import sys
 import pytest
 
 import gpuarr
+from conftest import needs_emulated_plugin
 
-# the tests that start emulated GPUs need the emulated plugin beside _core (the
-# cross-built packages of the aarch64 and Windows checks have none)
-NEEDS_EMU = pytest.mark.skipif(
-    not os.path.exists(os.path.join(os.path.dirname(os.path.abspath(gpuarr._core.__file__)),
-                                    "libgpuarr_cuda_emu.so")),
-    reason="the emulated CUDA plugin was not built (configure with -DGPUARR_CUDA_EMU=ON)")
+# each test starts its own interpreters (tests/conftest.py: CI runs the file in one stage)
+pytestmark = pytest.mark.own_processes
+
 SETTINGS = ("GPUARR_CUDA_EMULATE", "GPUARR_SIMULATE_GPUS", "GPUARR_NUM_THREADS",
             "OMP_NUM_THREADS")
 
@@ -45,7 +43,7 @@ def test_a_misspelt_cuda_emulate_is_an_error_not_zero_gpus(value):
            "devices between 0 and 16" in r.stdout, r.stdout
 
 
-@NEEDS_EMU
+@needs_emulated_plugin
 def test_a_valid_cuda_emulate_still_works():
     assert "gpus 2" in run(COUNT, GPUARR_CUDA_EMULATE="2").stdout
     assert "gpus 0" in run(COUNT, GPUARR_CUDA_EMULATE="0").stdout
@@ -82,7 +80,7 @@ EMU = ("import gpuarr\nx = gpuarr.ones(4, device=gpuarr.gpu(0))\n"
     ("GPUARR_CUDA_EMULATE_DMA_MS", "-1"),
     ("GPUARR_CUDA_EMULATE_DLPACK", "rocm"),
 ])
-@NEEDS_EMU
+@needs_emulated_plugin
 def test_a_bad_emulator_setting_warns_and_is_ignored(name, value):
     r = run(EMU, GPUARR_CUDA_EMULATE="1", **{name: value})
     assert r.returncode == 0, r.stderr

@@ -12,10 +12,14 @@ import pytest
 
 import gpuarr
 
+# each test starts its own interpreters (tests/conftest.py: CI runs the file in one stage)
+pytestmark = pytest.mark.own_processes
+
 PKG = pathlib.Path(gpuarr.__file__).resolve().parent
 
 _PROBE = """
 import json, gpuarr
+
 n = gpuarr.num_gpus()
 print(json.dumps({"n": n, "names": [gpuarr._core._device_info(gpuarr.gpu(i))["name"]
                                     for i in range(n)],
