@@ -3,15 +3,22 @@
 #  - CUDAARCHS (environment) or -DCMAKE_CUDA_ARCHITECTURES=... win, as in plain CMake;
 #  - with a GPU visible (nvidia-smi answers), the GPUs present: one architecture builds
 #    in a fraction of the time of the full list;
-#  - else the default list below, intersected with what the found nvcc knows
-#    (`nvcc --list-gpu-arch`): CUDA 12.0-12.7 know no sm_100/sm_120, CUDA 13 no sm_70.
+#  - with GPUARR_CUDA_PORTABLE=ON (a wheel for other machines: a class's), the portable
+#    list below, intersected with what the found nvcc knows (`nvcc --list-gpu-arch`):
+#    CUDA 12.0-12.7 know no sm_100/sm_120, CUDA 13 no sm_70;
+#  - else, with no GPU visible (a laptop, a login node), PTX only, for the lowest
+#    architecture of that list: the front end runs once and ptxas never, so the
+#    install takes a fraction of the portable list's time, and the driver of a GPU that
+#    appears later compiles the PTX at first use (and keeps it in its cache).
 #
-# Default: machine code (SASS) for sm_75 (T4, the free Colab GPU: PTX only would mean
-# minutes of JIT at first use), sm_80 (whose SASS also runs on sm_86/sm_89, the same
+# Portable: machine code (SASS) for sm_75 (T4, the free Colab GPU: PTX only would mean
+# a wait for the JIT at first use), sm_80 (whose SASS also runs on sm_86/sm_89, the same
 # major version), sm_90, sm_100; and the newest architecture the toolkit knows as SASS
 # plus PTX, which the driver JIT-compiles for GPUs newer than the toolkit.
 set(GPUARR_CUDA_DEFAULT_ARCHS "75;80;90;100;120" CACHE STRING
-    "Default CUDA architectures of the plugin (intersected with what nvcc supports)")
+    "Portable CUDA architectures of the plugin (intersected with what nvcc supports)")
+option(GPUARR_CUDA_PORTABLE
+       "Build the CUDA plugin for the portable architecture list even without a GPU" OFF)
 
 # Sets `out` (in the caller) to a CMAKE_CUDA_ARCHITECTURES value, and `why` to where
 # it came from.
@@ -79,6 +86,12 @@ function(gpuarr_cuda_architectures nvcc out why)
     list(GET known -1 chosen)
   endif()
   list(SORT chosen COMPARE NATURAL)
+  if(NOT GPUARR_CUDA_PORTABLE)
+    list(GET chosen 0 lowest)
+    set(${out} "${lowest}-virtual" PARENT_SCOPE)
+    set(${why} "no GPU visible: PTX only, which the driver compiles at first use; GPUARR_CUDA_PORTABLE=ON builds machine code for the portable list" PARENT_SCOPE)
+    return()
+  endif()
   list(POP_BACK chosen newest)
   set(result)
   foreach(a ${chosen})
@@ -86,7 +99,8 @@ function(gpuarr_cuda_architectures nvcc out why)
   endforeach()
   list(APPEND result "${newest}") # SASS and PTX
   set(${out} "${result}" PARENT_SCOPE)
-  set(${why} "the default list, as far as this nvcc supports it" PARENT_SCOPE)
+  set(${why} "GPUARR_CUDA_PORTABLE: the portable list, as far as this nvcc supports it"
+      PARENT_SCOPE)
 endfunction()
 
 # "75-real;80-real;120" -> "sm_75, sm_80, sm_120 (+PTX)", for the configure message.

@@ -18,6 +18,8 @@ pytestmark = pytest.mark.skipif(shutil.which("cmake") is None or not MODULE.exis
 CUDA_12_0 = [50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90]
 CUDA_12_8 = CUDA_12_0 + [100, 101, 120]
 CUDA_13_0 = [75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121]
+# a wheel for other machines (a class's): the portable list even without a GPU
+PORTABLE = "set(GPUARR_CUDA_PORTABLE ON)"
 
 
 def plan(tmp_path, archs, gpus=None, env=None, defines=""):
@@ -59,17 +61,32 @@ def gencode(tmp_path, archs):
     return flag, words
 
 
-def test_cuda13_default_has_sm75_sass_and_ptx_for_the_newest(tmp_path):
-    assert plan(tmp_path, CUDA_13_0)[0] == "75-real;80-real;90-real;100-real;120"
+def test_no_gpu_visible_builds_ptx_only(tmp_path):
+    # a laptop's install: the front end once, no ptxas (issue 43: under 90 s)
+    archs, source = plan(tmp_path, CUDA_13_0)
+    assert archs == "75-virtual" and "no GPU visible" in source
+    assert gencode(tmp_path, archs)[0] == "--generate-code=arch=compute_75,code=[compute_75]"
+    assert plan(tmp_path, CUDA_12_0)[0] == "75-virtual"
 
 
-def test_cuda12_0_drops_what_it_does_not_know(tmp_path):
+def test_cuda13_portable_has_sm75_sass_and_ptx_for_the_newest(tmp_path):
+    archs, source = plan(tmp_path, CUDA_13_0, defines=PORTABLE)
+    assert archs == "75-real;80-real;90-real;100-real;120" and "PORTABLE" in source
+
+
+def test_cuda12_0_portable_drops_what_it_does_not_know(tmp_path):
     # 12.0 knows no sm_100/sm_120: naming them failed the whole pip install
-    assert plan(tmp_path, CUDA_12_0)[0] == "75-real;80-real;90"
+    assert plan(tmp_path, CUDA_12_0, defines=PORTABLE)[0] == "75-real;80-real;90"
 
 
-def test_cuda12_8(tmp_path):
-    assert plan(tmp_path, CUDA_12_8)[0] == "75-real;80-real;90-real;100-real;120"
+def test_cuda12_8_portable(tmp_path):
+    assert (plan(tmp_path, CUDA_12_8, defines=PORTABLE)[0]
+            == "75-real;80-real;90-real;100-real;120")
+
+
+def test_portable_wins_over_no_gpu_but_not_over_a_gpu(tmp_path):
+    assert plan(tmp_path, CUDA_13_0, gpus=["9.0"],
+                defines=PORTABLE)[0] == "90-real"
 
 
 def test_gpus_present_are_built_for(tmp_path):
@@ -78,7 +95,8 @@ def test_gpus_present_are_built_for(tmp_path):
 
 
 def test_gpu_unknown_to_nvcc_falls_back_to_the_default(tmp_path):
-    assert plan(tmp_path, CUDA_13_0, gpus=["7.0"])[0].startswith("75-real;")
+    assert plan(tmp_path, CUDA_13_0, gpus=["7.0"])[0] == "75-virtual"
+    assert plan(tmp_path, CUDA_13_0, gpus=["7.0"], defines=PORTABLE)[0].startswith("75-real;")
 
 
 def test_cudaarchs_wins(tmp_path):
