@@ -17,7 +17,7 @@ def test_no_shim_adds_a_member_to_gpuarr_array():
     # In a fresh process: this one may have loaded the shims already.
     code = ("import gpuarr; before = set(dir(gpuarr.Array)); "
             "import gpuarr.compat.torch, gpuarr.compat.mxnet, gpuarr.compat.tensorflow, "
-            "gpuarr.compat.jax; print(sorted(set(dir(gpuarr.Array)) - before))")
+            "gpuarr.compat.jax, gpuarr.compat.flax; print(sorted(set(dir(gpuarr.Array)) - before))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"

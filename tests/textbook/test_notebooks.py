@@ -2,10 +2,14 @@
 process has (CI runs the suite with 0 GPUs and with GPUARR_SIMULATE_GPUS=2; the kernel
 inherits the environment). Without a GPU, the notebooks also run as a student opens
 them (Jupyter started without the variable) and with it, and teach the same lessons:
-the key outputs are checked, not only that cells run."""
+the key outputs are checked, not only that cells run. The notebooks are stored with
+their outputs; the run as a student opens them also checks that the stored outputs
+match the fresh ones where they are deterministic (tools/notebook_outputs.py holds the
+rule and refreshes them)."""
 import os
 import pathlib
 import re
+import sys
 
 import pytest
 
@@ -14,11 +18,15 @@ import gpuarr
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
-NOTEBOOKS = sorted((pathlib.Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
+ROOT = pathlib.Path(__file__).parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+sys.path.insert(0, str(ROOT / "tools"))
+import notebook_outputs  # noqa: E402  (tools/ is not a package)
 
 
-def execute(path, tmp_path, monkeypatch):
-    """Run the notebook; return its code cells' text outputs, one string per cell."""
+def execute(path, tmp_path, monkeypatch, executed=None):
+    """Run the notebook; return its code cells' text outputs, one string per cell (and
+    the executed notebook in the list `executed`, when given)."""
     # the kernel must import the same gpuarr as this test (installed, or a source tree)
     here = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
@@ -27,6 +35,8 @@ def execute(path, tmp_path, monkeypatch):
     client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                                      resources={"metadata": {"path": str(tmp_path)}})
     client.execute()  # raises CellExecutionError with the cell and traceback
+    if executed is not None:
+        executed.append(nb)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     texts = []
@@ -40,16 +50,24 @@ def execute(path, tmp_path, monkeypatch):
 def check_lessons(name, lessons, tmp_path, monkeypatch, simulate=None):
     """Run notebooks/`name` as a student opens it (no emulated CUDA; GPUARR_SIMULATE_GPUS
     = `simulate`, or unset) and check each (line of a code cell, regular expression)
-    of `lessons` against that cell's output. Returns (texts, sources) per code cell."""
+    of `lessons` against that cell's output. Run so (no variable), the stored outputs
+    are compared with this run's too. Returns (texts, sources) per code cell."""
     monkeypatch.delenv("GPUARR_CUDA_EMULATE", raising=False)
     if simulate is None:
         monkeypatch.delenv("GPUARR_SIMULATE_GPUS", raising=False)
     else:
         monkeypatch.setenv("GPUARR_SIMULATE_GPUS", simulate)
     path = next(p for p in NOTEBOOKS if p.name == name)
-    texts = execute(path, tmp_path, monkeypatch)
-    sources = [c.source for c in nbformat.read(path, as_version=4).cells
-               if c.cell_type == "code"]
+    executed = []
+    texts = execute(path, tmp_path, monkeypatch, executed)
+    stored = nbformat.read(path, as_version=4)
+    sources = [c.source for c in stored.cells if c.cell_type == "code"]
+    if simulate is None:
+        differ = notebook_outputs.differences(stored, executed[0])
+        assert not differ, (
+            f"{name}: the stored outputs differ from this run's (tools/notebook_outputs.py "
+            f"says what is compared; run it to store fresh outputs, or tag a cell whose "
+            f"output cannot repeat):\n" + "\n".join(differ))
     for line, expected in lessons:
         assert re.search(expected, cell_output(texts, sources, line)), \
             (line, expected, cell_output(texts, sources, line))
@@ -177,12 +195,59 @@ def test_notebook_02_measures_the_same_without_setup(variable, tmp_path, monkeyp
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_committed_notebook_has_no_outputs(path):
+def test_stored_notebook_has_its_outputs_and_no_machine_details(path):
+    """Stored as tools/notebook_outputs.py stores it: every code cell run, in order,
+    without errors, and nothing in the outputs or metadata that describes the machine
+    that ran it (paths, the interpreter's version, execution timestamps)."""
     nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            assert cell.get("outputs") == [] and cell.get("execution_count") is None, \
-                f"{path.name} carries stale outputs: clear them before committing"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.get("execution_count") for c in code] == list(range(1, len(code) + 1)), \
+        f"{path.name} is stored without its outputs: run tools/notebook_outputs.py"
+    assert "version" not in nb.metadata.get("language_info", {}), path.name
+    for i, cell in enumerate(code):
+        assert "execution" not in cell.metadata, (path.name, i)
+        for output in cell.outputs:
+            assert output.output_type != "error", (path.name, i, output)
+            text = notebook_outputs._output_text(output)
+            assert notebook_outputs.scrub(text) == text, (path.name, i, text)
+
+
+def test_the_comparison_masks_what_varies_and_catches_what_does_not():
+    """The rule of tools/notebook_outputs.py on outputs of the notebooks' own kinds."""
+    def nb(*outputs, tags=()):
+        cell = nbformat.v4.new_code_cell("x", outputs=[
+            nbformat.v4.new_output("stream", name="stdout", text=t) for t in outputs])
+        cell.metadata["tags"] = list(tags)
+        return nbformat.v4.new_notebook(cells=[cell])
+
+    same = [("queued in 0.8 ms, done after 51.6 ms", "queued in 1.2 ms, done after 9 ms"),
+            ("    host launch add  125.9 ->   127.4 us", "    host launch add  25.1 ->  7.0 us"),
+            ("both at once 6 ms (speed-up 4.14 over", "both at once 9 ms (speed-up 1.02 over"),
+            ("0 B / 16.0 GiB", "12 KiB / 16.0 GiB"),
+            ("<Event at 0x7f3a>", "<Event at 0x55aa01>"),
+            ("module /home/ana/gpuarr/_core.so\n", "module C:\\Users\\bo\\gpuarr\\_core.so\n"),
+            # streams split where the kernel's flushes fell
+            ("a\nb\n", ("a\n", "b\n"))]
+    for stored, fresh in same:
+        fresh = fresh if isinstance(fresh, tuple) else (fresh,)
+        assert notebook_outputs.differences(nb(stored), nb(*fresh)) == [], (stored, fresh)
+    differ = [("device->host: 100 copies, 400 bytes", "device->host: 99 copies, 400 bytes"),
+              ("labels [0 1 2]", "labels [0 2 1]"),
+              ("test accuracy 0.926", "test accuracy 0.925"),
+              ("array([0.25, 0.5], device=gpu(0))", "array([0.75, 0.5], device=gpu(0))")]
+    for stored, fresh in differ:
+        assert notebook_outputs.differences(nb(stored), nb(fresh)), (stored, fresh)
+    drawn = ("array([[0.98995197, 0.38728827],\n       [0.7400381 , 0.4590273 ]], "
+             "device=gpu(1))")
+    again = ("array([[0.362051  , 0.14581025],\n       [0.91552234, 0.5       ]], "
+             "device=gpu(1))")
+    assert notebook_outputs.differences(nb(drawn, tags=["random-values"]),
+                                        nb(again, tags=["random-values"])) == []
+    assert notebook_outputs.differences(nb(drawn, tags=["random-values"]),
+                                        nb(again.replace("gpu(1)", "gpu(0)"),
+                                           tags=["random-values"]))
+    assert notebook_outputs.differences(nb("GPU", tags=["nbval-ignore-output"]),
+                                        nb("CPU", tags=["nbval-ignore-output"])) == []
 
 
 # Cell text -> a regular expression its output must match, on two simulated GPUs.

@@ -9,7 +9,9 @@ JAX's rules, where they differ from gpuarr's, are followed here:
 - **The default device** is the first GPU when there is one (JAX's), not the CPU.
 - ``x.device()`` is the array's device (the d2l edition's spelling).
 As in JAX and gpuarr, operands committed to two devices raise. The chapter's model
-cells use Flax (``flax.linen``), a separate library, which this shim does not cover.
+cells use Flax (``flax.linen``), a separate library: its shim is gpuarr.compat.flax
+(``from gpuarr.compat.flax import linen as nn``); ``jax.device_put`` and
+``jax.tree_util.tree_map`` take its parameter trees (dicts of arrays).
 A name outside the chapter raises AttributeError naming gpuarr's spelling.
 """
 import types
@@ -17,7 +19,7 @@ import types
 import gpuarr
 
 from .._shim import outside
-from . import numpy
+from . import numpy, tree_util
 from ._array import Array
 from .devices import device_count, device_put, devices
 

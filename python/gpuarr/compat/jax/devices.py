@@ -39,8 +39,14 @@ def device_put(x, device=None):
     """device_put(x, device=None)
 
     x on `device` (default: the default device): x itself when already there, else a
-    copy; Python or NumPy data become an array there."""
+    copy; Python or NumPy data become an array there. A tree of them (dicts, lists,
+    tuples: a Flax parameter tree) is moved leaf by leaf, as in JAX."""
     where = default_device() if device is None else device
+    if isinstance(x, dict):
+        return {k: device_put(v, where) for k, v in x.items()}
+    if isinstance(x, (list, tuple)) and any(isinstance(v, (Array, dict, list, tuple))
+                                            for v in x):
+        return type(x)(device_put(v, where) for v in x)
     if isinstance(x, Array):
         moved = unwrap(x).to(where)
         return x if moved is unwrap(x) else Array(moved)

@@ -72,6 +72,33 @@ def zeros(*size, dtype=None, device=None, requires_grad=False):
     return _made(gpuarr.zeros, size, dtype, device, requires_grad)
 
 
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """empty(*size, dtype=None, device=None, requires_grad=False)
+
+    A tensor of shape `size` whose values are not set (``gpuarr.empty``)."""
+    return _made(gpuarr.empty, size, dtype, device, requires_grad)
+
+
+def _like(fn, x, dtype, device):
+    a = x.array
+    return Tensor(fn(a.shape, dtype=a.dtype if dtype is None else dtype_of(dtype),
+                     device=a.device if device is None else placement(device)))
+
+
+def ones_like(input, dtype=None, device=None):
+    """ones_like(input, dtype=None, device=None)
+
+    Ones of input's shape, with its dtype and on its device unless given."""
+    return _like(gpuarr.ones, input, dtype, device)
+
+
+def zeros_like(input, dtype=None, device=None):
+    """zeros_like(input, dtype=None, device=None)
+
+    Zeros of input's shape, with its dtype and on its device unless given."""
+    return _like(gpuarr.zeros, input, dtype, device)
+
+
 def rand(*size, dtype=None, device=None, requires_grad=False):
     """rand(*size, dtype=None, device=None, requires_grad=False)
 

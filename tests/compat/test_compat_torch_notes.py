@@ -1,0 +1,191 @@
+"""The PyTorch notes' device cells ("CUDA semantics", and the recipes that teach the
+same lesson as the chapter: choosing a device, the current device, `.cuda()` and
+`.to(device)`, pinned memory and `non_blocking=True`, `torch.cuda.synchronize`, the
+memory queries, `CUDA_VISIBLE_DEVICES`), written in their spirit, run with only
+`import gpuarr.compat.torch as torch` changed, on 0, 1 and 2 GPUs of every kind."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import gpuarr
+from compat_cells import Notebook, needs_two_gpus
+
+IMPORTS = """
+import gpuarr.compat.torch as torch
+from gpuarr.compat.torch import nn
+"""
+# The recipe every tutorial opens with: one device for the whole script.
+CHOOSE = """
+device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+print('Using device:', device)
+if device.type == 'cuda':
+    print(torch.cuda.get_device_name(0))
+    print('Allocated:', round(torch.cuda.memory_allocated(0) / 1024**3, 1), 'GB')
+    print('Reserved: ', round(torch.cuda.memory_reserved(0) / 1024**3, 1), 'GB')
+"""
+
+
+def needs_a_gpu():
+    if gpuarr.num_gpus() == 0:
+        pytest.skip("needs a GPU (set GPUARR_SIMULATE_GPUS=2 to simulate two)")
+
+
+@pytest.fixture
+def nb():
+    nb = Notebook(IMPORTS)
+    nb.run(CHOOSE)
+    return nb
+
+
+def test_choosing_the_device_once():
+    _, printed = Notebook(IMPORTS).run(CHOOSE)
+    if gpuarr.num_gpus() == 0:
+        assert printed == "Using device: cpu\n"
+    else:
+        name = f"{gpuarr.device_kind(gpuarr.gpu(0))} gpu(0)"
+        assert printed.startswith(f"Using device: cuda\n{name}\nAllocated: "), printed
+        assert printed.endswith(" GB\n") and "Reserved:  " in printed
+
+
+def test_a_device_is_torchs_and_gpuarrs(nb):
+    out, _ = nb.run("d = torch.device('cuda', 1)\nd.type, d.index, str(d), repr(d)")
+    assert out == ("cuda", 1, "cuda:1", "gpu(1)")
+    assert nb.run("torch.device('cuda:1')")[0] == gpuarr.gpu(1)
+    assert nb.run("torch.device('cpu').type, torch.device('cpu').index")[0] == ("cpu", None)
+    # a bare 'cuda' is "the current GPU", never equal to an indexed one (as PyTorch)
+    assert nb.run("torch.device('cuda') == torch.device('cuda:0')")[0] is False
+    with pytest.raises(ValueError, match="unknown device type 'tpu'"):
+        nb.run("torch.device('tpu')")
+
+
+def test_device_agnostic_creation(nb):
+    out, _ = nb.run("""
+x_cpu = torch.empty(2)
+x_dev = torch.empty(2, device=device)
+x_cpu_long = torch.empty(2, dtype=torch.int64)
+y_cpu = x_cpu.new_full([3, 2], fill_value=0.3)
+y_dev = torch.ones_like(x_dev)
+y_cpu_long = x_cpu_long.new_tensor([[1, 2, 3]])
+(y_cpu.device, y_cpu.dtype, y_dev.device, y_cpu_long.dtype, y_cpu_long.shape,
+ torch.zeros_like(x_dev).device)
+""")
+    here = gpuarr.gpu(0) if gpuarr.num_gpus() else gpuarr.cpu()
+    assert out == (gpuarr.cpu(), gpuarr.float32, here, gpuarr.int64, (1, 3), here)
+    np.testing.assert_allclose(nb["y_cpu"].numpy(), np.full((3, 2), 0.3, np.float32))
+
+
+def test_the_cuda_semantics_cell(nb):
+    """The notes' walk through the current device: `cuda` is made before the block
+    and means GPU 1 inside it; an explicit index wins over the block."""
+    needs_two_gpus()
+    out, _ = nb.run("""
+cuda = torch.device('cuda')     # the current GPU, whichever it is when data is placed
+cuda0 = torch.device('cuda:0')
+
+x = torch.tensor([1., 2.], device=cuda0)
+y = torch.tensor([1., 2.]).cuda()            # the current GPU: 0
+with torch.cuda.device(1):
+    a = torch.tensor([1., 2.], device=cuda)  # GPU 1
+    b = torch.tensor([1., 2.]).cuda()        # GPU 1
+    b2 = torch.tensor([1., 2.]).to(device=cuda)
+    c = a + b                                # GPU 1, where its operands are
+    z = x + y                                # GPU 0, where its operands are
+    d = torch.randn(2, device=cuda0)         # an index names its GPU in any block
+    e = torch.randn(2).to(cuda0)
+    f = torch.randn(2).cuda(cuda0)
+[t.device.index for t in (x, y, a, b, b2, c, z, d, e, f)]
+""")
+    assert out == [0, 0, 1, 1, 1, 1, 0, 0, 0, 0]
+    assert nb.run("torch.cuda.current_device()")[0] == 0      # restored after the block
+    np.testing.assert_array_equal(nb["c"].numpy(), [2.0, 4.0])
+
+
+def test_set_device_then_bare_cuda_and_a_model(nb):
+    needs_two_gpus()
+    out, _ = nb.run("""
+torch.cuda.set_device(1)
+model = nn.Sequential(nn.Linear(4, 2), nn.ReLU()).cuda()
+batch = torch.randn(3, 4).cuda()
+out = model(batch)
+torch.cuda.set_device(0)
+out.device, model[0].weight.device, out.is_cuda, out.get_device()
+""")
+    assert out == (gpuarr.gpu(1), gpuarr.gpu(1), True, 1)
+
+
+def test_pinned_memory_and_non_blocking_copies(nb):
+    needs_a_gpu()
+    nb.run("""
+x = torch.randn(128, 128).pin_memory()
+x_dev = x.to(device, non_blocking=True)     # from pinned memory: the host goes on
+y_dev = x_dev.mm(x_dev)                     # queued behind the copy on the device
+""")
+    gpuarr.synchronize()
+    gpuarr.reset_transfer_stats()
+    out, _ = nb.run("""
+y = y_dev.to('cpu', non_blocking=True)      # lands in pinned memory; no wait yet
+torch.cuda.synchronize()                    # now y may be read
+x.is_pinned(), x_dev.device, y.is_pinned()
+""")
+    assert out == (True, gpuarr.gpu(0), True)
+    assert gpuarr.transfer_stats().d2h_count == 1
+    # the copy itself did not wait for the device (synchronize did, once)
+    assert gpuarr.transfer_stats().syncs <= 1
+    x = nb["x"].numpy().astype(np.float64)
+    np.testing.assert_allclose(nb["y"].numpy(), x @ x, rtol=1e-4, atol=1e-4)
+
+
+def test_a_non_blocking_copy_to_the_cpu_does_not_wait(nb):
+    needs_a_gpu()
+    nb.run("v = torch.ones(1000, device=device) * 2")
+    gpuarr.synchronize()
+    gpuarr.reset_transfer_stats()
+    nb.run("w = v.to('cpu', non_blocking=True)")
+    assert gpuarr.transfer_stats().syncs == 0
+    nb.run("torch.cuda.synchronize()\nwv = w.numpy()")
+    np.testing.assert_array_equal(nb["wv"], np.full(1000, 2.0, np.float32))
+
+
+def test_the_memory_queries_follow_a_tensor(nb):
+    needs_a_gpu()
+    gpuarr.synchronize()
+    out, _ = nb.run("""
+torch.cuda.empty_cache()
+torch.cuda.reset_peak_memory_stats()
+before = torch.cuda.memory_allocated()
+big = torch.empty(1024, 1024, device='cuda')       # 4 MiB of float32
+during = torch.cuda.memory_allocated()
+peak = torch.cuda.max_memory_allocated()
+del big
+after = torch.cuda.memory_allocated()
+free, total = torch.cuda.mem_get_info()
+during - before, peak >= during, after == before, 0 < free <= total
+""")
+    assert out == (4 * 1024 * 1024, True, True, True)
+
+
+@pytest.mark.parametrize("visible", ["1", ""])
+def test_cuda_visible_devices_before_the_import(visible):
+    """The recipe: set the variable in os.environ before importing torch. In a fresh
+    process (this one imported gpuarr already): with '1', GPU 1 alone, renumbered 0;
+    with '', none."""
+    cell = textwrap.dedent(f"""
+        import os
+        os.environ['CUDA_VISIBLE_DEVICES'] = {visible!r}
+        import gpuarr.compat.torch as torch
+        print(torch.cuda.device_count(), torch.cuda.is_available())
+    """)
+    env = dict(os.environ)
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
+    out = subprocess.run([sys.executable, "-c", cell], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    # GPU 1 exists only with two GPUs; an entry naming no GPU hides it and the rest
+    n = 1 if visible == "1" and gpuarr.num_gpus() >= 2 else 0
+    assert out.stdout == f"{n} {n > 0}\n"
