@@ -30,6 +30,11 @@ outputs with the fresh ones (`differences`): no notebook runs twice for it. The 
   or s, measured or modeled), speed-ups, memory sizes with a binary unit (B, KiB, MiB,
   GiB: memory readings), and 0x addresses. The transfer ledger's exact counts
   ("400 bytes", "2 copies") are compared: they are the lessons.
+- **Decimal numbers within 1% are equal** (`_close`): a seeded training run's loss
+  and accuracy repeat exactly on one machine, but another CPU (another BLAS kernel,
+  other SIMD widths in the reductions) may round its sums otherwise and move a late
+  digit, or one test sample across the line. Integers, and the text around the numbers,
+  must match exactly.
 - **Cell tags** (Jupyter's cell metadata "tags") for the rest: `random-values` masks
   every decimal number in that cell's output (values drawn without a seed; shapes,
   devices and integers still compared); `nbval-ignore-output` (nbval's tag) leaves the
@@ -113,6 +118,20 @@ def cell_texts(nb):
             for c in nb.cells if c.cell_type == "code"]
 
 
+_NUMBER = re.compile(r"-?[0-9]+\.[0-9]*(?:e[+-]?[0-9]+)?")
+
+
+def _close(a, b):
+    """Do texts a and b differ only in decimal numbers within 1% of each other?"""
+    if _NUMBER.sub("#", a) != _NUMBER.sub("#", b):
+        return False
+    for x, y in zip(_NUMBER.findall(a), _NUMBER.findall(b)):
+        x, y = float(x), float(y)
+        if abs(x - y) > 0.01 * max(abs(x), abs(y)) + 1e-12:
+            return False
+    return True
+
+
 def differences(stored, fresh):
     """How the stored notebook's outputs differ from a fresh run's, by the rule above:
     one line per cell that differs (empty when they match)."""
@@ -124,7 +143,7 @@ def differences(stored, fresh):
         if IGNORE_TAG in tags:
             continue
         a, b = mask(scrub(a), tags), mask(scrub(b), tags)
-        if a != b:
+        if a != b and not _close(a, b):
             first = source.strip().splitlines()[0] if source.strip() else ""
             lines = [(x, y) for x, y in zip(a.splitlines() + [""] * 99,
                                             b.splitlines() + [""] * 99) if x != y]
