@@ -89,10 +89,10 @@ fn_capture_host_read(PyObject *m, PyObject *what)
 
 PyMethodDef pyga_capture_functions[] = {
     {"_capture_host_read", fn_capture_host_read, METH_O,
-     "_capture_host_read(what)\n--\n\nRaise RuntimeError naming `what` inside a captured "
+     "_capture_host_read(what, /)\n--\n\nRaise RuntimeError naming `what` inside a captured "
      "step; nothing outside one."},
     {"_capture_enter", fn_capture_enter, METH_O,
-     "_capture_enter(name)\n--\n\nThis thread enters the captured step `name`: host "
+     "_capture_enter(name, /)\n--\n\nThis thread enters the captured step `name`: host "
      "reads of array values are refused until the paired _capture_exit()."},
     {"_capture_exit", fn_capture_exit, METH_NOARGS,
      "_capture_exit()\n--\n\nThis thread leaves the innermost captured step."},
