@@ -299,6 +299,79 @@ def mlp_training_step(rng):
     return ("MLP 784-256-10 train step b128", "train", step_ga, step_np, None)
 
 
+def mlp_step_peers(rounds):
+    """The MLP step of mlp_training_step four ways, interleaved in one process:
+    gpuarr uncaptured, gpuarr.capture, NumPy by hand, and JAX's jit of grad + update
+    when JAX is importable (pip install jax, or the package's `bench` extra). Median
+    seconds per step, by name (None for a peer that is not installed)."""
+    rng = np.random.default_rng(0)
+    _, _, step_ga, step_np, _ = mlp_training_step(rng)
+    captured = ga.capture(_MlpCapturable(rng))
+    X_c, y_c = captured.fn.X, captured.fn.y
+    steps = {"gpuarr": step_ga, "gpuarr.capture": lambda: captured(X_c, y_c),
+             "numpy": step_np, "jax jit": _jax_mlp_step(rng)}
+    times = {k: [] for k, f in steps.items() if f is not None}
+    for k in times:
+        steps[k]()  # warm up (JAX compiles here)
+    for _ in range(rounds):
+        for k in times:
+            times[k].append(_time_per_call(steps[k]))
+    return {k: (statistics.median(times[k]) if k in times else None) for k in steps}
+
+
+class _MlpCapturable:
+    """The gpuarr MLP step as a function of (X, y), for gpuarr.capture."""
+
+    def __init__(self, rng):
+        from gpuarr import nn, optim
+        B, D, H, C = 128, 784, 256, 10
+        ga.random.seed(0)
+        self.net = nn.Sequential(nn.Linear(D, H), nn.ReLU(), nn.Linear(H, C))
+        self.opt = optim.SGD(self.net.parameters(), lr=0.01)
+        self.loss_fn = nn.CrossEntropyLoss()
+        self.X = ga.asarray(rng.random((B, D), dtype=np.float32))
+        self.y = ga.asarray(rng.integers(0, C, B))
+
+    def __call__(self, X, y):
+        loss = self.loss_fn(self.net(X), y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss
+
+
+def _jax_mlp_step(rng):
+    """JAX's compiled step (jit of value_and_grad and the SGD update), or None."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    B, D, H, C, lr = 128, 784, 256, 10, 0.01
+    params = [jnp.asarray(rng.standard_normal(s).astype(np.float32) * 0.05)
+              for s in [(H, D), (H,), (C, H), (C,)]]
+    X = jnp.asarray(rng.random((B, D), dtype=np.float32))
+    y = jnp.asarray(rng.integers(0, C, B))
+
+    def loss_of(p, X, y):
+        W1, b1, W2, b2 = p
+        z = jnp.maximum(X @ W1.T + b1, 0) @ W2.T + b2
+        return -jnp.mean(jax.nn.log_softmax(z)[jnp.arange(B), y])
+
+    @jax.jit
+    def step(p, X, y):
+        loss, g = jax.value_and_grad(loss_of)(p, X, y)
+        return [a - lr * b for a, b in zip(p, g)], loss
+
+    state = [params]
+
+    def run():
+        state[0], loss = step(state[0], X, y)
+        return loss.block_until_ready()
+
+    return run
+
+
 # linalg (LAPACK, the routines NumPy calls) within 1.2 of NumPy; the FFT at or below
 # pocketfft's time (issue 28 item 5; every row met on 2026-11-28)
 TARGETS = {"overhead": 1.0, "memory": 0.7, "matmul": 1.05, "loop": 1.0, "sort": 1.5,
@@ -432,6 +505,16 @@ def main():
         else:
             print(f"{name:34} {ta * 1e6:9.2f}us {tn * 1e6:9.2f}us {ratio:7.2f} "
                   f"{target:7.2f} {frac:>10}{flag}")
+    if not args.only or any(w in args.only for w in ("MLP", "train", "peers")):
+        peers = mlp_step_peers(args.rounds)
+        base = peers["numpy"]
+        print("\nMLP 784-256-10 step b128 (SGD), per step; ratio to NumPy by hand")
+        for k, t in peers.items():
+            print(f"  {k:16} " + (f"{t * 1e6:9.1f} us {t / base:6.2f}" if t is not None
+                                    else "not installed (pip install jax)"))
+        if peers["jax jit"] is not None:
+            print(f"  gpuarr.capture / jax jit: {peers['gpuarr.capture'] / peers['jax jit']:.2f}"
+                  f" (target 1.00); gpuarr / numpy: {peers['gpuarr'] / base:.2f} (target 1.00)")
     if not args.no_fused:
         fused_table(args.quick, args.rounds, bw, args.only, args.markdown)
     print(f"load average after: {os.getloadavg()[0]:.2f}")

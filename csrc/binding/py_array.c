@@ -17,6 +17,7 @@
 #include "ga_scalar.h"
 #include "ga_transfer.h"
 #include "py_autograd.h"
+#include "py_capture.h"
 
 static void
 array_dealloc(PyObject *self)
@@ -111,7 +112,8 @@ static PyObject *
 get_data_ptr(PyObject *self, void *c)
 {
     (void)c;
-    if (pyga_ag_door_error("x._data_ptr", self) < 0) {
+    if (pyga_capture_host_read("x._data_ptr") < 0 ||
+        pyga_ag_door_error("x._data_ptr", self) < 0) {
         return NULL;
     }
     /* the address is for code that reads it: a non-blocking copy's block is ready */
@@ -377,7 +379,7 @@ array_item_impl(PyObject *self, const char *what)
         }
         return NULL;
     }
-    if (pyga_warn_transfer(what, a) < 0) {
+    if (pyga_capture_host_read(what) < 0 || pyga_warn_transfer(what, a) < 0) {
         return NULL;
     }
     unsigned char buf[16];
@@ -479,6 +481,9 @@ array_numpy(PyObject *self, PyObject *unused)
 {
     (void)unused;
     ga_array *a = pyga_arr(self);
+    if (pyga_capture_host_read("numpy()") < 0) {
+        return NULL;
+    }
     PyObject *np = numpy_module();
     if (np == NULL) {
         return NULL;
@@ -522,7 +527,8 @@ array_array(PyObject *self, PyObject *args, PyObject *kwds)
         return NULL;
     }
     ga_array *a = pyga_arr(self);
-    if (copy != Py_True && pyga_ag_door_error("__array__ (np.asarray(x))", self) < 0) {
+    if (pyga_capture_host_read("__array__ (np.asarray(x))") < 0 ||
+        (copy != Py_True && pyga_ag_door_error("__array__ (np.asarray(x))", self) < 0)) {
         return NULL;
     }
     if (ga_array_device(a).kind != GA_DEV_CPU) {

@@ -147,6 +147,7 @@ extern PyMethodDef pyga_elementwise_functions[];
  * ga_elementwise.h's ga_ew_arg. */
 int pyga_ew_arg_from(PyObject *o, ga_ew_arg *arg, PyObject **holder);
 extern PyMethodDef pyga_fused_functions[]; /* py_fused.c */
+extern PyMethodDef pyga_capture_functions[]; /* py_capture.c */
 /* py_index.c: x[key] and x[key] = value */
 PyObject *pyga_getitem(PyObject *self, PyObject *key);
 int pyga_setitem(PyObject *self, PyObject *key, PyObject *value);

@@ -26,6 +26,7 @@
 #include "ga_stream.h"
 #include "ga_transfer.h"
 #include "py_autograd.h"
+#include "py_capture.h"
 
 /* Buffer protocol for CPU arrays: zero-copy. Device arrays refuse with a message
  * saying how to copy explicitly. The shape/strides arrays live in view->internal. */
@@ -33,7 +34,8 @@ int
 pyga_getbuffer(PyObject *self, Py_buffer *view, int flags)
 {
     ga_array *a = pyga_arr(self);
-    if (pyga_ag_door_error("the buffer protocol (memoryview(x))", self) < 0) {
+    if (pyga_capture_host_read("the buffer protocol (memoryview(x))") < 0 ||
+        pyga_ag_door_error("the buffer protocol (memoryview(x))", self) < 0) {
         view->obj = NULL;
         return -1;
     }
@@ -329,8 +331,9 @@ array_dlpack(PyObject *self, PyObject *args, PyObject *kwds)
     int cross = !ga_device_eq(target, own);
     /* a copy (copy=True, or to the host from a GPU) shares nothing: only a view of
      * the memory is refused for an array that requires grad */
-    if (!cross && want_copy != 1 &&
-        pyga_ag_door_error("__dlpack__ (np.from_dlpack(x))", self) < 0) {
+    if (pyga_capture_host_read("__dlpack__ (np.from_dlpack(x))") < 0 ||
+        (!cross && want_copy != 1 &&
+         pyga_ag_door_error("__dlpack__ (np.from_dlpack(x))", self) < 0)) {
         return NULL;
     }
     if (!cross && own_dl.device_type == kDLExtDev) {

@@ -35,7 +35,8 @@ static PyMethodDef *const function_tables[] = {
     pyga_abi_functions,          pyga_linalg_functions,
     pyga_fft_functions,          pyga_live_functions,
     pyga_fault_functions,        pyga_event_functions,
-    pyga_fused_functions,        module_functions,
+    pyga_fused_functions,        pyga_capture_functions,
+    module_functions,
 };
 
 static struct PyModuleDef core_module = {

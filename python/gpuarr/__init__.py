@@ -76,6 +76,7 @@ from . import cuda  # noqa: E402,F401
 from ._info import info  # noqa: E402,F401
 from ._events import Event, synchronize  # noqa: E402,F401  (synchronize also takes an Event)
 from ._fuse import Fused, fuse  # noqa: E402,F401
+from ._capture import Captured, capture  # noqa: E402,F401
 from ._profiler import Profile, ProfileEvent, profile  # noqa: E402,F401
 from ._perf_model import GPUModel, device_model, gpu_models  # noqa: E402,F401
 from ._io import save, load  # noqa: E402,F401

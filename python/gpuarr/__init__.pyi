@@ -157,6 +157,16 @@ def fuse(fn: Callable[..., Any], /, *, explain: builtins.bool = False) -> Fused:
 def fuse(fn: None = None, /, *,
          explain: builtins.bool = False) -> Callable[[Callable[..., Any]], Fused]: ...
 
+class Captured:
+    fn: Callable[..., Any]
+    replays: int
+    def __init__(self, fn: Callable[..., Any]) -> None: ...
+    @property
+    def recordings(self) -> int: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+def capture(fn: Callable[..., Any], /) -> Captured: ...
+
 class ProfileEvent:
     device: Device
     queue: str

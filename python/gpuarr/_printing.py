@@ -26,6 +26,7 @@ def _host_values(x, what):
     """(NumPy array of the shown elements, summarised?) -- one transfer for a GPU."""
     opts = _np.get_printoptions()
     summarise = x.size > opts["threshold"]
+    _core._capture_host_read(what)  # inside gpuarr.capture: refused, naming the door
     _core._warn_transfer(what, x)
     small = _core._summary_gather(x, opts["edgeitems"]) if summarise else x
     return small.numpy(), summarise

@@ -242,7 +242,7 @@ def test_stubtest_finds_the_stubs_consistent_with_the_runtime(tmp_path):
     # one); their public functions are checked through gpuarr/__init__.pyi.
     (tmp_path / "allow.txt").write_text(
         r"gpuarr\._(elementwise|creation|devices|reduce|manipulation|matmul"
-        r"|io|info|printing|tour|methods|fuse)(\..*)?" "\n"
+        r"|io|info|printing|tour|methods|fuse|capture)(\..*)?" "\n"
         # gpuarr.nn's private modules: their names are checked through nn/__init__.pyi
         r"gpuarr\.nn\._(module|layers|loss)(\..*)?" "\n"
         # the CUDA plugins are shared libraries beside _core, not Python modules
@@ -254,7 +254,8 @@ def test_stubtest_finds_the_stubs_consistent_with_the_runtime(tmp_path):
         "[mypy]\nignore_missing_imports = True\n"
         "[mypy-gpuarr._elementwise,gpuarr._creation,gpuarr._devices,gpuarr._reduce,"
         "gpuarr._manipulation,gpuarr._matmul,gpuarr._io,gpuarr._info,"
-        "gpuarr._printing,gpuarr._tour,gpuarr._methods,gpuarr._fuse,gpuarr.__main__,"
+        "gpuarr._printing,gpuarr._tour,gpuarr._methods,gpuarr._fuse,gpuarr._capture,"
+        "gpuarr.__main__,"
         "gpuarr.nn._module,gpuarr.nn._layers,gpuarr.nn._loss,"
         "gpuarr.pytest_plugin,gpuarr.compat.*]\nignore_errors = True\n")
     r = _run(["mypy.stubtest", "--mypy-config-file", "mypy.ini", "--allowlist",
