@@ -127,10 +127,11 @@ def test_nan_extreme_without_nan_reads_the_array_once(device, name):
         got, warned = _run(getattr(gpuarr, name), x, axis=1)
     _same(got, device, getattr(np, name)(a, axis=1), 0)
     assert warned == []
-    # the reduction and one any() over its 40 results (before: the reduction of the
-    # filled copy, all() of the mask and any()); the elementwise operations and the
-    # gather of nanarg* are over the 40 results too
-    assert w[device].reductions == 2, w[device]
+    # on a GPU, the reduction and one any() over its 40 results (before: the
+    # reduction of the filled copy, all() of the mask and any()); the elementwise
+    # operations and the gather of nanarg* are over the 40 results too. On the CPU
+    # NumPy's own function runs on the array's memory (no gpuarr reduction at all).
+    assert w[device].reductions == (0 if device.type == "cpu" else 2), w[device]
 
 
 @pytest.mark.parametrize("axis", [None, 0, 1])
