@@ -90,7 +90,7 @@ def _axis_key(axis):
     return tuple(axis) if isinstance(axis, (list, tuple)) else axis
 
 
-_FILLED = {}  # (name, axis, keepdims) -> gpuarr.fuse'd NaN-to-fill reduction
+_FILLED: dict = {}  # (name, axis, keepdims) -> gpuarr.fuse'd NaN-to-fill reduction
 
 
 def _filled_reduce(name, axis, keepdims):
@@ -216,7 +216,7 @@ def _nan_arg(a, name, axis, keepdims):
     return ga.reshape(idx, ()) if axis is None else ga.squeeze(idx, axis=axis)
 
 
-_FILLED_COPY = {}
+_FILLED_COPY: dict = {}
 
 
 def _filled_copy(fill):
