@@ -2,7 +2,9 @@
 
 Each is written with gpuarr's own operations (isnan, where, the reductions, sort), so
 it runs on the device of its input, every device kind alike, and returns an array
-there. Results, dtypes and the all-NaN rules are NumPy's:
+there; on the CPU device nanmedian and the nanmax / nanargmax family call NumPy's own
+function on the array's memory (a zero-copy view: gpuarr has no selection and no
+NaN-skipping reduction). Results, dtypes and the all-NaN rules are NumPy's:
 
 * nansum / nanprod / nancumsum / nancumprod count a NaN as 0 (1 for the products);
   an all-NaN slice sums to 0.
