@@ -227,6 +227,31 @@ def rows(quick):
                 lambda: np.fft.rfft(fb_n), None))
     out.append(("fft 65537 f64 (Bluestein)", "fft", lambda: ga.fft.fft(p_g),
                 lambda: np.fft.fft(p_n), None))
+    # issue 45 item 5: one long real line (10^6 = 2^6 5^6: a half transform of 500000)
+    r_n = rng.standard_normal(10**5 if quick else 10**6)
+    r_g = ga.asarray(r_n.copy())
+    out.append((f"rfft {r_n.size:.0e} f64", "fft", lambda: ga.fft.rfft(r_g),
+                lambda: np.fft.rfft(r_n), None))
+
+    # NaN-aware reductions (issue 46): without NaN, the plain reduction and one bool;
+    # with NaN in some slice, NumPy's recipe fused (python/gpuarr/_nanfunctions.py)
+    nn_ = 10**5 if quick else 10**6
+    clean_n = rng.standard_normal(nn_)
+    clean_g = ga.asarray(clean_n.copy())
+    holes_n = clean_n.reshape(-1, 1000).copy()
+    holes_n[rng.random(holes_n.shape) < 0.01] = np.nan
+    holes_g = ga.asarray(holes_n.copy())
+    out.append((f"nanmax {nn_:.0e} f64, no NaN", "nan", lambda: ga.nanmax(clean_g),
+                lambda: np.nanmax(clean_n), None))
+    out.append((f"nanmax {nn_:.0e} f64, 1% NaN", "nan", lambda: ga.nanmax(holes_g),
+                lambda: np.nanmax(holes_n), None))
+    out.append((f"nanmin(axis=1) {nn_:.0e} f64, 1% NaN", "nan",
+                lambda: ga.nanmin(holes_g, axis=1), lambda: np.nanmin(holes_n, axis=1),
+                None))
+    out.append((f"nanargmax {nn_:.0e} f64, no NaN", "nan", lambda: ga.nanargmax(clean_g),
+                lambda: np.nanargmax(clean_n), None))
+    out.append((f"nanargmax {nn_:.0e} f64, 1% NaN", "nan", lambda: ga.nanargmax(holes_g),
+                lambda: np.nanargmax(holes_n), None))
 
     m_n = rng.random((100, 100), dtype=np.float32)
     m_g = ga.asarray(m_n.copy())
@@ -375,7 +400,8 @@ def _jax_mlp_step(rng):
 # linalg (LAPACK, the routines NumPy calls) within 1.2 of NumPy; the FFT at or below
 # pocketfft's time (issue 28 item 5; every row met on 2026-11-28)
 TARGETS = {"overhead": 1.0, "memory": 0.7, "matmul": 1.05, "loop": 1.0, "sort": 1.5,
-           "linalg": 1.2, "fft": 1.0, "train": 1.2, "math": 1.0, "exp32": 0.5}
+           "linalg": 1.2, "fft": 1.0, "train": 1.2, "math": 1.0, "exp32": 0.5,
+           "nan": 1.0}
 
 
 # --- fused chains (issue 28): gpuarr.fuse beside the unfused chain, NumPy and numexpr --

@@ -312,6 +312,9 @@ def bandwidth_rows():
          lambda o: o["x"].max(), lambda o: o["x"].max()),
         ("reduction", "argmax(x)", nb, lambda o: gpuarr.argmax(o["x"]),
          lambda o: o["x"].argmax(), lambda o: o["x"].argmax()),
+        # NaN-aware (issue 46): the plain max, then one bool read back (x has no NaN)
+        ("reduction", "nanmax(x)", nb, lambda o: gpuarr.nanmax(o["x"]),
+         lambda o: o["cp"].nanmax(o["x"]), None),
         ("reduction", "sum(m, axis=0)", nb, lambda o: gpuarr.sum(o["m"], axis=0),
          lambda o: o["m"].sum(axis=0), lambda o: o["m"].sum(dim=0)),
         ("reduction", "sum(m, axis=1)", nb, lambda o: gpuarr.sum(o["m"], axis=1),
@@ -333,6 +336,11 @@ def bandwidth_rows():
         ("sort", "argsort(x)", lambda o: 3 * nb(o),
          lambda o: gpuarr.argsort(o["x"]), lambda o: o["cp"].argsort(o["x"]),
          lambda o: o["tc"].argsort(o["x"], stable=True)),
+        # nanmedian on the device: a sort of each row (NaNs last), a count and a gather
+        ("sort", "nanmedian(s, axis=1), rows of 128", lambda o: 2 * o["s"].nbytes,
+         lambda o: gpuarr.nanmedian(o["s"], axis=1),
+         lambda o: o["cp"].nanmedian(o["s"], axis=1),
+         lambda o: o["tc"].nanmedian(o["s"], dim=1).values),
         # gather: read the index (8 bytes) and the element, write the element
         ("gather", "x[idx], random int64 idx", lambda o: nb(o) * 2 + o["idx"].nbytes,
          lambda o: o["x"][o["idx"]], lambda o: o["x"][o["idx"]],

@@ -2,12 +2,14 @@
  *
  * A plan serves every line of a call (and, through the CPU backend's cache in
  * ga_cpu_fft_plans.c, later calls of the same length):
- *   - sizes whose prime factors are all <= GA_FFT_MAX_RADIX: a recursive mixed-radix
- *     decimation in time (kissfft's shape): n = r * m, r sub-transforms of length m
- *     over the decimated input, then m butterflies of radix r. Radices 4, 2, 3 and 5
- *     have their own butterflies; any other odd prime up to GA_FFT_MAX_RADIX uses a
- *     generic O(r^2) one (r <= 31 costs less than Bluestein's three transforms of
- *     length >= 2n);
+ *   - sizes whose prime factors are all <= GA_FFT_MAX_RADIX: a mixed-radix Stockham
+ *     autosort transform, decimation in frequency (the passes pocketfft and
+ *     Van Loan's book describe): one pass per radix, each reading and writing the
+ *     whole line in order between the output and a work line, with the twiddles of
+ *     each pass in a table of their own, in the order the pass reads them. Radices
+ *     4, 2, 3 and 5 have their own butterflies; any other odd prime up to
+ *     GA_FFT_MAX_RADIX uses a generic O(r^2) one (r <= 31 costs less than
+ *     Bluestein's three transforms of length >= 2n);
  *   - any other size (a large prime factor): Bluestein's chirp-z, a convolution
  *     computed with an FFT of length M >= 2n - 1 whose factors are 2, 3 and 5 (the
  *     smallest such M: up to twice smaller than the next power of two, as
@@ -57,8 +59,8 @@ smooth_size(int64_t n)
 
 /* Largest prime factor served by the mixed-radix path (see above). */
 #define GA_FFT_MAX_RADIX 31
-/* A single line at least this long splits its outermost level between threads (its
- * r sub-transforms, then ranges of its butterflies), when a pool is given. */
+/* A single line at least this long splits each pass between threads, when a pool is
+ * given. */
 #define GA_FFT_PARALLEL_MIN (1 << 14)
 
 typedef struct {
@@ -69,7 +71,16 @@ typedef struct fft_plan {
     int64_t n;
     int nfact;
     int64_t fact[64]; /* radices, outermost first; product n (direct plans) */
-    cplx *tw;         /* tw[j] = exp(-2 pi i j / n), j < n (direct plans) */
+    /* Twiddles by level (direct plans): level f (radix r, m = its sub-transforms'
+     * length, s = the product of the radices outside it) reads
+     * tw[off[f] + k (r - 1) + q - 1] = w_n^(q k s), q = 1..r-1, k < m, in the order
+     * its butterflies use them, then, for a generic radix, the r roots w_r^j. One
+     * table of w_n^j read at the stride q k s missed the cache on every butterfly of
+     * the inner levels once n outgrew it (8 MiB of table for n = 2^19). About n
+     * entries in all, as the single table had. */
+    cplx *tw;
+    int64_t tw_len;
+    int64_t off[64];
     /* Bluestein (bluestein_m > 0) */
     int64_t bluestein_m;
     cplx *chirp;          /* chirp[k] = exp(-pi i k^2 / n), k < n */
@@ -114,19 +125,19 @@ rot(cplx a, int inv)
     return inv ? (cplx){-a.im, a.re} : (cplx){a.im, -a.re};
 }
 
-/* w_N^j of the plan's table, conjugated for the inverse direction. */
+/* w, conjugated for the inverse direction. */
 static inline cplx
-twiddle(const fft_plan *p, int64_t j, int inv)
+twiddle(const cplx *w, int64_t j, int inv)
 {
-    cplx w = p->tw[j];
+    cplx t = w[j];
     if (inv) {
-        w.im = -w.im;
+        t.im = -t.im;
     }
-    return w;
+    return t;
 }
 
 static void exec_direct(const fft_plan *p, const cplx *in, cplx *out, int inv,
-                        ga_fft_parallel_fn par);
+                        cplx *work, ga_fft_parallel_fn par);
 
 /* Factor n into radices; returns the largest prime factor left over (1 if none). */
 static int64_t
@@ -147,6 +158,63 @@ factor(int64_t n, fft_plan *p)
 }
 
 static int
+is_generic(int64_t r)
+{
+    return r != 2 && r != 3 && r != 4 && r != 5;
+}
+
+/* The plan's twiddles by level (fft_plan.tw), gathered from a temporary table of
+ * w_n^j, j < n. */
+static int
+level_twiddles(fft_plan *p)
+{
+    int64_t n = p->n, len = 0, s = 1;
+    for (int f = 0; f < p->nfact; f++) {
+        int64_t r = p->fact[f], m = n / (s * r);
+        p->off[f] = len;
+        len += m * (r - 1) + (is_generic(r) ? r : 0);
+        s *= r;
+    }
+    cplx *w = malloc((size_t)n * sizeof *w);
+    p->tw = malloc((size_t)(len > 0 ? len : 1) * sizeof *p->tw);
+    if (w == NULL || p->tw == NULL) {
+        free(w);
+        return GA_ERR_NOMEM;
+    }
+    p->tw_len = len;
+    /* When 4 divides n, a quarter of the table gives the rest exactly:
+     * w^(j + n/4) = -i w^j, so three of every four sin/cos pairs (most of a plan's
+     * cost for one line of a large n) become sign swaps. */
+    int64_t q4 = n % 4 == 0 ? n / 4 : n;
+    for (int64_t j = 0; j < q4; j++) {
+        double a = -2.0 * M_PI * (double)j / (double)n;
+        w[j] = (cplx){cos(a), sin(a)};
+    }
+    for (int64_t j = q4; j < n; j++) {
+        cplx v = w[j - q4];
+        w[j] = (cplx){v.im, -v.re};
+    }
+    s = 1;
+    for (int f = 0; f < p->nfact; f++) {
+        int64_t r = p->fact[f], m = n / (s * r);
+        cplx *t = p->tw + p->off[f];
+        for (int64_t k = 0; k < m; k++) {
+            for (int64_t q = 1; q < r; q++) {
+                t[k * (r - 1) + q - 1] = w[q * k * s]; /* q k s < r m s = n */
+            }
+        }
+        if (is_generic(r)) {
+            for (int64_t j = 0; j < r; j++) {
+                t[m * (r - 1) + j] = w[j * (n / r)];
+            }
+        }
+        s *= r;
+    }
+    free(w);
+    return GA_OK;
+}
+
+static int
 plan_new_complex(int64_t n, fft_plan **out)
 {
     fft_plan *p = calloc(1, sizeof *p);
@@ -157,21 +225,8 @@ plan_new_complex(int64_t n, fft_plan **out)
     }
     p->n = n;
     if (factor(n, p) == 1) {
-        p->tw = malloc((size_t)n * sizeof *p->tw);
-        if (p->tw == NULL) {
+        if (level_twiddles(p) != GA_OK) {
             goto nomem;
-        }
-        /* When 4 divides n, a quarter of the table gives the rest exactly:
-         * w^(j + n/4) = -i w^j, so three of every four sin/cos pairs (most of a plan's
-         * cost for one line of a large n) become sign swaps. */
-        int64_t q = n % 4 == 0 ? n / 4 : n;
-        for (int64_t j = 0; j < q; j++) {
-            double a = -2.0 * M_PI * (double)j / (double)n;
-            p->tw[j] = (cplx){cos(a), sin(a)};
-        }
-        for (int64_t j = q; j < n; j++) {
-            cplx w = p->tw[j - q];
-            p->tw[j] = (cplx){w.im, -w.re};
         }
         *out = p;
         return GA_OK;
@@ -182,7 +237,7 @@ plan_new_complex(int64_t n, fft_plan **out)
     p->bluestein_m = m;
     p->chirp = malloc((size_t)n * sizeof *p->chirp);
     p->kernel_hat = calloc((size_t)m, sizeof *p->kernel_hat);
-    cplx *b = calloc((size_t)m, sizeof *b);
+    cplx *b = calloc((size_t)(2 * m), sizeof *b); /* the kernel, then a work line */
     if (p->chirp == NULL || p->kernel_hat == NULL || b == NULL) {
         free(b);
         goto nomem;
@@ -206,7 +261,7 @@ plan_new_complex(int64_t n, fft_plan **out)
         ga_fft_plan_free(p);
         return st;
     }
-    exec_direct(p->sub, b, p->kernel_hat, 0, NULL);
+    exec_direct(p->sub, b, p->kernel_hat, 0, b + m, NULL);
     free(b);
     for (int64_t k = 0; k < m; k++) {
         p->kernel_hat[k] = cscale(p->kernel_hat[k], 1.0 / (double)m);
@@ -274,7 +329,7 @@ ga_fft_plan_bytes(const fft_plan *p)
     if (p == NULL) {
         return 0;
     }
-    int64_t tables = p->tw != NULL ? p->n : 0;
+    int64_t tables = p->tw != NULL ? p->tw_len : 0;
     tables += p->chirp != NULL ? p->n : 0;
     tables += p->kernel_hat != NULL ? p->bluestein_m : 0;
     tables += p->rtw != NULL ? p->n / 2 + 1 : 0;
@@ -288,170 +343,177 @@ ga_fft_plan_length(const fft_plan *p)
     return p->n;
 }
 
-/* The butterflies of one level: out holds r transforms of length m (transform q at
- * out + q * m); combine them into one of length r * m in place. `stride` is N / (r m):
- * the twiddle w_{rm}^e of this level is the table's w_N^(e * stride). */
+/* One pass of a Stockham autosort transform, decimation in frequency: the pass of
+ * level f (radix r) sees the line as s interleaved problems of length L = r m (s the
+ * product of the radices before it) and does, for each p < m and q < s,
+ *   y[q + s (r p + j)] = w_L^(p j) * sum_i x[q + s (p + i m)] w_r^(i j),  j < r,
+ * leaving s r problems of length m for the next pass. Every read and write walks
+ * memory in order (r input streams, one output stream), where the recursion it
+ * replaces read a long line at the stride of the product of the radices (issue 45:
+ * rfft of 10^6 points 1.04-1.06 of pocketfft's time, which passes the same way).
+ * Butterflies [p0, p1) x [q0, q1): a chunk of the thread pool. */
 static void
-butterfly(const fft_plan *p, cplx *out, int64_t m, int64_t r, int64_t stride, int inv,
-          int64_t k0, int64_t k1)
+pass(const fft_plan *p, int f, const cplx *x, cplx *y, int64_t s, int inv, int64_t p0,
+     int64_t p1, int64_t q0, int64_t q1)
 {
+    int64_t r = p->fact[f], m = p->n / (s * r);
+    const cplx *w = p->tw + p->off[f];
     if (r == 2) {
-        for (int64_t k = k0; k < k1; k++) {
-            cplx a = out[k], b = cmul(out[m + k], twiddle(p, k * stride, inv));
-            out[k] = cadd(a, b);
-            out[m + k] = csub(a, b);
+        for (int64_t k = p0; k < p1; k++) {
+            const cplx *x0 = x + s * k, *x1 = x + s * (k + m);
+            cplx *y0 = y + s * 2 * k, *y1 = y0 + s;
+            cplx w1 = twiddle(w, k, inv);
+            int tw = k != 0; /* a loop invariant: GCC unswitches the loop on it */
+            for (int64_t q = q0; q < q1; q++) {
+                cplx a = x0[q], b = x1[q];
+                y0[q] = cadd(a, b);
+                y1[q] = tw ? cmul(csub(a, b), w1) : csub(a, b);
+            }
         }
     } else if (r == 4) {
-        for (int64_t k = k0; k < k1; k++) {
-            cplx t0 = out[k];
-            cplx t1 = cmul(out[m + k], twiddle(p, k * stride, inv));
-            cplx t2 = cmul(out[2 * m + k], twiddle(p, 2 * k * stride, inv));
-            cplx t3 = cmul(out[3 * m + k], twiddle(p, 3 * k * stride, inv));
-            cplx s02 = cadd(t0, t2), d02 = csub(t0, t2);
-            cplx s13 = cadd(t1, t3), d13 = rot(csub(t1, t3), inv);
-            out[k] = cadd(s02, s13);
-            out[m + k] = cadd(d02, d13);
-            out[2 * m + k] = csub(s02, s13);
-            out[3 * m + k] = csub(d02, d13);
+        for (int64_t k = p0; k < p1; k++) {
+            const cplx *x0 = x + s * k, *x1 = x0 + s * m, *x2 = x1 + s * m,
+                       *x3 = x2 + s * m;
+            cplx *y0 = y + s * 4 * k, *y1 = y0 + s, *y2 = y1 + s, *y3 = y2 + s;
+            cplx w1 = twiddle(w, 3 * k, inv), w2 = twiddle(w, 3 * k + 1, inv),
+                 w3 = twiddle(w, 3 * k + 2, inv);
+            int tw = k != 0;
+            for (int64_t q = q0; q < q1; q++) {
+                cplx t0 = x0[q], t1 = x1[q], t2 = x2[q], t3 = x3[q];
+                cplx s02 = cadd(t0, t2), d02 = csub(t0, t2);
+                cplx s13 = cadd(t1, t3), d13 = rot(csub(t1, t3), inv);
+                y0[q] = cadd(s02, s13);
+                y1[q] = tw ? cmul(cadd(d02, d13), w1) : cadd(d02, d13);
+                y2[q] = tw ? cmul(csub(s02, s13), w2) : csub(s02, s13);
+                y3[q] = tw ? cmul(csub(d02, d13), w3) : csub(d02, d13);
+            }
         }
     } else if (r == 3) {
         const double s60 = 0.86602540378443864676; /* sin(2 pi / 3) */
-        for (int64_t k = k0; k < k1; k++) {
-            cplx t0 = out[k];
-            cplx t1 = cmul(out[m + k], twiddle(p, k * stride, inv));
-            cplx t2 = cmul(out[2 * m + k], twiddle(p, 2 * k * stride, inv));
-            cplx s = cadd(t1, t2), d = cscale(rot(csub(t1, t2), inv), s60);
-            cplx base = csub(t0, cscale(s, 0.5));
-            out[k] = cadd(t0, s);
-            out[m + k] = cadd(base, d);
-            out[2 * m + k] = csub(base, d);
+        for (int64_t k = p0; k < p1; k++) {
+            const cplx *x0 = x + s * k, *x1 = x0 + s * m, *x2 = x1 + s * m;
+            cplx *y0 = y + s * 3 * k, *y1 = y0 + s, *y2 = y1 + s;
+            cplx w1 = twiddle(w, 2 * k, inv), w2 = twiddle(w, 2 * k + 1, inv);
+            int tw = k != 0;
+            for (int64_t q = q0; q < q1; q++) {
+                cplx t0 = x0[q], t1 = x1[q], t2 = x2[q];
+                cplx sm = cadd(t1, t2), d = cscale(rot(csub(t1, t2), inv), s60);
+                cplx base = csub(t0, cscale(sm, 0.5));
+                y0[q] = cadd(t0, sm);
+                y1[q] = tw ? cmul(cadd(base, d), w1) : cadd(base, d);
+                y2[q] = tw ? cmul(csub(base, d), w2) : csub(base, d);
+            }
         }
     } else if (r == 5) {
         const double c1 = 0.30901699437494742410, c2 = -0.80901699437494742410;
         const double s1 = 0.95105651629515357212, s2 = 0.58778525229247312917;
-        for (int64_t k = k0; k < k1; k++) {
-            cplx t0 = out[k];
-            cplx t1 = cmul(out[m + k], twiddle(p, k * stride, inv));
-            cplx t2 = cmul(out[2 * m + k], twiddle(p, 2 * k * stride, inv));
-            cplx t3 = cmul(out[3 * m + k], twiddle(p, 3 * k * stride, inv));
-            cplx t4 = cmul(out[4 * m + k], twiddle(p, 4 * k * stride, inv));
-            cplx a1 = cadd(t1, t4), b1 = csub(t1, t4);
-            cplx a2 = cadd(t2, t3), b2 = csub(t2, t3);
-            cplx e1 = cadd(t0, cadd(cscale(a1, c1), cscale(a2, c2)));
-            cplx e2 = cadd(t0, cadd(cscale(a1, c2), cscale(a2, c1)));
-            cplx o1 = rot(cadd(cscale(b1, s1), cscale(b2, s2)), inv);
-            cplx o2 = rot(csub(cscale(b1, s2), cscale(b2, s1)), inv);
-            out[k] = cadd(t0, cadd(a1, a2));
-            out[m + k] = cadd(e1, o1);
-            out[4 * m + k] = csub(e1, o1);
-            out[2 * m + k] = cadd(e2, o2);
-            out[3 * m + k] = csub(e2, o2);
+        for (int64_t k = p0; k < p1; k++) {
+            const cplx *x0 = x + s * k, *x1 = x0 + s * m, *x2 = x1 + s * m,
+                       *x3 = x2 + s * m, *x4 = x3 + s * m;
+            cplx *y0 = y + s * 5 * k, *y1 = y0 + s, *y2 = y1 + s, *y3 = y2 + s,
+                 *y4 = y3 + s;
+            const cplx *wk = w + 4 * k;
+            cplx w1 = twiddle(wk, 0, inv), w2 = twiddle(wk, 1, inv),
+                 w3 = twiddle(wk, 2, inv), w4 = twiddle(wk, 3, inv);
+            int tw = k != 0;
+            for (int64_t q = q0; q < q1; q++) {
+                cplx t0 = x0[q], t1 = x1[q], t2 = x2[q], t3 = x3[q], t4 = x4[q];
+                cplx a1 = cadd(t1, t4), b1 = csub(t1, t4);
+                cplx a2 = cadd(t2, t3), b2 = csub(t2, t3);
+                cplx e1 = cadd(t0, cadd(cscale(a1, c1), cscale(a2, c2)));
+                cplx e2 = cadd(t0, cadd(cscale(a1, c2), cscale(a2, c1)));
+                cplx o1 = rot(cadd(cscale(b1, s1), cscale(b2, s2)), inv);
+                cplx o2 = rot(csub(cscale(b1, s2), cscale(b2, s1)), inv);
+                y0[q] = cadd(t0, cadd(a1, a2));
+                y1[q] = tw ? cmul(cadd(e1, o1), w1) : cadd(e1, o1);
+                y4[q] = tw ? cmul(csub(e1, o1), w4) : csub(e1, o1);
+                y2[q] = tw ? cmul(cadd(e2, o2), w2) : cadd(e2, o2);
+                y3[q] = tw ? cmul(csub(e2, o2), w3) : csub(e2, o2);
+            }
         }
     } else {
         cplx t[GA_FFT_MAX_RADIX];
-        int64_t wr = m * stride; /* w_r = w_N^(N / r) */
-        for (int64_t k = k0; k < k1; k++) {
-            for (int64_t q = 0; q < r; q++) {
-                t[q] = cmul(out[q * m + k], twiddle(p, q * k * stride, inv));
-            }
-            for (int64_t j = 0; j < r; j++) {
-                cplx y = t[0];
-                for (int64_t q = 1; q < r; q++) {
-                    y = cadd(y, cmul(t[q], twiddle(p, ((q * j) % r) * wr, inv)));
+        const cplx *roots = w + m * (r - 1); /* w_r^j, j < r */
+        for (int64_t k = p0; k < p1; k++) {
+            for (int64_t q = q0; q < q1; q++) {
+                for (int64_t i = 0; i < r; i++) {
+                    t[i] = x[q + s * (k + i * m)];
                 }
-                out[j * m + k] = y;
+                for (int64_t j = 0; j < r; j++) {
+                    cplx v = t[0];
+                    for (int64_t i = 1; i < r; i++) {
+                        v = cadd(v, cmul(t[i], twiddle(roots, (i * j) % r, inv)));
+                    }
+                    if (j > 0) {
+                        v = cmul(v, twiddle(w, k * (r - 1) + j - 1, inv));
+                    }
+                    y[q + s * (r * k + j)] = v;
+                }
             }
         }
     }
 }
 
-/* out[0..n) = DFT of in[0], in[stride], ... (n = N / stride at level f). */
+/* One pass split between threads: chunks of its p range, or of its q range when
+ * that is the longer (the last passes have few p, the first few q). */
+typedef struct {
+    const fft_plan *p;
+    const cplx *x;
+    cplx *y;
+    int64_t s, m, per;
+    int f, inv, by_p;
+} pass_job;
+
 static void
-recurse(const fft_plan *p, const cplx *in, cplx *out, int64_t n, int64_t stride, int f,
-        int inv)
+pass_chunk(void *ctx, int64_t c)
 {
-    if (n == 1) {
+    const pass_job *j = ctx;
+    int64_t len = j->by_p ? j->m : j->s, a = c * j->per;
+    int64_t b = a + j->per < len ? a + j->per : len;
+    if (j->by_p) {
+        pass(j->p, j->f, j->x, j->y, j->s, j->inv, a, b, 0, j->s);
+    } else {
+        pass(j->p, j->f, j->x, j->y, j->s, j->inv, 0, j->m, a, b);
+    }
+}
+
+/* An unscaled transform of a direct plan, out of place (in and out must differ;
+ * in is only read). `work` holds n points: the passes alternate between it and out,
+ * so that the last one writes out. `par`: a parallel-for to split each pass of a
+ * long line with, or NULL. */
+static void
+exec_direct(const fft_plan *p, const cplx *in, cplx *out, int inv, cplx *work,
+            ga_fft_parallel_fn par)
+{
+    if (p->nfact == 0) {
         out[0] = in[0];
         return;
     }
-    int64_t r = p->fact[f], m = n / r;
-    if (m == 1 && (r == 4 || r == 2)) {
-        /* The last level of the common radices: a DFT of the inputs themselves, whose
-         * twiddles are all 1 (no multiplications, no call per element). */
-        cplx x0 = in[0], x1 = in[stride];
-        if (r == 2) {
-            out[0] = cadd(x0, x1);
-            out[1] = csub(x0, x1);
-            return;
+    const cplx *x = in;
+    int64_t s = 1;
+    for (int f = 0; f < p->nfact; f++) {
+        cplx *y = (p->nfact - 1 - f) % 2 == 0 ? out : work;
+        int64_t r = p->fact[f], m = p->n / (s * r);
+        if (par == NULL || p->n < GA_FFT_PARALLEL_MIN) {
+            pass(p, f, x, y, s, inv, 0, m, 0, s);
+        } else {
+            pass_job j = {p, x, y, s, m, 0, f, inv, m >= s};
+            int64_t len = j.by_p ? m : s;
+            j.per = (len + 63) / 64;
+            par((len + j.per - 1) / j.per, pass_chunk, &j);
         }
-        cplx x2 = in[2 * stride], x3 = in[3 * stride];
-        cplx s02 = cadd(x0, x2), d02 = csub(x0, x2);
-        cplx s13 = cadd(x1, x3), d13 = rot(csub(x1, x3), inv);
-        out[0] = cadd(s02, s13);
-        out[1] = cadd(d02, d13);
-        out[2] = csub(s02, s13);
-        out[3] = csub(d02, d13);
-        return;
+        x = y;
+        s *= r;
     }
-    if (m == 1) {
-        /* The last level: its r sub-transforms have length 1, so they are the inputs
-         * themselves; gathering them here saves a call per element. */
-        for (int64_t q = 0; q < r; q++) {
-            out[q] = in[q * stride];
-        }
-    } else {
-        for (int64_t q = 0; q < r; q++) {
-            recurse(p, in + q * stride, out + q * m, m, stride * r, f + 1, inv);
-        }
-    }
-    butterfly(p, out, m, r, stride, inv, 0, m);
-}
-
-/* The outermost level of one long line, split between threads: its r sub-transforms
- * (chunks 0..r-1), then its butterflies in ranges of k (they are independent). */
-typedef struct {
-    const fft_plan *p;
-    const cplx *in;
-    cplx *out;
-    int64_t r, m, krange;
-    int inv;
-} top_job;
-
-static void
-top_sub_transform(void *ctx, int64_t q)
-{
-    const top_job *j = ctx;
-    recurse(j->p, j->in + q, j->out + q * j->m, j->m, j->r, 1, j->inv);
-}
-
-static void
-top_butterflies(void *ctx, int64_t c)
-{
-    const top_job *j = ctx;
-    int64_t k0 = c * j->krange, k1 = k0 + j->krange < j->m ? k0 + j->krange : j->m;
-    butterfly(j->p, j->out, j->m, j->r, 1, j->inv, k0, k1);
-}
-
-/* An unscaled transform of a direct plan, out of place (in and out must differ).
- * `par`: a parallel-for to split a long line with, or NULL. */
-static void
-exec_direct(const fft_plan *p, const cplx *in, cplx *out, int inv,
-            ga_fft_parallel_fn par)
-{
-    if (par == NULL || p->n < GA_FFT_PARALLEL_MIN || p->nfact < 2) {
-        recurse(p, in, out, p->n, 1, 0, inv);
-        return;
-    }
-    top_job j = {p, in, out, p->fact[0], p->n / p->fact[0], 4096, inv};
-    par(j.r, top_sub_transform, &j);
-    par((j.m + j.krange - 1) / j.krange, top_butterflies, &j);
 }
 
 /* Scratch a plan needs besides the line itself, in cplx elements. */
 static int64_t
 plan_scratch(const fft_plan *p)
 {
-    return p->bluestein_m > 0 ? 2 * p->bluestein_m : 0;
+    /* Bluestein: two lines of M and the work line of M's passes; direct: the work
+     * line of its passes */
+    return p->bluestein_m > 0 ? 3 * p->bluestein_m : p->n;
 }
 
 /* out = unscaled DFT of in (length n, out of place); `work` has plan_scratch(). */
@@ -460,12 +522,12 @@ plan_exec(const fft_plan *p, const cplx *in, cplx *out, int inv, cplx *work,
           ga_fft_parallel_fn par)
 {
     if (p->bluestein_m == 0) {
-        exec_direct(p, in, out, inv, par);
+        exec_direct(p, in, out, inv, work, par);
         return;
     }
     /* The inverse uses conj(chirp); its kernel's transform is conj(K[-k]). */
     int64_t n = p->n, m = p->bluestein_m;
-    cplx *a = work, *ah = work + m;
+    cplx *a = work, *ah = work + m, *pw = work + 2 * m;
     for (int64_t k = 0; k < n; k++) {
         cplx c = p->chirp[k];
         if (inv) {
@@ -474,7 +536,7 @@ plan_exec(const fft_plan *p, const cplx *in, cplx *out, int inv, cplx *work,
         a[k] = cmul(in[k], c);
     }
     memset(a + n, 0, (size_t)(m - n) * sizeof *a);
-    exec_direct(p->sub, a, ah, 0, par);
+    exec_direct(p->sub, a, ah, 0, pw, par);
     for (int64_t k = 0; k < m; k++) {
         cplx kh = p->kernel_hat[k];
         if (inv) {
@@ -483,7 +545,7 @@ plan_exec(const fft_plan *p, const cplx *in, cplx *out, int inv, cplx *work,
         }
         ah[k] = cmul(ah[k], kh);
     }
-    exec_direct(p->sub, ah, a, 1, par);
+    exec_direct(p->sub, ah, a, 1, pw, par);
     for (int64_t k = 0; k < n; k++) {
         cplx c = p->chirp[k];
         if (inv) {

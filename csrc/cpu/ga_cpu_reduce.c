@@ -599,6 +599,57 @@ GA_X_MM512(min_f64_avx512, double, __m512d, 8, _mm512_loadu_pd, _mm512_set1_pd,
            _mm512_cmp_pd_mask, _mm512_mask_mov_pd, _mm512_storeu_pd, _CMP_LT_OQ)
 #undef GA_X_MM512
 
+/* The same four accumulators with AVX2's compare and blend, for CPUs without
+ * AVX-512 (issue 46: on this project's 2-core AVX2 machine the one-accumulator loop
+ * above took 1.8 ms for max of 10^6 float64 in cache, NumPy 0.2 ms, and nanmax
+ * starts with this reduction). Lanes and NaN rule as above: a NaN sticks in its
+ * lane. */
+#define GA_X_MM256(name, T, VT, NL, LOADU, SET1, CMP, OR, BLEND, STOREU, CMPOP)        \
+    __attribute__((target("avx2"))) static T name(const char *p, int64_t n, int *nan)  \
+    {                                                                                  \
+        const T *x = (const T *)(const void *)p; /* vector loads need no alignment */  \
+        T first;                                                                       \
+        memcpy(&first, p, sizeof(T));                                                  \
+        VT m[4] = {SET1(first), SET1(first), SET1(first), SET1(first)};                \
+        int64_t i = 0;                                                                 \
+        for (; i + 4 * NL <= n; i += 4 * NL) {                                         \
+            for (int k = 0; k < 4; k++) {                                              \
+                VT v = LOADU(x + i + k * NL);                                          \
+                m[k] = BLEND(m[k], v, OR(CMP(v, m[k], CMPOP), CMP(v, v, _CMP_UNORD_Q))); \
+            }                                                                          \
+        }                                                                              \
+        for (int k = 1; k < 4; k++) {                                                  \
+            m[0] = BLEND(m[0], m[k], OR(CMP(m[k], m[0], CMPOP),                        \
+                                        CMP(m[k], m[k], _CMP_UNORD_Q)));               \
+        }                                                                              \
+        T lanes[NL];                                                                   \
+        STOREU(lanes, m[0]);                                                           \
+        T r = lanes[0];                                                                \
+        int anynan = 0;                                                                \
+        for (int j = 0; j < NL; j++) {                                                 \
+            T v = lanes[j];                                                            \
+            r = CMPOP == _CMP_GT_OQ ? (v > r ? v : r) : (v < r ? v : r);               \
+            anynan |= v != v;                                                          \
+        }                                                                              \
+        for (; i < n; i++) {                                                           \
+            T v;                                                                       \
+            memcpy(&v, p + sizeof(T) * i, sizeof(T));                                  \
+            r = CMPOP == _CMP_GT_OQ ? (v > r ? v : r) : (v < r ? v : r);               \
+            anynan |= v != v;                                                          \
+        }                                                                              \
+        *nan = anynan;                                                                 \
+        return r;                                                                      \
+    }
+GA_X_MM256(max_f32_avx2, float, __m256, 8, _mm256_loadu_ps, _mm256_set1_ps,
+           _mm256_cmp_ps, _mm256_or_ps, _mm256_blendv_ps, _mm256_storeu_ps, _CMP_GT_OQ)
+GA_X_MM256(min_f32_avx2, float, __m256, 8, _mm256_loadu_ps, _mm256_set1_ps,
+           _mm256_cmp_ps, _mm256_or_ps, _mm256_blendv_ps, _mm256_storeu_ps, _CMP_LT_OQ)
+GA_X_MM256(max_f64_avx2, double, __m256d, 4, _mm256_loadu_pd, _mm256_set1_pd,
+           _mm256_cmp_pd, _mm256_or_pd, _mm256_blendv_pd, _mm256_storeu_pd, _CMP_GT_OQ)
+GA_X_MM256(min_f64_avx2, double, __m256d, 4, _mm256_loadu_pd, _mm256_set1_pd,
+           _mm256_cmp_pd, _mm256_or_pd, _mm256_blendv_pd, _mm256_storeu_pd, _CMP_LT_OQ)
+#undef GA_X_MM256
+
 /* sum_f32_lanes' additions in its order, with intrinsics: GCC's vectorisation of it
  * loads 16 floats and splits them with a shuffle (port 5, as the conversions are) and
  * folds its lanes through the stack: 86 ns a 1024-element chunk in cache on this
@@ -656,6 +707,17 @@ have_avx512(void)
     }
     return known;
 }
+
+static int
+have_avx2(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    return known;
+}
 #endif
 
 /* The sum of a float32 run (of its squares), by the widest code this CPU runs */
@@ -696,6 +758,10 @@ fast_run(red_state *st, int op, int dt, const char *p, int64_t n)
             m = dt == GA_FLOAT32
                     ? (double)(is_max ? max_f32_avx512 : min_f32_avx512)(p, n, &nan)
                     : (is_max ? max_f64_avx512 : min_f64_avx512)(p, n, &nan);
+        } else if (have_avx2()) {
+            m = dt == GA_FLOAT32
+                    ? (double)(is_max ? max_f32_avx2 : min_f32_avx2)(p, n, &nan)
+                    : (is_max ? max_f64_avx2 : min_f64_avx2)(p, n, &nan);
         } else
 #endif
         {

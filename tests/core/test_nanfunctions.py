@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import gpuarr
+from gpuarr.testing import count_work
 
 REDUCTIONS = ["nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd",
               "nanmedian"]
@@ -113,6 +114,79 @@ def test_no_nan_gives_no_warning(device):
     for name in REDUCTIONS:
         _, warned = _run(getattr(gpuarr, name), x, axis=1)
         assert warned == [], name
+
+
+@pytest.mark.parametrize("name", ["nanmax", "nanmin", "nanargmax", "nanargmin"])
+def test_nan_extreme_without_nan_reads_the_array_once(device, name):
+    # issue 46: a slice without NaN has its answer from the plain reduction (one pass
+    # over the array); the NaN recipe (mask, filled copy, all() of the mask) ran on
+    # every call before: three elementwise passes and three reductions
+    a = np.random.default_rng(0).standard_normal((40, 30))
+    x = gpuarr.asarray(a, device=device)
+    with count_work(device) as w:
+        got, warned = _run(getattr(gpuarr, name), x, axis=1)
+    _same(got, device, getattr(np, name)(a, axis=1), 0)
+    assert warned == []
+    # on a GPU, the reduction and one any() over its 40 results (before: the
+    # reduction of the filled copy, all() of the mask and any()); the elementwise
+    # operations and the gather of nanarg* are over the 40 results too. On the CPU
+    # NumPy's own function runs on the array's memory (no gpuarr reduction at all).
+    assert w[device].reductions == (0 if device.type == "cpu" else 2), w[device]
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("name", ["nanmax", "nanmin", "nanargmax", "nanargmin"])
+def test_nan_extreme_where_a_nan_slice_ends_at_the_fill_value(device, name, axis):
+    # NaN beside -inf (+inf for min): the NaN-skipping recipe gives the fill value,
+    # as it does for an all-NaN slice; only the all-NaN one warns (or raises)
+    inf = np.inf if name.endswith("min") else -np.inf
+    a = np.array([[inf, np.nan, inf], [np.nan, 2.0, np.nan], [np.nan, inf, 1.0]])
+    x = gpuarr.asarray(a, device=device)
+    want, want_warn = _run(getattr(np, name), a, axis=axis)
+    got, got_warn = _run(getattr(gpuarr, name), x, axis=axis)
+    _same(got, device, want, 0)
+    assert got_warn == want_warn == []
+    a[:, 0] = np.nan
+    x = gpuarr.asarray(a, device=device)
+    if name.startswith("nanarg"):
+        if axis == 0:
+            with pytest.raises(ValueError, match="All-NaN slice encountered"):
+                getattr(gpuarr, name)(x, axis=axis)
+            return
+        _same(getattr(gpuarr, name)(x, axis=axis), device,
+              getattr(np, name)(a, axis=axis), 0)
+        return
+    want, want_warn = _run(getattr(np, name), a, axis=axis, keepdims=True)
+    got, got_warn = _run(getattr(gpuarr, name), x, axis=axis, keepdims=True)
+    _same(got, device, want, 0)
+    assert got_warn == want_warn
+
+
+@pytest.mark.parametrize("name", ["nanmax", "nanargmin"])
+def test_nan_extreme_of_float32_with_nan_matches_numpy(device, name):
+    a = np.random.default_rng(1).standard_normal((64, 50)).astype(np.float32)
+    a[np.random.default_rng(2).random(a.shape) < 0.1] = np.nan
+    x = gpuarr.asarray(a, device=device)
+    for axis in (None, 0, 1):
+        _same(getattr(gpuarr, name)(x, axis=axis), device,
+              getattr(np, name)(a, axis=axis), 0)
+
+
+def test_nanmedian_on_a_gpu_moves_no_data(gpu_device):
+    # the sort, the count and the gather run on the device; the one crossing is the
+    # bool NumPy's all-NaN warning needs (its NaN constant was an upload before)
+    a = np.random.default_rng(3).standard_normal((8, 9))
+    a[2] = np.nan
+    a[5, ::2] = np.nan
+    x = gpuarr.asarray(a, device=gpu_device)
+    before = gpuarr.transfer_stats()
+    got, warned = _run(gpuarr.nanmedian, x, axis=1)
+    moved = gpuarr.transfer_stats() - before
+    assert moved.h2d_bytes == 0 and moved.d2d_bytes == 0, moved
+    assert moved.d2h_count <= 1 and moved.d2h_bytes <= 1, moved
+    want, want_warn = _run(np.nanmedian, a, axis=1)
+    _same(got, gpu_device, want, 1e-12)
+    assert warned == want_warn == ["All-NaN slice encountered"]
 
 
 def test_nanmax_of_complex_names_the_fix(device):

@@ -115,7 +115,7 @@ class _FakeCupy:
 
         self.cuda = type("cuda", (), {"Device": _Dev})
         for name in ("asarray", "add", "multiply", "exp", "cumsum", "sort", "argsort",
-                     "nonzero"):
+                     "nonzero", "nanmax", "nanmedian"):
             setattr(self, name, getattr(np, name))
         rng = np.random.default_rng(0)
         self.random = type("random", (), {
