@@ -16,8 +16,8 @@
  *     ws x IT steps (8 warps, ws of them along the scan); a line longer than a tile is
  *     cut into chunks, each looking back to the chunks before it in its line through
  *     the tree below (a tile of 32 columns by 64 rows looks back to the 64 rows above
- *     it). Where one round covers a line, or the lines alone fill any GPU, a thread
- *     walks its whole line instead (no look-back, no scratch).
+ *     it). Where one round covers a line, a thread holds all of it (ws = 1); with one
+ *     chunk a line there is no look-back and no scratch.
  *   - k_scan_warps, a warp per row, for rows shorter than two tiles: rounds of 32 x
  *     ITEMS elements, each lane scanning ITEMS consecutive ones after a warp-striped
  *     (coalesced) load transposed through shared memory, the lanes' totals combined
@@ -384,12 +384,11 @@ ga_scan_row_off(const ga_scan_desc &s, const int64_t *strides, int64_t row)
  * a block's 8 warps stand `ws` deep along the scan axis and 8 / ws lines-of-32 wide, so
  * a tile is 32 x 8 / ws lines by ws x IT steps (at most 256 x IT elements, a tile of
  * k_scan_tiles), and a line of `chunks` tiles looks back to its earlier chunks through
- * the tree of k_lookback.cuh. `whole`: a thread walks its whole line in rounds of IT (no
- * tile has a predecessor; lines too short for a second thread, or so many that a thread
- * each fills any GPU). */
+ * the tree of k_lookback.cuh. (No second path where a thread walks a long line in
+ * rounds, as k_scan_rows did: a second copy of the load, conversion and dtype-switch
+ * store code in each of the kernel's instantiations, for compile time.) */
 typedef struct {
     int ws;
-    int whole;
     int64_t chunks;
 } ga_scan_cols_geom;
 
@@ -492,23 +491,6 @@ k_scan_cols(ga_scan_desc s, int64_t lines, ga_scan_cols_geom g, ga_scan_tree t)
         const char *in = s.in + ga_scan_row_off(s, s.in_strides, at);
         char *out = s.out + ga_scan_row_off(s, s.out_strides, at);
         A x[IT];
-        if (g.whole) {
-            /* the line from its start, a round of IT at a time */
-            A acc = ga_rm_identity<A>(PROD);
-            for (int64_t k0 = 0; valid && k0 < len; k0 += IT) {
-                ga_scan_load_line<DT, A, IT>(in, is, k0, len, x);
-                const int n = len - k0 >= IT ? IT : (int)(len - k0);
-#pragma unroll
-                for (int k = 0; k < IT; k++) {
-                    if (k < n) {
-                        acc = ga_rm_scan_step(acc, x[k], PROD, k0 + k == 0);
-                        x[k] = acc;
-                    }
-                }
-                ga_scan_store_line<DT, A, IT>(out, os, s.out_dtype, k0, n, x, mine);
-            }
-            continue;
-        }
         /* IT steps of the line per thread, the block's parts of it added up in
          * shared memory, the chunks before by the look-back tree: the carry of each
          * thread is the fold of the earlier chunks (top level first, k_lookback.cuh)
@@ -788,19 +770,14 @@ ga_scan_launch_op(int dev, const ga_scan_desc *s, int64_t rows)
     void *scratch = nullptr;
     size_t bytes = 0;
     if (len <= GA_SCAN_SERIAL_MAX || outer) {
-        /* k_scan_cols: a thread per line where that alone fills any GPU or the line
-         * is one round; else tiles of ws x IT steps, chunks of a long line looking
-         * back to the ones before */
+        /* k_scan_cols: tiles of ws x IT steps (a thread per line where one round
+         * covers it), chunks of a long line looking back to the ones before */
         ga_scan_cols_geom g;
-        g.whole = len <= IT || rows >= (int64_t)GA_RED_BLOCK * GA_SCAN_FILL;
         g.ws = 1;
-        g.chunks = 1;
-        if (!g.whole) {
-            while (g.ws < GA_SCAN_WARPS && (int64_t)g.ws * IT < len) {
-                g.ws *= 2;
-            }
-            g.chunks = (len + (int64_t)g.ws * IT - 1) / ((int64_t)g.ws * IT);
+        while (g.ws < GA_SCAN_WARPS && (int64_t)g.ws * IT < len) {
+            g.ws *= 2;
         }
+        g.chunks = (len + (int64_t)g.ws * IT - 1) / ((int64_t)g.ws * IT);
         const int64_t lpt = (int64_t)32 * (GA_SCAN_WARPS / g.ws);
         if (g.chunks > 1) {
             GA_TRY(ga_scan_tree_alloc<A>(dev, stream, rows, g.chunks, &t, &scratch,
