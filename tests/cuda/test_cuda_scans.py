@@ -95,19 +95,67 @@ def test_a_row_of_more_than_1024_tiles_uses_a_three_level_tree(dev):
     np.testing.assert_array_equal(c.numpy(), np.cumsum(a))
 
 
-def test_outer_axis_scans_are_a_thread_per_column(dev):
+def test_outer_axis_scans_are_tiles_of_32_columns_by_64_rows(dev):
+    # issue 45: 64 columns of 300 rows are 2 x 5 tiles (k_scan_cols), each chunk of a
+    # column looking back to the ones above it, not 64 threads in one block
     a = _data((300, 64), "float64", 4)
     x = gpuarr.asarray(a, device=dev)
     with gpuarr.testing.count_kernels(dev) as k:
         c = gpuarr.cumulative_sum(x, axis=0)
-    assert k.launches == 1 and k.max_grid_blocks == 1, k  # 64 threads
+    assert k.launches == 1 and k.syncs == 0 and k.max_grid_blocks == 10, k
     _check(c.numpy(), a, 0)
+
+
+# 40 columns of 200 rows: 2 groups of 32 columns (the second partial), 4 chunks of 64
+# rows (7 of 32 for 16-byte accumulators and floats into integers): the look-back
+COLUMN_SHAPE = (200, 40)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int32", "int64", "uint64",
+                                   "float16", "float32", "float64", "complex64",
+                                   "complex128"])
+def test_column_tiles_of_every_dtype_match_numpy(dev, dtype):
+    a = _data(COLUMN_SHAPE, dtype, 12)
+    x = gpuarr.asarray(a, device=dev)
+    _check(gpuarr.cumulative_sum(x, axis=0).numpy(), a, 0)
+    if dtype in ("int8", "float32"):  # run-time dtype stores; floats into integer sums
+        out = "int16" if dtype == "int8" else "int64"
+        b = np.round(a * 20).astype(dtype)
+        got = gpuarr.cumulative_sum(gpuarr.asarray(b, device=dev), axis=0,
+                                    dtype=getattr(gpuarr, out)).numpy()
+        np.testing.assert_array_equal(got, np.cumsum(b, axis=0, dtype=out))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "complex64"])
+def test_column_tiles_cumulative_prod(dev, dtype):
+    a = _data(COLUMN_SHAPE, dtype, 13)
+    if dtype == "int64":
+        a = np.where(np.arange(a.size).reshape(a.shape) % 97 == 0, 3, 1).astype(dtype)
+    else:
+        a = (1 + 1e-3 * a).astype(dtype)
+    _check(gpuarr.cumulative_prod(gpuarr.asarray(a, device=dev), axis=0).numpy(), a, 0,
+           "cumulative_prod")
+    # the first element as it is (NumPy's accumulate copies it), in every column
+    b = np.full(COLUMN_SHAPE, 1 + 0j)
+    b[0] = complex(np.inf, 1.0)
+    got = gpuarr.cumulative_prod(gpuarr.asarray(b, device=dev), axis=0).numpy()
+    assert np.all(got[0] == b[0]), got[0]
+
+
+def test_column_tiles_keep_negative_zeros_and_views(dev):
+    z = np.full(COLUMN_SHAPE, -0.0)
+    got = gpuarr.cumulative_sum(gpuarr.asarray(z, device=dev), axis=0).numpy()
+    assert np.all(got == 0) and np.all(np.signbit(got))
+    a = _data((3 * COLUMN_SHAPE[0], 2 * COLUMN_SHAPE[1]), "int64", 14)
+    v, w = gpuarr.asarray(a, device=dev)[::-3, 1::2], a[::-3, 1::2]
+    np.testing.assert_array_equal(gpuarr.cumulative_sum(v, axis=0).numpy(),
+                                  np.cumsum(w, axis=0))
 
 
 # ---- every kernel, dtype and layout against NumPy --------------------------------------
 
 KERNEL_SHAPES = {
-    "thread": (40, 11),          # rows of 11: a thread each
+    "thread": (40, 11),          # rows of 11: lanes across rows, 2 threads each
     "warp": (9, 700),            # rows of 700: a warp each, 3 rounds
     "tiles": (2, 3 * TILE + 17),  # rows of 4 tiles
 }
@@ -225,6 +273,9 @@ def test_a_scan_gives_the_same_bits_under_every_schedule():
         import hashlib, numpy as np, gpuarr
         a = np.random.default_rng(8).standard_normal((2, 40 * 2048 + 5))
         c = gpuarr.cumulative_sum(gpuarr.asarray(a, device=gpuarr.gpu(0)), axis=1)
+        print(hashlib.sha256(c.numpy().tobytes()).hexdigest())
+        b = np.random.default_rng(9).standard_normal((3000, 70))  # column tiles
+        c = gpuarr.cumulative_sum(gpuarr.asarray(b, device=gpuarr.gpu(0)), axis=0)
         print(hashlib.sha256(c.numpy().tobytes()).hexdigest())
     """)
     outs = []

@@ -163,8 +163,8 @@ def test_reductions_scans_and_indexing_load_whole_elements(report):
     # element loads are typed (GA_K_ELEMENT): a float32 or int64 input is one 4- or
     # 8-byte load, never four or eight byte loads
     picked = [k for k in report if re.search(
-        r"(k_reduce_block|k_reduce_cols|k_scan_rows|k_scan_tile_apply)<ga_rp_\w+<(10|4)\b|"
-        r"(k_scan_rows|k_scan_tile_apply)<(10|4),|k_index<(4, 4|8, 8)>", k.name)]
+        r"(k_reduce_block|k_reduce_cols|k_scan_cols|k_scan_tile_apply)<ga_rp_\w+<(10|4)\b|"
+        r"(k_scan_cols|k_scan_tile_apply)<(10|4),|k_index<(4, 4|8, 8)>", k.name)]
     assert len(picked) > 20, [k.name for k in report if "k_reduce" in k.name][:5]
     bad = [f"{k.name}: {k.widths}" for k in picked
            if sum(n for key, n in k.widths.items() if key.startswith("LD")
@@ -181,7 +181,7 @@ def test_float16_kernels_convert_with_the_hardware(report):
 # ---- issue 29: loads in flight, one arithmetic, the estimated bandwidth per family ----
 
 # (c++filt writes a template's return type, not a plain function's: k_nonzero)
-MAIN_LOOPS = re.compile(r"^(void )?(k_reduce_(block|warps|cols)|k_scan_(tiles|warps|rows)|"
+MAIN_LOOPS = re.compile(r"^(void )?(k_reduce_(block|warps|cols)|k_scan_(tiles|warps|cols)|"
                         r"k_radix_(pass|hist)|k_nonzero)\b")
 
 

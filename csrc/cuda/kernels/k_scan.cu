@@ -7,21 +7,28 @@
  * rounded once into the output; a row's first partial result is its first element
  * itself (NumPy's accumulate copies it), so no combine ever involves an identity.
  *
- * Three kernels, chosen by the shape (ga_scan_launch):
- *   - k_scan_rows, a thread per row: rows of at most GA_SCAN_SERIAL_MAX elements, and
- *     scans along an outer axis (neighbouring rows are neighbours in memory, so a
- *     warp's loads are coalesced at every step). Loads go ga_scan_items at a time
- *     (independent, in flight together) and results leave through shared memory, so
- *     the store loop with its output dtype switch is not copied per item.
+ * Three kernels, chosen by the shape (ga_scan_launch_op), each launched with at least
+ * as many blocks as the scan has tiles of work (TILE elements; up to GA_SCAN_FILL,
+ * more than any GPU's multiprocessors; issue 45):
+ *   - k_scan_cols, lines across the lanes: scans along an outer axis (neighbouring
+ *     lines are neighbours in memory, so a warp's loads are coalesced at every step)
+ *     and rows of at most GA_SCAN_SERIAL_MAX elements. A tile is 32 x 8 / ws lines by
+ *     ws x IT steps (8 warps, ws of them along the scan); a line longer than a tile is
+ *     cut into chunks, each looking back to the chunks before it in its line through
+ *     the tree below (a tile of 32 columns by 64 rows looks back to the 64 rows above
+ *     it). Where one round covers a line, a thread holds all of it (ws = 1); with one
+ *     chunk a line there is no look-back and no scratch.
  *   - k_scan_warps, a warp per row, for rows shorter than two tiles: rounds of 32 x
  *     ITEMS elements, each lane scanning ITEMS consecutive ones after a warp-striped
  *     (coalesced) load transposed through shared memory, the lanes' totals combined
- *     by a warp shuffle scan, a carry from round to round.
+ *     by a warp shuffle scan, a carry from round to round. 8 warps a block, fewer
+ *     where the rows are too few to give a block per tile of work otherwise.
  *   - k_scan_tiles, a block per tile of GA_SCAN_WARPS x 32 x IT elements (8 warps
  *     of the above), one pass: each block takes the next tile from an atomic counter,
  *     scans it, publishes its total and finds the total of everything before it in its
  *     row by a look-back over a fixed tree of tile totals (below), then writes. One
- *     launch, each element read once and written once, no host wait.
+ *     launch, each element read once and written once, no host wait. Rows of two
+ *     tiles or more, and rows of half a tile or more where a warp each is too few.
  * What keeps a round lean (tools/cuda_report.py reads the SASS; issue 29): the IT loads
  * are issued together, unpredicated (past the row's end they read its last element
  * again) and converted after (ga_scan_raw); where the scan has an exact identity
@@ -74,7 +81,8 @@ template <int DT, class A> struct ga_scan_tile_items {
         FLOAT_TO_INT ? ga_scan_items<A>::value / 2 : ga_scan_items<A>::value;
 };
 #define GA_SCAN_WARPS (GA_RED_BLOCK / 32)
-/* A thread per row up to this many elements: a warp would leave most lanes idle. */
+/* Rows up to this many elements go across the lanes (k_scan_cols): a warp along
+ * such a row would leave most lanes idle. */
 #define GA_SCAN_SERIAL_MAX 16
 
 /* Whether the scan (A, PROD) has an identity that every combine leaves exact, so that
@@ -370,57 +378,190 @@ ga_scan_row_off(const ga_scan_desc &s, const int64_t *strides, int64_t row)
     return ga_offset(s.ndim - 1, s.shape, strides, row);
 }
 
-/* ---- a thread per row ---- */
+/* ---- lines across the lanes: columns, and rows too short for a warp ---- */
 
-template <int DT, class A, int PROD>
-__global__ void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
-k_scan_rows(ga_scan_desc s, int64_t rows)
+/* How k_scan_cols cuts the lines (the scanned runs; rows of ga_scan_desc) into tiles:
+ * a block's 8 warps stand `ws` deep along the scan axis and 8 / ws lines-of-32 wide, so
+ * a tile is 32 x 8 / ws lines by ws x IT steps (at most 256 x IT elements, a tile of
+ * k_scan_tiles), and a line of `chunks` tiles looks back to its earlier chunks through
+ * the tree of k_lookback.cuh. (No second path where a thread walks a long line in
+ * rounds, as k_scan_rows did: a second copy of the load, conversion and dtype-switch
+ * store code in each of the kernel's instantiations, for compile time.) */
+typedef struct {
+    int ws;
+    int64_t chunks;
+} ga_scan_cols_geom;
+
+/* The store of a thread's n results (y[0..n) at k0 ..) into the output: unrolled typed
+ * stores for the usual output dtype (real and integer partial results), else the
+ * run-time dtype switch over `mine`, this thread's row of a shared buffer (a dynamic
+ * index into y would put y in local memory). */
+template <int DT, class A, int IT>
+static GA_DEV inline void
+ga_scan_store_line(char *out, int64_t os, int dt, int64_t k0, int n, const A (&y)[IT],
+                   A *mine)
 {
-    constexpr int IT = ga_scan_items<A>::value;
-    /* a thread's results on their way out (its own row of the buffer only) */
-    __shared__ A staged[GA_RED_BLOCK][IT + 1];
-    const int nd = s.ndim;
-    constexpr int prod = PROD; /* the op a constant: no sum-or-product select per step */
-    const int64_t len = s.shape[nd - 1];
-    const int64_t is = s.in_strides[nd - 1], os = s.out_strides[nd - 1];
-    A *mine = staged[threadIdx.x];
-    for (int64_t row = ga_gtid(); row < rows; row += ga_gstride()) {
-        const char *in = s.in + ga_scan_row_off(s, s.in_strides, row);
-        char *out = s.out + ga_scan_row_off(s, s.out_strides, row);
-        A acc = ga_rm_identity<A>(prod);
-        for (int64_t k0 = 0; k0 < len; k0 += IT) {
-            /* loaded first, then converted (ga_scan_raw) */
-            typedef ga_scan_raw<DT, A> R;
-            constexpr int RAW = R::direct ? 1 : IT;
-            typename R::type raw[RAW];
-            if constexpr (!R::direct) {
+    constexpr int OUT = ga_scan_out<DT, A>::value;
+    if (sizeof(A) <= 8 && dt == OUT) {
 #pragma unroll
-                for (int k = 0; k < IT; k++) { /* (the row's last again past its end) */
-                    raw[k] = R::load(in + (k0 + k < len ? k0 + k : len - 1) * is);
-                }
-            }
-            A x[IT];
-#pragma unroll
-            for (int k = 0; k < IT; k++) {
-                if constexpr (R::direct) {
-                    x[k] = k0 + k < len ? ga_ld_as<DT, A>(in + (k0 + k) * is) : acc;
-                }
-                else {
-                    x[k] = k0 + k < len ? R::to_acc(raw[k]) : acc;
-                }
-            }
-#pragma unroll
-            for (int k = 0; k < IT; k++) {
-                if (k0 + k < len) {
-                    acc = ga_rm_scan_step(acc, x[k], prod, k0 + k == 0);
-                    mine[k] = acc;
-                }
-            }
-            GA_NO_UNROLL
-            for (int k = 0; k < IT && k0 + k < len; k++) {
-                ga_rm_store(out + (k0 + k) * os, s.out_dtype, mine[k]);
+        for (int k = 0; k < IT; k++) {
+            if (k < n) {
+                ga_st_as<A>(out + (k0 + k) * os, OUT, y[k]);
             }
         }
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < IT; k++) {
+        mine[k] = y[k];
+    }
+    GA_NO_UNROLL
+    for (int k = 0; k < n; k++) {
+        ga_rm_store(out + (k0 + k) * os, dt, mine[k]);
+    }
+}
+
+/* A thread's IT steps of its line from k0, loaded together (unpredicated: past the
+ * end, the line's last element again) and converted after (ga_scan_raw). */
+template <int DT, class A, int IT>
+static GA_DEV inline void
+ga_scan_load_line(const char *in, int64_t is, int64_t k0, int64_t len, A (&x)[IT])
+{
+    typedef ga_scan_raw<DT, A> R;
+    if constexpr (R::direct) {
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            x[k] = ga_ld_as<DT, A>(in + (k0 + k < len ? k0 + k : len - 1) * is);
+        }
+    }
+    else {
+        typename R::type raw[IT];
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            raw[k] = R::load(in + (k0 + k < len ? k0 + k : len - 1) * is);
+        }
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            x[k] = R::to_acc(raw[k]);
+        }
+    }
+}
+
+template <int DT, class A, int PROD>
+GA_BARRIER_KERNEL void GA_LAUNCH_BOUNDS(GA_RED_BLOCK, 4)
+k_scan_cols(ga_scan_desc s, int64_t lines, ga_scan_cols_geom g, ga_scan_tree t)
+{
+    constexpr int IT = ga_scan_tile_items<DT, A>::value;
+    constexpr int LPW = 32 / GA_SCAN_WARPS; /* a warp's share of a tile's 32 lines */
+    __shared__ A staged[GA_RED_BLOCK][IT + 1]; /* run-time dtype stores (own row only) */
+    __shared__ A ptot[GA_SCAN_WARPS][32];      /* each thread's total of its IT steps */
+    __shared__ int ptoth[GA_SCAN_WARPS][32];
+    __shared__ A lpre[32]; /* a line's earlier chunks (when there are any) */
+    __shared__ int lpreh[32];
+    __shared__ unsigned long long tile_id;
+    const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+    const int ws = g.ws, grp = warp / ws, part = warp % ws;
+    const int nd = s.ndim;
+    const int64_t len = s.shape[nd - 1];
+    const int64_t is = s.in_strides[nd - 1], os = s.out_strides[nd - 1];
+    const int64_t lpt = (int64_t)32 * (GA_SCAN_WARPS / ws); /* lines per tile */
+    const unsigned long long total =
+        (unsigned long long)((lines + lpt - 1) / lpt * g.chunks);
+    A *mine = staged[threadIdx.x];
+    for (unsigned long long next = blockIdx.x;; next += gridDim.x) {
+        /* ids in order from the counter where tiles look back (a tile waits only for
+         * smaller ids, taken by running blocks); the grid's stride where none does */
+        unsigned long long tid = next;
+        if (t.next != nullptr) {
+            if (threadIdx.x == 0) {
+                tile_id = atomicAdd(t.next, 1ull);
+            }
+            __syncthreads();
+            tid = tile_id;
+            __syncthreads();
+        }
+        if (tid >= total) {
+            return;
+        }
+        const int64_t lg = (int64_t)(tid / (unsigned long long)g.chunks);
+        const int64_t c = (int64_t)(tid % (unsigned long long)g.chunks);
+        const int64_t line = lg * lpt + grp * 32 + lane;
+        const bool valid = line < lines;
+        const int64_t at = valid ? line : lines - 1; /* loads stay unpredicated */
+        const char *in = s.in + ga_scan_row_off(s, s.in_strides, at);
+        char *out = s.out + ga_scan_row_off(s, s.out_strides, at);
+        A x[IT];
+        /* IT steps of the line per thread, the block's parts of it added up in
+         * shared memory, the chunks before by the look-back tree: the carry of each
+         * thread is the fold of the earlier chunks (top level first, k_lookback.cuh)
+         * then of the parts before it, in order; its items after it, one by one. So
+         * the grouping depends on the shape alone: the same bits on every run. */
+        const int64_t k0 = (c * ws + part) * IT;
+        ga_scan_load_line<DT, A, IT>(in, is, k0, len, x);
+        const int64_t left = valid ? len - k0 : 0;
+        const int n = left <= 0 ? 0 : left >= IT ? IT : (int)left;
+        A pt = x[0];
+#pragma unroll
+        for (int k = 1; k < IT; k++) {
+            if (k < n) {
+                pt = ga_rm_sp(pt, x[k], PROD);
+            }
+        }
+        ptot[warp][lane] = pt;
+        ptoth[warp][lane] = n > 0;
+        __syncthreads();
+        if (t.levels > 0) {
+            /* the items wait in shared memory while the warps look back (in registers
+             * they spilled under the 64-register cap, as k_scan_tiles' did) */
+#pragma unroll
+            for (int k = 0; k < IT; k++) {
+                mine[k] = x[k];
+            }
+            /* (ws is GA_SCAN_WARPS here: one group of 32 lines; each warp publishes the
+             * chunk's total of LPW lines before any look-back waits) */
+            for (int j = warp * LPW; j < warp * LPW + LPW; j++) {
+                if (lg * 32 + j >= lines) {
+                    break;
+                }
+                bool h = lane < GA_SCAN_WARPS && ptoth[lane % GA_SCAN_WARPS][j] != 0;
+                const A v = ga_warp_fold(ptot[lane % GA_SCAN_WARPS][j], h, PROD);
+                ga_scan_publish<A>(t, lg * 32 + j, c, v, PROD);
+            }
+            for (int j = warp * LPW; j < warp * LPW + LPW; j++) {
+                if (lg * 32 + j >= lines) {
+                    break;
+                }
+                bool ph = false;
+                const A pre = ga_scan_prefix<A>(t, lg * 32 + j, c, ptot[0][j], PROD, &ph);
+                if (lane == 0) {
+                    lpre[j] = pre;
+                    lpreh[j] = ph;
+                }
+            }
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < IT; k++) {
+                x[k] = mine[k];
+            }
+        }
+        A carry = pt;
+        bool ch = false;
+        if (t.levels > 0) {
+            carry = lpre[lane];
+            ch = lpreh[lane] != 0;
+        }
+        for (int q = grp * ws; q < warp; q++) {
+            carry = ga_scan_cat(carry, ch, ptot[q][lane], ptoth[q][lane] != 0, PROD);
+            ch = ch || ptoth[q][lane] != 0;
+        }
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            carry = ga_scan_cat(carry, ch, x[k], true, PROD);
+            ch = true;
+            x[k] = carry;
+        }
+        ga_scan_store_line<DT, A, IT>(out, os, s.out_dtype, k0, n, x, mine);
+        __syncthreads(); /* ptot and lpre are read before the next tile writes them */
     }
 }
 
@@ -437,8 +578,9 @@ k_scan_warps(ga_scan_desc s, int64_t rows)
     constexpr int prod = PROD; /* the op a constant: no sum-or-product select per step */
     const int64_t len = s.shape[nd - 1];
     const int64_t is = s.in_strides[nd - 1], os = s.out_strides[nd - 1];
-    const int64_t step = (int64_t)gridDim.x * GA_SCAN_WARPS;
-    for (int64_t row = (int64_t)blockIdx.x * GA_SCAN_WARPS + warp; row < rows;
+    const int wpb = (int)blockDim.x / 32; /* fewer than 8 where rows are few */
+    const int64_t step = (int64_t)gridDim.x * wpb;
+    for (int64_t row = (int64_t)blockIdx.x * wpb + warp; row < rows;
          row += step) {
         const char *in = s.in + ga_scan_row_off(s, s.in_strides, row);
         char *out = s.out + ga_scan_row_off(s, s.out_strides, row);
@@ -590,8 +732,14 @@ k_scan_tiles(ga_scan_desc s, int64_t rows, ga_scan_tree t)
 
 typedef int (*ga_scan_launcher)(int dev, const ga_scan_desc *s, int64_t rows);
 
-/* Geometry (tests/cuda/test_cuda_scans.py and tests/cuda/test_cuda_budgets.py count it): one
- * launch whatever the shape, no host wait. */
+/* Geometry (tests/cuda/test_cuda_scans.py and tests/cuda/test_cuda_scan_budgets.py
+ * count it): one launch whatever the shape, no host wait, and at least
+ * min(GA_SCAN_FILL, tiles of work) blocks, a tile of work being TILE elements (what a
+ * block of k_scan_tiles or k_scan_cols holds at most). GA_SCAN_FILL is more than any
+ * GPU's multiprocessors, so that the choice of kernel, and with it the grouping of a
+ * float scan's terms, depends on the shape alone: the same bits on every GPU. */
+#define GA_SCAN_FILL 1024
+
 template <int DT, class A, int PROD>
 static int
 ga_scan_launch_op(int dev, const ga_scan_desc *s, int64_t rows)
@@ -603,10 +751,12 @@ ga_scan_launch_op(int dev, const ga_scan_desc *s, int64_t rows)
     }
     const int nd = s->ndim;
     const int64_t len = s->shape[nd - 1];
-    constexpr int64_t TILE =
-        (int64_t)GA_SCAN_WARPS * 32 * ga_scan_tile_items<DT, A>::value;
-    /* an outer-axis scan: neighbouring rows are neighbouring elements (with fewer
-     * rows than a warp, a thread per row would idle its warp) */
+    constexpr int IT = ga_scan_tile_items<DT, A>::value;
+    constexpr int64_t TILE = (int64_t)GA_SCAN_WARPS * 32 * IT;
+    const int64_t work = (rows * len + TILE - 1) / TILE; /* (an array's size: no overflow) */
+    const int64_t fill = work < GA_SCAN_FILL ? work : GA_SCAN_FILL;
+    /* an outer-axis scan: neighbouring rows are neighbouring elements, a lane each
+     * (with fewer rows than a warp, lanes would idle) */
     bool outer = false;
     for (int k = nd - 2; k >= 0; k--) {
         if (s->shape[k] > 1) {
@@ -615,30 +765,51 @@ ga_scan_launch_op(int dev, const ga_scan_desc *s, int64_t rows)
             break;
         }
     }
-    if (len <= GA_SCAN_SERIAL_MAX || outer) {
-        unsigned grid, block;
-        ga_cuda_launch_dims(dev, rows, &grid, &block);
-        GA_LAUNCH((k_scan_rows<DT, A, PROD>), grid, block, 0, stream, *s, rows);
-        GA_CUDA_TRY(cudaGetLastError());
-        return GA_OK;
-    }
-    if (len < 2 * TILE) {
-        GA_LAUNCH((k_scan_warps<DT, A, PROD>),
-                  ga_k_blocks_for((rows + GA_SCAN_WARPS - 1) / GA_SCAN_WARPS),
-                  GA_RED_BLOCK, 0, stream, *s, rows);
-        GA_CUDA_TRY(cudaGetLastError());
-        return GA_OK;
-    }
-    const int64_t tiles = (len + TILE - 1) / TILE;
     ga_scan_tree t;
+    memset(&t, 0, sizeof(t));
     void *scratch = nullptr;
     size_t bytes = 0;
-    GA_TRY(ga_scan_tree_alloc<A>(dev, stream, rows, tiles, &t, &scratch, &bytes));
-    GA_LAUNCH((k_scan_tiles<DT, A, PROD>), ga_k_blocks_for(rows * tiles), GA_RED_BLOCK, 0,
-              stream, *s, rows, t);
+    if (len <= GA_SCAN_SERIAL_MAX || outer) {
+        /* k_scan_cols: tiles of ws x IT steps (a thread per line where one round
+         * covers it), chunks of a long line looking back to the ones before */
+        ga_scan_cols_geom g;
+        g.ws = 1;
+        while (g.ws < GA_SCAN_WARPS && (int64_t)g.ws * IT < len) {
+            g.ws *= 2;
+        }
+        g.chunks = (len + (int64_t)g.ws * IT - 1) / ((int64_t)g.ws * IT);
+        const int64_t lpt = (int64_t)32 * (GA_SCAN_WARPS / g.ws);
+        if (g.chunks > 1) {
+            GA_TRY(ga_scan_tree_alloc<A>(dev, stream, rows, g.chunks, &t, &scratch,
+                                         &bytes));
+        }
+        GA_LAUNCH((k_scan_cols<DT, A, PROD>), ga_k_blocks_for((rows + lpt - 1) / lpt *
+                                                              g.chunks),
+                  GA_RED_BLOCK, 0, stream, *s, rows, g, t);
+    }
+    else if (len >= 2 * TILE ||
+             (len >= TILE / 2 && (rows + GA_SCAN_WARPS - 1) / GA_SCAN_WARPS < fill)) {
+        /* rows of a tile or more, too few for a block per 8: a block per tile (a row
+         * of at least half a tile keeps at least half of each block busy) */
+        const int64_t tiles = (len + TILE - 1) / TILE;
+        GA_TRY(ga_scan_tree_alloc<A>(dev, stream, rows, tiles, &t, &scratch, &bytes));
+        GA_LAUNCH((k_scan_tiles<DT, A, PROD>), ga_k_blocks_for(rows * tiles),
+                  GA_RED_BLOCK, 0, stream, *s, rows, t);
+    }
+    else {
+        /* a warp per row, 8 a block, or fewer where that leaves blocks too few (rows
+         * under half a tile: 2 a block are always enough) */
+        int64_t wpb = GA_SCAN_WARPS;
+        while (wpb > 1 && (rows + wpb - 1) / wpb < fill) {
+            wpb /= 2;
+        }
+        GA_LAUNCH((k_scan_warps<DT, A, PROD>), ga_k_blocks_for((rows + wpb - 1) / wpb),
+                  (unsigned)(32 * wpb), 0, stream, *s, rows);
+    }
     cudaError_t err = cudaGetLastError();
-    ga_cuda_free(dev, scratch,
-                 bytes); /* stream-ordered, like the reductions' scratch */
+    if (scratch != nullptr) {
+        ga_cuda_free(dev, scratch, bytes); /* stream-ordered, like the reductions' */
+    }
     if (err != cudaSuccess) {
         return ga_cuda_error(err, "scan launch", __FILE__, __LINE__);
     }
