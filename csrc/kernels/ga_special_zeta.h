@@ -20,8 +20,9 @@
  * a^(1-s)/(s-1) + a^-s/2 + sum_j B_2j/(2j)! s (s+1)...(s+2j-2) a^(-s-2j+1)
  * (Abramowitz & Stegun 23.1.30). Each term is about (s + 2j)^2 / (2 pi a)^2 of the
  * one before; the caller makes a >= 0.75 (s + 24), where that is below 1/20 for
- * j <= 12, so twelve reach 2^-53. The coefficients B_2j/(2j)! are written out (Bernoulli numbers: facts;
- * a static table in a __host__ __device__ function would need a memory space). */
+ * j <= 12, so twelve reach 2^-53. The coefficients B_2j/(2j)! are written out
+ * (Bernoulli numbers: facts; a static table in a __host__ __device__ function would
+ * need a memory space). */
 GA_SP_HEAVY double
 ga_sp_zeta_em_tail(double s, double a)
 {

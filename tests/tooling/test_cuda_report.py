@@ -74,6 +74,8 @@ def _all_wide(name: str) -> bool:
 # local memory. That slow path is NVIDIA's own code, taken only for such arguments, and
 # not a register spill (ptxas reports 0 spill bytes; the build turns a spill into an
 # error). complex exp/pow/expm1/sinh/... reach sin and cos of the imaginary part;
+# gpuarr.special's sinc, cosm1 and degree functions (sindg, cosdg, tandg, cotdg) call
+# sin, cos or tan;
 # k_random's normal draws (distribution 1, a kernel per dtype) call cos.
 LIBDEVICE_TRIG = re.compile(
     r"k_elementwise<ga_f_(sin|cos|tan|sinh|cosh|tanh|exp|exp2|expm1|pow|sinc|sindg|cosdg|"
