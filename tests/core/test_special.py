@@ -160,23 +160,30 @@ BOUNDS = {
     "stdtrit": (1900, 1), "xlog1py": (2, 1), "xlogy": (0, 1),
     # issue 46's second part (polygamma and bdtri are compositions: float32 rounds
     # between their kernels)
-    "cbrt": (2, 1), "exp2": (1, 1), "exp10": (1, 1), "cosm1": (1.2e4, 1), "exprel": (0, 1),
+    "cbrt": (2, 1), "exp2": (1, 2), "exp10": (1, 1), "cosm1": (1.2e4, 1), "exprel": (0, 1),
     "sindg": (1, 1), "cosdg": (1, 1), "tandg": (1900, 1), "cotdg": (190, 1),
     "radian": (0, 1), "boxcox": (0, 1), "boxcox1p": (0, 1), "inv_boxcox": (0, 1),
     "inv_boxcox1p": (0, 1), "huber": (0, 1), "pseudo_huber": (8, 1), "gamma": (4, 1),
     "gammasgn": (0, 1), "rgamma": (350, 1), "loggamma": (50, 1), "poch": (300, 1),
     "binom": (2400, 1), "zeta": (6, 1), "riemann_zeta": (80, 1), "zetac": (150, 1),
-    "polygamma": (45, 2), "bdtr": (300, 1), "bdtrc": (220, 1), "bdtri": (75, 60),
+    "polygamma": (45, 2), "bdtr": (400, 1), "bdtrc": (240, 1), "bdtri": (75, 60),
     "nbdtr": (290, 1), "nbdtrc": (270, 1), "nbdtri": (85, 1), "pdtri": (60, 1),
 }
 NAMES = sorted(BOUNDS)
+
+
+# The Box-Cox transforms agree with SciPy to the bit on the CPU (the same C library's
+# log, log1p, exp and expm1, in the same formula), but expm1(l log x) multiplies the
+# error of CUDA's log by |l log x| (up to ~700 at x = 1e300): on CUDA devices and the
+# emulator they are held to these bounds (measured under the emulator: 765, 13, 9, 8).
+CUDA_AMPLIFIED = {"boxcox": 800, "boxcox1p": 20, "inv_boxcox": 12, "inv_boxcox1p": 10}
 
 
 def bound64(name):
     """The float64 bound a device is held to: CUDA devices (and the emulator, which
     runs CUDA's math functions' stand-ins) have their own exp, log, erf and lgamma,
     within a few ulp of the C library's, so twice the CPU's bound and at least 4."""
-    return max(4, 2 * BOUNDS[name][0])
+    return max(4, 2 * BOUNDS[name][0], CUDA_AMPLIFIED.get(name, 0))
 NIN = {n: len(_sample(n, 4)) for n in NAMES}
 
 
@@ -326,8 +333,10 @@ def test_where_scipy_is_off_gpuarr_has_mpmaths_value(device, name):
     args = [np.array([k[1][i] for k in keys]) for i in range(len(keys[0][1]))]
     got = _run(name, args, np.float64, device)
     want = np.array([_SCIPY_OFF[k] for k in keys])
-    # rgamma below -170 is exp(-lgamma(x)) of a lgamma near 708: 1e-13 relative
-    np.testing.assert_allclose(got, want, rtol=2e-13 if name == "rgamma" else 2e-15)
+    # rgamma below -170 is exp(-lgamma(x)) of a lgamma near 708: 1e-13 relative; binom's
+    # exp(-betaln) takes CUDA's exp and log (30 ulp under the emulator)
+    rtol = {"rgamma": 2e-13, "binom": 2e-14}.get(name, 2e-15)
+    np.testing.assert_allclose(got, want, rtol=rtol)
 
 
 # gpuarr's gaps, left out of the comparison (docs/special.md): Q(a, x) for a ~ 1e-300
