@@ -135,12 +135,37 @@
     F(X, GA_OP_BETAINCINV, betaincinv, 3)                                              \
     F(X, GA_OP_FDTR, fdtr, 3)                                                          \
     F(X, GA_OP_FDTRC, fdtrc, 3)                                                        \
-    F(X, GA_OP_FDTRI, fdtri, 3)
+    F(X, GA_OP_FDTRI, fdtri, 3)                                                        \
+    /* issue 46, second part: the elementary functions and the gamma family */         \
+    F(X, GA_OP_CBRT, cbrt, 1)                                                          \
+    F(X, GA_OP_EXP10, exp10, 1)                                                        \
+    F(X, GA_OP_COSM1, cosm1, 1)                                                        \
+    F(X, GA_OP_EXPREL, exprel, 1)                                                      \
+    F(X, GA_OP_SINDG, sindg, 1)                                                        \
+    F(X, GA_OP_COSDG, cosdg, 1)                                                        \
+    F(X, GA_OP_TANDG, tandg, 1)                                                        \
+    F(X, GA_OP_COTDG, cotdg, 1)                                                        \
+    F(X, GA_OP_RADIAN, radian, 3)                                                      \
+    F(X, GA_OP_BOXCOX, boxcox, 2)                                                      \
+    F(X, GA_OP_BOXCOX1P, boxcox1p, 2)                                                  \
+    F(X, GA_OP_INV_BOXCOX, inv_boxcox, 2)                                              \
+    F(X, GA_OP_INV_BOXCOX1P, inv_boxcox1p, 2)                                          \
+    F(X, GA_OP_HUBER, huber, 2)                                                        \
+    F(X, GA_OP_PSEUDO_HUBER, pseudo_huber, 2)                                          \
+    F(X, GA_OP_GAMMA, gamma, 1)                                                        \
+    F(X, GA_OP_GAMMASGN, gammasgn, 1)                                                  \
+    F(X, GA_OP_RGAMMA, rgamma, 1)                                                      \
+    F(X, GA_OP_LOGGAMMA, loggamma, 1)                                                  \
+    F(X, GA_OP_POCH, poch, 2)                                                          \
+    F(X, GA_OP_BINOM, binom, 2)                                                        \
+    F(X, GA_OP_ZETA, zeta, 2)                                                          \
+    F(X, GA_OP_RIEMANN_ZETA, riemann_zeta, 1)                                          \
+    F(X, GA_OP_ZETAC, zetac, 1)
 #define GA_SP_AS_OP(X, E, name, nin) X(E, name, nin, SAME)
 
 /* the first and last of them (type resolution and the CPU's cost model test ranges) */
 #define GA_OP_SPECIAL_FIRST GA_OP_ERF
-#define GA_OP_SPECIAL_LAST GA_OP_FDTRI
+#define GA_OP_SPECIAL_LAST GA_OP_ZETAC
 
 typedef enum {
 #define GA_X_ENUM(e, name, nin, out) e,

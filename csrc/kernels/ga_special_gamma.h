@@ -683,4 +683,203 @@ ga_sp_fdtri(double dfn, double dfd, double p)
     return dfd * w / (dfn * (1.0 - w));
 }
 
+/* --- Gamma itself and its relatives (gamma, gammasgn, rgamma, loggamma of a real
+ * argument, poch, binom) -------------------------------------------------------- */
+
+/* Gamma(x): the C library's tgamma (CUDA's on a GPU): inf at +0, -inf at -0, NaN at
+ * the negative integers and -inf, as SciPy */
+GA_HD static inline double
+ga_sp_gamma(double x)
+{
+    return tgamma(x);
+}
+
+/* the sign of Gamma(x): 1 for x > 0 (and +0), -1 on (-1, 0) (and -0), alternating
+ * with floor(x) below; NaN at the poles and -inf, as SciPy */
+GA_HD static inline double
+ga_sp_gammasgn(double x)
+{
+    if (x != x) {
+        return x;
+    }
+    if (x > 0.0 || (x == 0.0 && !signbit(x))) {
+        return 1.0;
+    }
+    if (x == 0.0) {
+        return -1.0;
+    }
+    double f = floor(x);
+    if (f == x) {
+        return ga_sp_nan();
+    }
+    return fmod(f, 2.0) == 0.0 ? 1.0 : -1.0;
+}
+
+/* 1 / Gamma(x): 0 at the poles and at +-inf; 1/tgamma while Gamma is finite,
+ * sign / exp(lgamma) beyond (Gamma overflows or underflows there, its reciprocal
+ * may not) */
+GA_SP_HEAVY double
+ga_sp_rgamma(double x)
+{
+    if (x != x) {
+        return x;
+    }
+    if (fabs(x) == (double)INFINITY || (x <= 0.0 && x == floor(x))) {
+        return x == 0.0 ? x : 0.0;
+    }
+    if (fabs(x) < 170.0) {
+        return 1.0 / tgamma(x);
+    }
+    return ga_sp_gammasgn(x) * exp(-lgamma(x));
+}
+
+/* loggamma of a real x: log Gamma(x) for x > 0, inf at 0, NaN below (the result is
+ * complex there; SciPy's real loop says NaN) */
+GA_HD static inline double
+ga_sp_loggamma(double x)
+{
+    if (x == 0.0) {
+        return ga_sp_inf();
+    }
+    return x < 0.0 ? ga_sp_nan() : lgamma(x);
+}
+
+/* log(Gamma(a + m) / Gamma(a)) for a, a + m >= 10, from Stirling's series as betaln
+ * does: the difference of two large lgammas would lose their size in ulps */
+GA_HD static inline double
+ga_sp_lpoch_stirling(double a, double m)
+{
+    double s = a + m;
+    return (a - 0.5) * log1p(m / a) + m * log(s) - m + ga_sp_stirling_rest(s) -
+           ga_sp_stirling_rest(a);
+}
+
+/* Pochhammer's (a)_m = Gamma(a + m) / Gamma(a). An integer m up to 64 in size is a
+ * product of |m| factors (within |m| ulp, exact for integers); otherwise, for
+ * positive a and a + m, the gamma ratio while both are finite, Stirling's form in
+ * logs past it; at poles: 0 where only a is one (1/Gamma(a) = 0), inf where only
+ * a + m is, and the ratio of the two reflected gammas where both are
+ * ((a)_m = (-1)^m Gamma(1 - a) / Gamma(1 - a - m)). */
+GA_SP_HEAVY double
+ga_sp_poch(double a, double m)
+{
+    if (a != a || m != m) {
+        return a + m;
+    }
+    if (m == 0.0) {
+        return 1.0;
+    }
+    double s = a + m;
+    int a_pole = a <= 0.0 && a == floor(a), s_pole = s <= 0.0 && s == floor(s);
+    if (fabs(a) == (double)INFINITY || fabs(m) == (double)INFINITY) {
+        /* SciPy's values: (inf)_m = inf for m > 0; (-inf)_1 = -inf; 0 (signed as
+         * the product) for a negative integer m; (a)_(+-inf) = 0 at the poles of
+         * Gamma(a), (a)_inf = inf for a > 0; NaN otherwise */
+        if (fabs(a) == (double)INFINITY && fabs(m) == (double)INFINITY) {
+            return ga_sp_nan();
+        }
+        if (fabs(m) == (double)INFINITY) {
+            return a_pole ? 0.0 : a > 0.0 && m > 0.0 ? m : ga_sp_nan();
+        }
+        if (m < 0.0 && m == floor(m)) {
+            return fmod(m, 2.0) == 0.0 || a > 0.0 ? 0.0 : -0.0;
+        }
+        return a > 0.0 && m > 0.0 ? a : m == 1.0 ? a : ga_sp_nan();
+    }
+    if (a_pole && s_pole && m != floor(m)) {
+        return ga_sp_nan(); /* a + m rounded onto a pole: SciPy's NaN */
+    }
+    if (m == floor(m) && fabs(m) <= 64.0) {
+        /* the product has a zero factor where only a + m is a pole (inf, the sign of
+         * the zero), none where both are (their ratio), one where only a is (0) */
+        double r = 1.0;
+        if (m > 0.0) {
+            for (int k = 0; k < (int)m; k++) {
+                r *= a + k;
+            }
+            return r;
+        }
+        for (int k = 1; k <= (int)-m; k++) {
+            r *= a - k;
+        }
+        return r == 0.0 ? ga_sp_inf() : 1.0 / r;
+    }
+    if (a_pole || s_pole) {
+        if (a_pole && s_pole) { /* m is an integer here, and large */
+            double sign = fmod(m, 2.0) == 0.0 ? 1.0 : -1.0;
+            return sign * exp(lgamma(1.0 - a) - lgamma(1.0 - s));
+        }
+        return a_pole ? 0.0 : ga_sp_inf();
+    }
+    if (a > 0.0 && s > 0.0) {
+        if (a < 170.0 && s < 170.0) {
+            return tgamma(s) / tgamma(a);
+        }
+        if (a >= 10.0 && s >= 10.0) {
+            return exp(ga_sp_lpoch_stirling(a, m));
+        }
+    }
+    double g = fabs(s) < 170.0 && fabs(a) < 170.0 ? tgamma(s) * ga_sp_rgamma(a)
+                                                  : ga_sp_nan();
+    if (g == g && fabs(g) < (double)INFINITY && g != 0.0) {
+        return g;
+    }
+    return ga_sp_gammasgn(s) * ga_sp_gammasgn(a) * exp(lgamma(s) - lgamma(a));
+}
+
+/* The binomial coefficient of real n and k, Gamma(n + 1) / (Gamma(k + 1)
+ * Gamma(n - k + 1)), as SciPy defines it: NaN for a negative integer n; for an
+ * integer k of the smaller side under 20 (k -> n - k when n is a nonnegative
+ * integer) the product of k factors (n - k + i) / i; 0 for a negative integer k;
+ * otherwise 1 / ((n + 1) B(n - k + 1, k + 1)) through betaln where the beta's
+ * arguments are positive, and the gammas with their signs where they are not. */
+GA_SP_HEAVY double
+ga_sp_binom(double n, double k)
+{
+    if (n != n || k != k) {
+        return n + k;
+    }
+    if (n < 0.0 && n == floor(n)) {
+        return ga_sp_nan();
+    }
+    if (k == floor(k) && fabs(k) < 1e15) {
+        double kk = k;
+        if (n == floor(n) && n >= 0.0 && kk > 0.5 * n) {
+            kk = n - kk;
+        }
+        if (kk < 0.0) {
+            return 0.0;
+        }
+        if (kk < 20.0) {
+            double r = 1.0;
+            for (int i = 1; i <= (int)kk; i++) {
+                r *= (n - (kk - i)) / i; /* the factor n - j, j exact: n itself last */
+            }
+            return r;
+        }
+    }
+    if (fabs(k) == (double)INFINITY || fabs(n) == (double)INFINITY) {
+        return ga_sp_nan(); /* SciPy's value */
+    }
+    double a = n - k + 1.0, b = k + 1.0;
+    if (n + 1.0 > 0.0 && a > 0.0 && b > 0.0) {
+        return exp(-log(n + 1.0) - ga_sp_betaln(a, b));
+    }
+    if (n < 0.0 && b > 0.0) {
+        /* the reflection Gamma(z) = pi / (sin(pi z) Gamma(1 - z)) of Gamma(n + 1) and
+         * Gamma(n - k + 1) leaves positive arguments only: binom(n, k) =
+         * sin(pi (n - k + 1)) / sin(pi (n + 1)) / ((k - n) B(k + 1, -n)) */
+        /* sin(pi (n - k + 1)) from the fractional parts, each exact, so that the
+         * rounding of n - k does not count where the sine is near a zero */
+        double fn = floor(n), fk = floor(k), r = (n - fn) - (k - fk);
+        double sa = fmod(fn - fk + 1.0, 2.0) == 0.0 ? ga_sp_sinpi(r) : -ga_sp_sinpi(r);
+        return sa / ga_sp_sinpi(n + 1.0) * exp(-log(k - n) - ga_sp_betaln(b, -n));
+    }
+    if ((a <= 0.0 && a == floor(a)) || (b <= 0.0 && b == floor(b))) {
+        return 0.0; /* a pole of Gamma(k + 1) or Gamma(n - k + 1) in the denominator */
+    }
+    return ga_sp_gammasgn(n + 1.0) * ga_sp_gammasgn(a) * ga_sp_gammasgn(b) *
+           exp(lgamma(n + 1.0) - lgamma(a) - lgamma(b));
+}
+
 #endif

@@ -72,6 +72,9 @@ special_float32_first(int op)
     case GA_OP_KL_DIV: case GA_OP_STDTR: case GA_OP_STDTRIT: case GA_OP_CHDTR:
     case GA_OP_CHDTRC: case GA_OP_CHDTRI: case GA_OP_BETAINC: case GA_OP_BETAINCC:
     case GA_OP_BETAINCINV: case GA_OP_FDTR: case GA_OP_FDTRC: case GA_OP_FDTRI:
+    case GA_OP_BOXCOX: case GA_OP_BOXCOX1P: case GA_OP_INV_BOXCOX:
+    case GA_OP_INV_BOXCOX1P: case GA_OP_HUBER: case GA_OP_PSEUDO_HUBER: case GA_OP_POCH:
+    case GA_OP_BINOM: case GA_OP_ZETA:
         return 1;
     default:
         return 0;

@@ -648,8 +648,8 @@ _F = {
     "logaddexp": ("LogaddexpBackward", "01r", (
         lambda g, a, b, r, c: _core.multiply(g, _exp(_core.subtract(a, r))),
         lambda g, a, b, r, c: _core.multiply(g, _exp(_core.subtract(b, r))))),
-    # gpuarr.special: the formulas of PyTorch's torch.special (digamma's needs trigamma,
-    # betainc and the inverses have none in PyTorch: not differentiable here either)
+    # gpuarr.special: the formulas of PyTorch's torch.special (betainc and the inverses
+    # have none in PyTorch: not differentiable here either)
     "erf": ("ErfBackward", "0", (lambda g, a, r, c: _core.multiply(g, _core.multiply(
         _exp(_core.negative(_core.multiply(a, a))), _TWO_OVER_SQRTPI)),)),
     "erfc": ("ErfcBackward", "0", (lambda g, a, r, c: _core.multiply(g, _core.multiply(
@@ -679,6 +679,16 @@ _F = {
         g, _core.negative(_core.add(_log(a), 1))),)),
     "gammaln": ("LgammaBackward", "0", (lambda g, a, r, c: _core.multiply(
         g, _core.digamma(a)),)),
+    "loggamma": ("LgammaBackward", "0", (lambda g, a, r, c: _core.multiply(
+        g, _core.digamma(a)),)),
+    # trigamma(x) = polygamma(1, x) = zeta(2, x)
+    "digamma": ("DigammaBackward", "0", (lambda g, a, r, c: _core.multiply(
+        g, _core.zeta(2.0, a)),)),
+    # d/dq zeta(x, q) = -x zeta(x + 1, q); PyTorch has none in x
+    "zeta": ("SpecialZetaBackward", "01", (
+        lambda g, x, q, r, c: _no_formula("zeta", "x"),
+        lambda g, x, q, r, c: _core.multiply(g, _core.negative(_core.multiply(
+            x, _core.zeta(_core.add(x, 1.0), q)))))),
     "i0": ("I0Backward", "0", (lambda g, a, r, c: _core.multiply(g, _core.i1(a)),)),
     "i0e": ("SpecialI0EBackward", "0r", (lambda g, a, r, c: _core.multiply(
         g, _core.subtract(_core.i1e(a), _core.multiply(_sign(a), r))),)),

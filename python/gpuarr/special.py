@@ -40,6 +40,19 @@ _UNARY = {
     "i1": "The modified Bessel function of the first kind of order 1.",
     "i1e": "exp(-|x|) * i1(x), finite where i1 overflows.",
     "sinc": "The normalized sinc sin(pi x) / (pi x), 1 at 0 (SciPy's and NumPy's sinc).",
+    "cbrt": "The real cube root of x.",
+    "exp10": "10**x.",
+    "cosm1": "cos(x) - 1, accurate for x near a multiple of 2 pi.",
+    "exprel": "The relative error exponential (exp(x) - 1) / x, 1 at 0.",
+    "sindg": "The sine of x given in degrees (exactly 0 at multiples of 180).",
+    "cosdg": "The cosine of x given in degrees (exactly 0 at odd multiples of 90).",
+    "tandg": "The tangent of x given in degrees (inf at odd multiples of 90).",
+    "cotdg": "The cotangent of x given in degrees (inf at multiples of 180).",
+    "gamma": "The gamma function (inf at 0, NaN at the negative integers).",
+    "gammasgn": "The sign of the gamma function: 1 or -1 (NaN at its poles).",
+    "rgamma": "The reciprocal of the gamma function 1 / Gamma(x) (0 at its poles).",
+    "loggamma": "log(Gamma(x)) for real x > 0 (NaN below 0: the value is complex there).",
+    "zetac": "Riemann's zeta function minus 1, zeta(x) - 1, accurate where zeta(x) is near 1.",
 }
 
 _BINARY = {
@@ -57,6 +70,14 @@ _BINARY = {
     "chdtr": "The chi-square CDF with v degrees of freedom, at x.",
     "chdtrc": "The chi-square survival function 1 - chdtr(v, x).",
     "chdtri": "The inverse of chdtrc in x: the x with chdtrc(v, x) == p.",
+    "boxcox": "The Box-Cox transform (x**lmbda - 1) / lmbda (log(x) at lmbda == 0).",
+    "boxcox1p": "The Box-Cox transform of 1 + x, accurate for small x.",
+    "inv_boxcox": "The inverse of boxcox in x: (1 + lmbda * y)**(1 / lmbda).",
+    "inv_boxcox1p": "The inverse of boxcox1p in x: (1 + lmbda * y)**(1 / lmbda) - 1.",
+    "huber": "Huber's loss: r**2 / 2 where |r| <= delta, delta * (|r| - delta / 2) beyond.",
+    "pseudo_huber": "The pseudo-Huber loss delta**2 * (sqrt(1 + (r / delta)**2) - 1).",
+    "poch": "Pochhammer's rising factorial (z)_m = Gamma(z + m) / Gamma(z).",
+    "binom": "The binomial coefficient Gamma(x + 1) / (Gamma(y + 1) Gamma(x - y + 1)).",
 }
 
 _TERNARY = {
@@ -66,6 +87,7 @@ _TERNARY = {
     "fdtr": "The F distribution's CDF with dfn, dfd degrees of freedom, at x.",
     "fdtrc": "The F distribution's survival function 1 - fdtr(dfn, dfd, x).",
     "fdtri": "The inverse of fdtr in x: the x with fdtr(dfn, dfd, x) == p.",
+    "radian": "An angle of d degrees, m arc minutes and s arc seconds, in radians.",
 }
 
 _PARAMS = {
@@ -74,7 +96,9 @@ _PARAMS = {
     "betaln": "a, b", "stdtr": "df, t", "stdtrit": "df, p", "chdtr": "v, x",
     "chdtrc": "v, x", "chdtri": "v, p", "betainc": "a, b, x", "betaincc": "a, b, x",
     "betaincinv": "a, b, y", "fdtr": "dfn, dfd, x", "fdtrc": "dfn, dfd, x",
-    "fdtri": "dfn, dfd, p",
+    "fdtri": "dfn, dfd, p", "boxcox": "x, lmbda", "boxcox1p": "x, lmbda",
+    "inv_boxcox": "y, lmbda", "inv_boxcox1p": "y, lmbda", "huber": "delta, r",
+    "pseudo_huber": "delta, r", "poch": "z, m", "binom": "x, y", "radian": "d, m, s",
 }
 
 
@@ -174,6 +198,180 @@ def pdtrc(k, m, /, *, out=None):
     return _core.where(_core.less(k, 0), float("nan"), r, out=out)
 
 
-__all__ += ["gdtr", "gdtrc", "pdtr", "pdtrc"]
+# --- the binomial, negative binomial and Poisson distributions' functions over the
+# incomplete beta and gamma kernels (SciPy's definitions: k and n are whole numbers,
+# floored; NaN outside each domain) ---------------------------------------------------
+
+def _any(*conds):
+    r = conds[0]
+    for c in conds[1:]:
+        r = _core.logical_or(r, c)
+    return r
+
+
+def _outside(p, k, n=None, top=1.0):
+    """NaN's mask: p NaN or outside [0, top], k < 0, an infinite k or n"""
+    conds = [_core.less(p, 0), _core.greater(p, top), _core.isnan(p), _core.less(k, 0),
+             _core.isinf(k)]
+    if n is not None:
+        conds.append(_core.isinf(n))
+    return _any(*conds)
+
+
+def bdtr(k, n, p, /, *, out=None):
+    """bdtr(k, n, p, /, *, out=None)
+
+    The binomial CDF: the probability of at most floor(k) successes in floor(n)
+    trials of probability p, betaincc(k + 1, n - k, p) (1 at k == n; NaN for k < 0,
+    k > n or p outside [0, 1], as SciPy)."""
+    k, n = _core.floor(k), _core.floor(n)
+    r = _core.betaincc(_core.add(k, 1), _core.subtract(n, k), p)
+    r = _core.where(_core.equal(k, n), 1.0, r)
+    bad = _core.logical_or(_outside(p, k, n), _core.greater(k, n))
+    return _core.where(bad, float("nan"), r, out=out)
+
+
+def bdtrc(k, n, p, /, *, out=None):
+    """bdtrc(k, n, p, /, *, out=None)
+
+    The binomial survival function 1 - bdtr(k, n, p): betainc(k + 1, n - k, p) (1 for
+    k < 0, 0 at k == n, as SciPy)."""
+    k, n = _core.floor(k), _core.floor(n)
+    r = _core.betainc(_core.add(k, 1), _core.subtract(n, k), p)
+    r = _core.where(_core.equal(k, n), 0.0, r)
+    r = _core.where(_core.less(k, 0), 1.0, r)
+    bad = _any(_core.less(p, 0), _core.greater(p, 1), _core.isnan(p), _core.isinf(k),
+               _core.isinf(n), _core.isnan(n), _core.greater(k, n))
+    return _core.where(bad, float("nan"), r, out=out)
+
+
+def bdtri(k, n, y, /, *, out=None):
+    """bdtri(k, n, y, /, *, out=None)
+
+    The inverse of bdtr in p: the p with bdtr(k, n, p) == y, from
+    betaincinv(n - k, k + 1, y) = 1 - p where p is the larger, and directly as
+    betaincinv(k + 1, n - k, 1 - y) where it is the smaller (1 - w would cancel)
+    (NaN for k < 0 or k >= n, as SciPy)."""
+    k, n = _core.floor(k), _core.floor(n)
+    k1, nk = _core.add(k, 1), _core.subtract(n, k)
+    w = _core.betaincinv(nk, k1, y)
+    r = _core.where(_core.less(w, 0.5), _core.subtract(1.0, w),
+                    _core.betaincinv(k1, nk, _core.subtract(1.0, y)))
+    bad = _core.logical_or(_outside(y, k, n), _core.greater_equal(k, n))
+    return _core.where(bad, float("nan"), r, out=out)
+
+
+def _nbdtr_bad(k, n, p):
+    return _core.logical_or(_outside(p, k, n), _core.less(n, 1))
+
+
+def nbdtr(k, n, p, /, *, out=None):
+    """nbdtr(k, n, p, /, *, out=None)
+
+    The negative binomial CDF: the probability of at most floor(k) failures before
+    the floor(n)-th success, betainc(n, k + 1, p) (NaN for k < 0 or n < 1)."""
+    k, n = _core.floor(k), _core.floor(n)
+    r = _core.betainc(n, _core.add(k, 1), p)
+    return _core.where(_nbdtr_bad(k, n, p), float("nan"), r, out=out)
+
+
+def nbdtrc(k, n, p, /, *, out=None):
+    """nbdtrc(k, n, p, /, *, out=None)
+
+    The negative binomial survival function 1 - nbdtr(k, n, p):
+    betaincc(n, k + 1, p)."""
+    k, n = _core.floor(k), _core.floor(n)
+    r = _core.betaincc(n, _core.add(k, 1), p)
+    return _core.where(_nbdtr_bad(k, n, p), float("nan"), r, out=out)
+
+
+def nbdtri(k, n, y, /, *, out=None):
+    """nbdtri(k, n, y, /, *, out=None)
+
+    The inverse of nbdtr in p: the p with nbdtr(k, n, p) == y,
+    betaincinv(n, k + 1, y)."""
+    k, n = _core.floor(k), _core.floor(n)
+    r = _core.betaincinv(n, _core.add(k, 1), y)
+    return _core.where(_nbdtr_bad(k, n, y), float("nan"), r, out=out)
+
+
+def pdtri(k, y, /, *, out=None):
+    """pdtri(k, y, /, *, out=None)
+
+    The inverse of pdtr in m: the Poisson mean m with pdtr(k, m) == y,
+    gammainccinv(floor(k) + 1, y) (NaN for k < 0 or y outside [0, 1), as SciPy)."""
+    k = _core.floor(k)
+    r = _core.gammainccinv(_core.add(k, 1), y)
+    bad = _core.logical_or(_outside(y, k), _core.greater_equal(y, 1))
+    return _core.where(bad, float("nan"), r, out=out)
+
+
+def _scipy_float(x):
+    """x as an array of SciPy's loop dtype for a function whose float64 loop comes
+    first: float32 and float64 stay, everything else (bool, integers, float16) is
+    float64."""
+    x = x if isinstance(x, _core.Array) else _core.asarray(x)
+    if x.dtype in (_core.float32, _core.float64):
+        return x
+    return _core.astype(x, _core.float64)
+
+
+def exp2(x, /, *, out=None):
+    """exp2(x, /, *, out=None)
+
+    2**x. The array API's exp2 (the same kernel, and its gradient), with SciPy's
+    type resolution: integers and float16 give float64."""
+    return _core.exp2(_scipy_float(x), out=out)
+
+
+def zeta(x, q=None, /, *, out=None):
+    """zeta(x, q=None, /, *, out=None)
+
+    Hurwitz's zeta function sum_{k >= 0} (k + q)**-x (NaN for x < 1, as SciPy); with
+    q left out, Riemann's zeta function (defined for every x but its pole at 1).
+    Elementwise, on the operands' device (one kernel). Accuracy against SciPy:
+    docs/special.md."""
+    if q is None:
+        return _core.riemann_zeta(x, out=out)
+    return _core.zeta(x, q, out=out)
+
+
+def polygamma(n, x, /, *, out=None):
+    """polygamma(n, x, /, *, out=None)
+
+    The n-th derivative of digamma: digamma(x) for n == 0, else
+    (-1)**(n + 1) * Gamma(n + 1) * zeta(n + 1, x), SciPy's formula as SciPy writes it
+    (so NaN where (-1)**(n + 1) is, for a non-integer n). Differentiable in x (the
+    result's derivative is polygamma(n + 1, x), PyTorch's formula)."""
+    n1 = _core.add(n, 1.0)
+    fac = _core.multiply(_core.multiply(_core.pow(-1.0, n1), _core.gamma(n1)),
+                         _core.zeta(n1, x))
+    return _core.where(_core.equal(n, 0), _core.digamma(x), fac, out=out)
+
+
+def multigammaln(a, d, /):
+    """multigammaln(a, d, /)
+
+    The log of the multivariate gamma function of dimension d:
+    d (d - 1) / 4 log(pi) + sum_{j=1..d} gammaln(a - (j - 1) / 2). d is a positive
+    Python integer; every a must be > (d - 1) / 2, as SciPy asks (the check reads
+    one bool back from the device). Differentiable in a (through gammaln)."""
+    import math
+    if isinstance(d, bool) or not isinstance(d, (int, float)) or d != int(d) or d < 1:
+        raise ValueError(f"multigammaln: d must be a positive integer (the dimension), "
+                         f"got {d!r}")
+    d = int(d)
+    a = a if isinstance(a, _core.Array) else _core.asarray(a)
+    if bool(_core.less_equal(a, 0.5 * (d - 1)).any()):
+        raise ValueError(f"multigammaln: every a must be > (d - 1) / 2 = {0.5 * (d - 1)} "
+                         f"for d = {d}: some are not")
+    r = _core.gammaln(a)
+    for j in range(2, d + 1):
+        r = _core.add(r, _core.gammaln(_core.subtract(a, 0.5 * (j - 1))))
+    return _core.add(r, d * (d - 1) * 0.25 * math.log(math.pi))
+
+
+__all__ += ["gdtr", "gdtrc", "pdtr", "pdtrc", "exp2", "zeta", "polygamma", "multigammaln",
+            "bdtr", "bdtrc", "bdtri", "nbdtr", "nbdtrc", "nbdtri", "pdtri"]
 __all__.sort()
 del _table, _name, _text

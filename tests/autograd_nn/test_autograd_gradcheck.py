@@ -74,11 +74,12 @@ SPECIAL_UNARY = {
     "erf": STD, "erfc": STD, "erfinv": UNIT, "erfcx": _u(-1.0, 3.0), "ndtr": STD,
     "ndtri": _u(0.1, 0.9), "log_ndtr": _u(-4.0, 2.0), "expit": STD, "logit": _u(0.1, 0.9),
     "entr": _u(0.2, 2.0), "gammaln": _u(0.5, 4.0), "i0": STD, "i0e": _u(0.3, 2.0),
-    "i1": STD, "i1e": _u(0.3, 2.0), "sinc": _u(0.2, 0.8),
+    "i1": STD, "i1e": _u(0.3, 2.0), "sinc": _u(0.2, 0.8), "digamma": _u(0.5, 4.0),
+    "loggamma": _u(0.5, 4.0),
 }
 SPECIAL_BINARY = {  # only the operands PyTorch differentiates vary: the others are fixed
     "xlogy": (STD, POS), "xlog1py": (STD, POS),
-    "gammainc": (POS, POS), "gammaincc": (POS, POS),
+    "gammainc": (POS, POS), "gammaincc": (POS, POS), "zeta": (POS, POS),
 }
 
 
@@ -92,6 +93,9 @@ def _cases():
         if name.startswith("gammainc"):  # no gradient in a (PyTorch has none either)
             cs.append(Case(name, lambda c, x, f=f: f(c["a"], x), ((2, 3), d2),
                            consts={"a": np.array([[0.7, 1.5, 3.0]])}))
+        elif name == "zeta":  # in q only (PyTorch has none in x either)
+            cs.append(Case(name, lambda c, q, f=f: f(c["x"], q), ((2, 3), d2),
+                           consts={"x": np.array([[1.5, 2.0, 4.5]])}))
         else:
             cs.append(Case(name, lambda c, x, y, f=f: f(x, y), ((2, 3), d1), ((2, 3), d2)))
     for name, dom in UNARY.items():

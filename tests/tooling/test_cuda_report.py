@@ -74,9 +74,12 @@ def _all_wide(name: str) -> bool:
 # local memory. That slow path is NVIDIA's own code, taken only for such arguments, and
 # not a register spill (ptxas reports 0 spill bytes; the build turns a spill into an
 # error). complex exp/pow/expm1/sinh/... reach sin and cos of the imaginary part;
+# gpuarr.special's sinc, cosm1 and degree functions (sindg, cosdg, tandg, cotdg) call
+# sin, cos or tan;
 # k_random's normal draws (distribution 1, a kernel per dtype) call cos.
 LIBDEVICE_TRIG = re.compile(
-    r"k_elementwise<ga_f_(sin|cos|tan|sinh|cosh|tanh|exp|exp2|expm1|pow|sinc)_\w+>|"
+    r"k_elementwise<ga_f_(sin|cos|tan|sinh|cosh|tanh|exp|exp2|expm1|pow|sinc|sindg|cosdg|"
+    r"tandg|cotdg|cosm1)_\w+>|"
     r"^void k_random<1, \d+>\(")
 
 
@@ -97,7 +100,8 @@ FUSED_INTERPRETER = re.compile(r"^k_fused\(")
 SPECIAL_HEAVY = re.compile(
     r"k_elementwise<ga_f_(betainc|betaincc|betaincinv|betaln|chdtr|chdtrc|chdtri|digamma|"
     r"erfcx|erfinv|fdtr|fdtrc|fdtri|gammainc|gammaincc|gammainccinv|gammaincinv|gammaln|"
-    r"i0|i0e|i1|i1e|log_ndtr|ndtri|stdtr|stdtrit|kl_div|rel_entr|entr|ndtr|erf|erfc)"
+    r"i0|i0e|i1|i1e|log_ndtr|ndtri|stdtr|stdtrit|kl_div|rel_entr|entr|ndtr|erf|erfc|"
+    r"gamma|rgamma|loggamma|poch|binom|zeta|riemann_zeta|zetac)"
     r"_float(32|64)>")
 
 
