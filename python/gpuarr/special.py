@@ -40,6 +40,24 @@ _UNARY = {
     "i1": "The modified Bessel function of the first kind of order 1.",
     "i1e": "exp(-|x|) * i1(x), finite where i1 overflows.",
     "sinc": "The normalized sinc sin(pi x) / (pi x), 1 at 0 (SciPy's and NumPy's sinc).",
+    # Bessel functions, exponential and elliptic integrals, Spence's function
+    "j0": "The Bessel function of the first kind of order 0.",
+    "j1": "The Bessel function of the first kind of order 1.",
+    "y0": "The Bessel function of the second kind of order 0 (NaN below 0, -inf at 0).",
+    "y1": "The Bessel function of the second kind of order 1 (NaN below 0, -inf at 0).",
+    "k0": "The modified Bessel function of the second kind of order 0 (NaN below 0).",
+    "k0e": "exp(x) * k0(x), finite where k0 underflows.",
+    "k1": "The modified Bessel function of the second kind of order 1 (NaN below 0).",
+    "k1e": "exp(x) * k1(x), finite where k1 underflows.",
+    "exp1": "The exponential integral E1(x) = integral_x^inf exp(-t)/t dt (NaN below 0).",
+    "expi": "The exponential integral Ei(x), the principal value of integral_-inf^x "
+            "exp(t)/t dt.",
+    "ellipk": "The complete elliptic integral of the first kind K(m) (parameter m = k^2, "
+              "NaN above 1).",
+    "ellipkm1": "K(1 - p), the complete elliptic integral of the first kind next to "
+                "m = 1, without the rounding of 1 - p.",
+    "spence": "Spence's function integral_1^z log(t)/(1 - t) dt = Li2(1 - z) (NaN "
+              "below 0).",
 }
 
 _BINARY = {
@@ -57,6 +75,10 @@ _BINARY = {
     "chdtr": "The chi-square CDF with v degrees of freedom, at x.",
     "chdtrc": "The chi-square survival function 1 - chdtr(v, x).",
     "chdtri": "The inverse of chdtrc in x: the x with chdtrc(v, x) == p.",
+    "yn": "The Bessel function of the second kind of integer order n (a fractional n is "
+          "truncated toward 0, as SciPy's).",
+    "expn": "The generalized exponential integral E_n(x) of integer order n >= 0 (a "
+            "fractional n is truncated toward 0, as SciPy's).",
 }
 
 _TERNARY = {
@@ -75,6 +97,8 @@ _PARAMS = {
     "chdtrc": "v, x", "chdtri": "v, p", "betainc": "a, b, x", "betaincc": "a, b, x",
     "betaincinv": "a, b, y", "fdtr": "dfn, dfd, x", "fdtrc": "dfn, dfd, x",
     "fdtri": "dfn, dfd, p",
+    "yn": "n, x", "expn": "n, x", "exp1": "z", "spence": "z", "ellipk": "m",
+    "ellipkm1": "p",
 }
 
 

@@ -75,6 +75,8 @@ SPECIAL_UNARY = {
     "ndtri": _u(0.1, 0.9), "log_ndtr": _u(-4.0, 2.0), "expit": STD, "logit": _u(0.1, 0.9),
     "entr": _u(0.2, 2.0), "gammaln": _u(0.5, 4.0), "i0": STD, "i0e": _u(0.3, 2.0),
     "i1": STD, "i1e": _u(0.3, 2.0), "sinc": _u(0.2, 0.8),
+    "j0": STD, "j1": STD, "y0": POS, "y1": POS, "k0": POS, "k0e": POS, "k1": POS,
+    "k1e": POS,
 }
 SPECIAL_BINARY = {  # only the operands PyTorch differentiates vary: the others are fixed
     "xlogy": (STD, POS), "xlog1py": (STD, POS),
