@@ -147,8 +147,7 @@ def test_special_values_are_scipys(device, name):
         for i in bad[:8])
 
 
-@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "float16", "int32", "uint64",
-                                   "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["bool", "int16", "float16", "int64", "float32"])
 @pytest.mark.parametrize("name", NAMES)
 def test_integer_and_half_inputs_promote_as_scipy(device, name, dtype):
     vals = [np.array([1, 1, 0], dtype=dtype)] * NIN[name]
