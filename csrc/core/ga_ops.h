@@ -160,12 +160,28 @@
     F(X, GA_OP_BINOM, binom, 2)                                                        \
     F(X, GA_OP_ZETA, zeta, 2)                                                          \
     F(X, GA_OP_RIEMANN_ZETA, riemann_zeta, 1)                                          \
-    F(X, GA_OP_ZETAC, zetac, 1)
+    F(X, GA_OP_ZETAC, zetac, 1)                                                        \
+    /* Bessel J, Y, K; exponential and elliptic integrals; Spence's function */         \
+    F(X, GA_OP_J0, j0, 1)                                                              \
+    F(X, GA_OP_J1, j1, 1)                                                              \
+    F(X, GA_OP_Y0, y0, 1)                                                              \
+    F(X, GA_OP_Y1, y1, 1)                                                              \
+    F(X, GA_OP_YN, yn, 2)                                                              \
+    F(X, GA_OP_K0, k0, 1)                                                              \
+    F(X, GA_OP_K0E, k0e, 1)                                                            \
+    F(X, GA_OP_K1, k1, 1)                                                              \
+    F(X, GA_OP_K1E, k1e, 1)                                                            \
+    F(X, GA_OP_EXP1, exp1, 1)                                                          \
+    F(X, GA_OP_EXPI, expi, 1)                                                          \
+    F(X, GA_OP_EXPN, expn, 2)                                                          \
+    F(X, GA_OP_ELLIPK, ellipk, 1)                                                      \
+    F(X, GA_OP_ELLIPKM1, ellipkm1, 1)                                                  \
+    F(X, GA_OP_SPENCE, spence, 1)
 #define GA_SP_AS_OP(X, E, name, nin) X(E, name, nin, SAME)
 
 /* the first and last of them (type resolution and the CPU's cost model test ranges) */
 #define GA_OP_SPECIAL_FIRST GA_OP_ERF
-#define GA_OP_SPECIAL_LAST GA_OP_ZETAC
+#define GA_OP_SPECIAL_LAST GA_OP_SPENCE
 
 typedef enum {
 #define GA_X_ENUM(e, name, nin, out) e,

@@ -16,9 +16,13 @@
 
 #include "ga_ops.h"
 #include "ga_special_bessel.h"
+#include "ga_special_bessel2.h"
 #include "ga_special_elementary.h"
+#include "ga_special_elliptic.h"
 #include "ga_special_erf.h"
+#include "ga_special_expint.h"
 #include "ga_special_gamma.h"
+#include "ga_special_spence.h"
 #include "ga_special_zeta.h"
 
 /* erf and erfc are the C library's (CUDA's on a GPU), under the family's names */

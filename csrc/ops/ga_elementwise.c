@@ -75,6 +75,7 @@ special_float32_first(int op)
     case GA_OP_BOXCOX: case GA_OP_BOXCOX1P: case GA_OP_INV_BOXCOX:
     case GA_OP_INV_BOXCOX1P: case GA_OP_HUBER: case GA_OP_PSEUDO_HUBER: case GA_OP_POCH:
     case GA_OP_BINOM: case GA_OP_ZETA:
+    case GA_OP_YN: case GA_OP_EXPN: case GA_OP_EXP1: case GA_OP_EXPI: case GA_OP_SPENCE:
         return 1;
     default:
         return 0;
@@ -330,6 +331,17 @@ ga_elementwise_resolve(int op, int nin, const ga_ew_arg *in, ga_dtype *loop_dtyp
                         "Integers to negative integer powers are not allowed (use a "
                         "float base, e.g. x.astype(float) ** %lld)",
                         (long long)in[1].i);
+    }
+    /* yn and expn take an integer order first, and SciPy's integer-order loop
+     * ('ld->d') comes before its float ones: an integer or bool order (an array or a
+     * Python int) gives float64 whatever x is; a float order, the usual rule */
+    if ((op == GA_OP_YN || op == GA_OP_EXPN) && *loop_dtype == GA_FLOAT32) {
+        int integer_order = (in[0].array != NULL || in[0].dtype >= 0)
+                                ? ga_dtype_kind(arg_dtype(&in[0])) <= GA_KIND_UINT
+                                : in[0].kind <= GA_PYSCALAR_INT;
+        if (integer_order) {
+            *loop_dtype = GA_FLOAT64;
+        }
     }
     *out_dtype = out_dtype_for(op, *loop_dtype);
     return GA_OK;

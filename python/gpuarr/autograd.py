@@ -708,6 +708,28 @@ _F = {
                                             lambda g, a, x, r, c: _core.negative(
         _core.multiply(g, _exp(_core.subtract(_core.subtract(
             _core.xlogy(_core.subtract(a, 1), x), x), _core.gammaln(a))))))),
+    # Bessel J, Y, K of orders 0 and 1: PyTorch has these functions (bessel_j0, ...,
+    # scaled_modified_bessel_k1) but marks them non-differentiable; their derivatives
+    # are the textbook recurrences (A&S 9.1.28, 9.6.27), so gpuarr has them:
+    # J0' = -J1, J1' = J0 - J1/x (1/2 at 0), Y likewise, K0' = -K1,
+    # K1' = -K0 - K1/x, and the scaled forms add the factor's derivative
+    "j0": ("SpecialBesselJ0Backward", "0", (lambda g, a, r, c: _core.negative(
+        _core.multiply(g, _core.j1(a))),)),
+    "j1": ("SpecialBesselJ1Backward", "0r", (lambda g, a, r, c: _core.multiply(g, _where(
+        _core.equal(a, 0), 0.5, _core.subtract(_core.j0(a), _core.divide(r, a)))),)),
+    "y0": ("SpecialBesselY0Backward", "0", (lambda g, a, r, c: _core.negative(
+        _core.multiply(g, _core.y1(a))),)),
+    "y1": ("SpecialBesselY1Backward", "0r", (lambda g, a, r, c: _core.multiply(
+        g, _core.subtract(_core.y0(a), _core.divide(r, a))),)),
+    "k0": ("SpecialModifiedBesselK0Backward", "0", (lambda g, a, r, c: _core.negative(
+        _core.multiply(g, _core.k1(a))),)),
+    "k1": ("SpecialModifiedBesselK1Backward", "0r", (lambda g, a, r, c: _core.negative(
+        _core.multiply(g, _core.add(_core.k0(a), _core.divide(r, a)))),)),
+    "k0e": ("SpecialScaledModifiedBesselK0Backward", "0r", (lambda g, a, r, c: _core.multiply(
+        g, _core.subtract(r, _core.k1e(a))),)),
+    "k1e": ("SpecialScaledModifiedBesselK1Backward", "0r", (lambda g, a, r, c: _core.multiply(
+        g, _core.subtract(_core.multiply(r, _core.subtract(1, _core.reciprocal(a))),
+                          _core.k0e(a))),)),
     "maximum": ("MaximumBackward", "01", (
         lambda g, a, b, r, c: _half_where(g, _core.less(a, b), _core.equal(a, b)),
         lambda g, a, b, r, c: _half_where(g, _core.greater(a, b), _core.equal(a, b)))),

@@ -53,6 +53,24 @@ _UNARY = {
     "rgamma": "The reciprocal of the gamma function 1 / Gamma(x) (0 at its poles).",
     "loggamma": "log(Gamma(x)) for real x > 0 (NaN below 0: the value is complex there).",
     "zetac": "Riemann's zeta function minus 1, zeta(x) - 1, accurate where zeta(x) is near 1.",
+    # Bessel functions, exponential and elliptic integrals, Spence's function
+    "j0": "The Bessel function of the first kind of order 0.",
+    "j1": "The Bessel function of the first kind of order 1.",
+    "y0": "The Bessel function of the second kind of order 0 (NaN below 0, -inf at 0).",
+    "y1": "The Bessel function of the second kind of order 1 (NaN below 0, -inf at 0).",
+    "k0": "The modified Bessel function of the second kind of order 0 (NaN below 0).",
+    "k0e": "exp(x) * k0(x), finite where k0 underflows.",
+    "k1": "The modified Bessel function of the second kind of order 1 (NaN below 0).",
+    "k1e": "exp(x) * k1(x), finite where k1 underflows.",
+    "exp1": "The exponential integral E1(x) = integral_x^inf exp(-t)/t dt (NaN below 0).",
+    "expi": "The exponential integral Ei(x), the principal value of integral_-inf^x "
+            "exp(t)/t dt.",
+    "ellipk": "The complete elliptic integral of the first kind K(m) (parameter m = k^2, "
+              "NaN above 1).",
+    "ellipkm1": "K(1 - p), the complete elliptic integral of the first kind next to "
+                "m = 1, without the rounding of 1 - p.",
+    "spence": "Spence's function integral_1^z log(t)/(1 - t) dt = Li2(1 - z) (NaN "
+              "below 0).",
 }
 
 _BINARY = {
@@ -78,6 +96,10 @@ _BINARY = {
     "pseudo_huber": "The pseudo-Huber loss delta**2 * (sqrt(1 + (r / delta)**2) - 1).",
     "poch": "Pochhammer's rising factorial (z)_m = Gamma(z + m) / Gamma(z).",
     "binom": "The binomial coefficient Gamma(x + 1) / (Gamma(y + 1) Gamma(x - y + 1)).",
+    "yn": "The Bessel function of the second kind of integer order n (a fractional n is "
+          "truncated toward 0, as SciPy's).",
+    "expn": "The generalized exponential integral E_n(x) of integer order n >= 0 (a "
+            "fractional n is truncated toward 0, as SciPy's).",
 }
 
 _TERNARY = {
@@ -99,6 +121,9 @@ _PARAMS = {
     "fdtri": "dfn, dfd, p", "boxcox": "x, lmbda", "boxcox1p": "x, lmbda",
     "inv_boxcox": "y, lmbda", "inv_boxcox1p": "y, lmbda", "huber": "delta, r",
     "pseudo_huber": "delta, r", "poch": "z, m", "binom": "x, y", "radian": "d, m, s",
+    "fdtri": "dfn, dfd, p",
+    "yn": "n, x", "expn": "n, x", "exp1": "z", "spence": "z", "ellipk": "m",
+    "ellipkm1": "p",
 }
 
 

@@ -76,6 +76,8 @@ SPECIAL_UNARY = {
     "entr": _u(0.2, 2.0), "gammaln": _u(0.5, 4.0), "i0": STD, "i0e": _u(0.3, 2.0),
     "i1": STD, "i1e": _u(0.3, 2.0), "sinc": _u(0.2, 0.8), "digamma": _u(0.5, 4.0),
     "loggamma": _u(0.5, 4.0),
+    "j0": STD, "j1": STD, "y0": POS, "y1": POS, "k0": POS, "k0e": POS, "k1": POS,
+    "k1e": POS,
 }
 SPECIAL_BINARY = {  # only the operands PyTorch differentiates vary: the others are fixed
     "xlogy": (STD, POS), "xlog1py": (STD, POS),

@@ -101,7 +101,8 @@ SPECIAL_HEAVY = re.compile(
     r"k_elementwise<ga_f_(betainc|betaincc|betaincinv|betaln|chdtr|chdtrc|chdtri|digamma|"
     r"erfcx|erfinv|fdtr|fdtrc|fdtri|gammainc|gammaincc|gammainccinv|gammaincinv|gammaln|"
     r"i0|i0e|i1|i1e|log_ndtr|ndtri|stdtr|stdtrit|kl_div|rel_entr|entr|ndtr|erf|erfc|"
-    r"gamma|rgamma|loggamma|poch|binom|zeta|riemann_zeta|zetac)"
+    r"gamma|rgamma|loggamma|poch|binom|zeta|riemann_zeta|zetac|"
+    r"j0|j1|y0|y1|yn|k0|k0e|k1|k1e|exp1|expi|expn|ellipk|ellipkm1|spence)"
     r"_float(32|64)>")
 
 
