@@ -96,12 +96,13 @@ FUSED_INTERPRETER = re.compile(r"^k_fused\(")
 # keeps a small frame on the stack, and their tens of iterations hold up to ~120
 # registers. They are compute-bound (tens of flops per byte), so fewer resident warps
 # cost little; they have bounds of their own below instead of the rules for the
-# memory-bound kernels.
+# memory-bound kernels. inv_boxcox has no loop, but double pow with a run-time
+# exponent (1 / lmbda): 66 registers, compute-bound in the same way.
 SPECIAL_HEAVY = re.compile(
     r"k_elementwise<ga_f_(betainc|betaincc|betaincinv|betaln|chdtr|chdtrc|chdtri|digamma|"
     r"erfcx|erfinv|fdtr|fdtrc|fdtri|gammainc|gammaincc|gammainccinv|gammaincinv|gammaln|"
     r"i0|i0e|i1|i1e|log_ndtr|ndtri|stdtr|stdtrit|kl_div|rel_entr|entr|ndtr|erf|erfc|"
-    r"gamma|rgamma|loggamma|poch|binom|zeta|riemann_zeta|zetac|"
+    r"gamma|rgamma|loggamma|poch|binom|zeta|riemann_zeta|zetac|inv_boxcox|"
     r"j0|j1|y0|y1|yn|k0|k0e|k1|k1e|exp1|expi|expn|ellipk|ellipkm1|spence)"
     r"_float(32|64)>")
 
