@@ -62,8 +62,6 @@ def main():
     ap.add_argument("--out", required=True, help="folder for the module and _build_config.py")
     ap.add_argument("--werror", action="store_true", help="fail on any warning")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--opt", default="-O3",
-                    help="optimisation level (-O1 for a build that is only compiled)")
     args = ap.parse_args()
 
     cc = shlex.split(args.cc)
@@ -71,7 +69,7 @@ def main():
     obj_dir = out / "obj"
     obj_dir.mkdir(parents=True, exist_ok=True)
     warnings, per_file = cmake_flags()
-    common = ["-std=gnu11", args.opt, "-DNDEBUG", *(f"-I{CSRC / d}" for d in CORE_LAYERS),
+    common = ["-std=gnu11", "-O3", "-DNDEBUG", *(f"-I{CSRC / d}" for d in CORE_LAYERS),
               *warnings]
     if args.werror:
         common.append("-Werror")

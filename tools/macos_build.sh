@@ -8,8 +8,6 @@
 # CPython's headers are this machine's (Linux's pyconfig.h: a few HAVE_* differ from
 # a Mac's, which is fine for a compile-and-link check, not for a wheel). docs/platforms.md,
 # "Platforms" says how a Mac builds the real thing (pip install . with Apple clang).
-# -O1: nothing runs what this builds, and clang's warnings come from its front end,
-# whatever the optimisation; -O3 took twice the time.
 set -euo pipefail
 source "$(dirname "$0")/platform_env.sh"
 ensure_zig
@@ -17,7 +15,7 @@ inc=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 for arch in aarch64 x86_64; do
   out="$CACHE/macos/$arch"
   "$PY" "$ROOT/tools/cross_build.py" --cc "$ZIG cc -target $arch-macos" --system macos \
-    --python-include "$inc" --suffix .so --out "$out" --werror --opt=-O1
+    --python-include "$inc" --suffix .so --out "$out" --werror
   # the file's own header says what it is (no `file` command needed)
   "$PY" - "$out/_core.so" "$arch" <<'EOF'
 import struct, sys
