@@ -35,6 +35,8 @@ outputs with the fresh ones (`differences`): no notebook runs twice for it. The 
   other SIMD widths in the reductions) may round its sums otherwise and move a late
   digit, or one test sample across the line. Integers, and the text around the numbers,
   must match exactly.
+- **Lines in any order**: a cell whose lines match once both are sorted matches (the
+  profiler lists events that ran at the same time in the order they finished).
 - **Cell tags** (Jupyter's cell metadata "tags") for the rest: `random-values` masks
   every decimal number in that cell's output (values drawn without a seed; shapes,
   devices and integers still compared); `nbval-ignore-output` (nbval's tag) leaves the
@@ -132,6 +134,12 @@ def _close(a, b):
     return True
 
 
+def _sorted_lines(a, b):
+    """a and b with their lines in sorted order: a profile's rows of events that ran at
+    the same time come in the order they finished, which changes from run to run."""
+    return "\n".join(sorted(a.splitlines())), "\n".join(sorted(b.splitlines()))
+
+
 def differences(stored, fresh):
     """How the stored notebook's outputs differ from a fresh run's, by the rule above:
     one line per cell that differs (empty when they match)."""
@@ -143,7 +151,7 @@ def differences(stored, fresh):
         if IGNORE_TAG in tags:
             continue
         a, b = mask(scrub(a), tags), mask(scrub(b), tags)
-        if a != b and not _close(a, b):
+        if a != b and not _close(a, b) and not _close(*_sorted_lines(a, b)):
             first = source.strip().splitlines()[0] if source.strip() else ""
             lines = [(x, y) for x, y in zip(a.splitlines() + [""] * 99,
                                             b.splitlines() + [""] * 99) if x != y]

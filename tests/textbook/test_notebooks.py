@@ -228,6 +228,9 @@ def test_the_comparison_masks_what_varies_and_catches_what_does_not():
             ("module /home/ana/gpuarr/_core.so\n", "module C:\\Users\\bo\\gpuarr\\_core.so\n"),
             # streams split where the kernel's flushes fell
             ("a\nb\n", ("a\n", "b\n")),
+            # events that ran at the same time, listed in the order they finished
+            ("host launch add 1 ms -> 2 ms\ncompute op multiply 3 ms -> 4 ms\n",
+             "compute op multiply 3 ms -> 5 ms\nhost launch add 1 ms -> 2 ms\n"),
             # another CPU's rounding: a late digit, within 1%
             ("test accuracy 0.926, loss 0.21436", "test accuracy 0.923, loss 0.21437")]
     for stored, fresh in same:
