@@ -176,12 +176,15 @@
     F(X, GA_OP_EXPN, expn, 2)                                                          \
     F(X, GA_OP_ELLIPK, ellipk, 1)                                                      \
     F(X, GA_OP_ELLIPKM1, ellipkm1, 1)                                                  \
-    F(X, GA_OP_SPENCE, spence, 1)
+    F(X, GA_OP_SPENCE, spence, 1)                                                      \
+    /* Kummer's confluent hypergeometric function; associated Legendre functions */     \
+    F(X, GA_OP_HYP1F1, hyp1f1, 3)                                                      \
+    F(X, GA_OP_LPMV, lpmv, 3)
 #define GA_SP_AS_OP(X, E, name, nin) X(E, name, nin, SAME)
 
 /* the first and last of them (type resolution and the CPU's cost model test ranges) */
 #define GA_OP_SPECIAL_FIRST GA_OP_ERF
-#define GA_OP_SPECIAL_LAST GA_OP_SPENCE
+#define GA_OP_SPECIAL_LAST GA_OP_LPMV
 
 typedef enum {
 #define GA_X_ENUM(e, name, nin, out) e,

@@ -22,6 +22,7 @@
 #include "ga_special_erf.h"
 #include "ga_special_expint.h"
 #include "ga_special_gamma.h"
+#include "ga_special_hyp.h"
 #include "ga_special_spence.h"
 #include "ga_special_zeta.h"
 

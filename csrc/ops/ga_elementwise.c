@@ -76,6 +76,7 @@ special_float32_first(int op)
     case GA_OP_INV_BOXCOX1P: case GA_OP_HUBER: case GA_OP_PSEUDO_HUBER: case GA_OP_POCH:
     case GA_OP_BINOM: case GA_OP_ZETA:
     case GA_OP_YN: case GA_OP_EXPN: case GA_OP_EXP1: case GA_OP_EXPI: case GA_OP_SPENCE:
+    case GA_OP_HYP1F1: case GA_OP_LPMV:
         return 1;
     default:
         return 0;

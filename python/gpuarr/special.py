@@ -110,6 +110,10 @@ _TERNARY = {
     "fdtrc": "The F distribution's survival function 1 - fdtr(dfn, dfd, x).",
     "fdtri": "The inverse of fdtr in x: the x with fdtr(dfn, dfd, x) == p.",
     "radian": "An angle of d degrees, m arc minutes and s arc seconds, in radians.",
+    "hyp1f1": "Kummer's confluent hypergeometric function M(a, b, x) = 1F1(a; b; x) "
+              "(real arguments; inf where b is 0 or a negative integer).",
+    "lpmv": "The associated Legendre function P_v^m(x) of integer order m and real "
+            "degree v, for |x| <= 1, with the Condon-Shortley phase (-1)^m (SciPy's).",
 }
 
 _PARAMS = {
@@ -123,7 +127,7 @@ _PARAMS = {
     "pseudo_huber": "delta, r", "poch": "z, m", "binom": "x, y", "radian": "d, m, s",
     "fdtri": "dfn, dfd, p",
     "yn": "n, x", "expn": "n, x", "exp1": "z", "spence": "z", "ellipk": "m",
-    "ellipkm1": "p",
+    "ellipkm1": "p", "hyp1f1": "a, b, x", "lpmv": "m, v, x",
 }
 
 

@@ -103,7 +103,7 @@ SPECIAL_HEAVY = re.compile(
     r"erfcx|erfinv|fdtr|fdtrc|fdtri|gammainc|gammaincc|gammainccinv|gammaincinv|gammaln|"
     r"i0|i0e|i1|i1e|log_ndtr|ndtri|stdtr|stdtrit|kl_div|rel_entr|entr|ndtr|erf|erfc|"
     r"gamma|rgamma|loggamma|poch|binom|zeta|riemann_zeta|zetac|inv_boxcox|"
-    r"j0|j1|y0|y1|yn|k0|k0e|k1|k1e|exp1|expi|expn|ellipk|ellipkm1|spence)"
+    r"j0|j1|y0|y1|yn|k0|k0e|k1|k1e|exp1|expi|expn|ellipk|ellipkm1|spence|hyp1f1|lpmv)"
     r"_float(32|64)>")
 
 
