@@ -199,6 +199,9 @@ def test_a_name_outside_the_chapter_names_gpuarrs_spelling(nb):
         nb.run("torch.cuda.nccl")
     with pytest.raises(AttributeError, match=r"`torch.nn.Conv2d` is not part of it"):
         nb.run("nn.Conv2d")
+    with pytest.raises(AttributeError, match=r"gpuarr.compat.d2l.torch covers the GPU "
+                                             r"chapter; `d2l.load_array` is not part of it"):
+        nb.run("d2l.load_array")
 
 
 def test_training_through_the_shim_reduces_the_loss(nb):
