@@ -5,23 +5,58 @@ import numpy as np
 import pytest
 
 import gpuarr
-from compat_cells import Notebook, needs_two_gpus
+from compat_cells import SUM, TRAINER_GPUS, TRY_GPU, Notebook, needs_two_gpus
 
+# The MXNet tab of d2l-en master as it prints (d2lbook keeps each cell's
+# `tab.selected('mxnet')` branch); the import cell's modules named under gpuarr.compat.
 IMPORTS_NP = """
+from gpuarr.compat.d2l import mxnet as d2l
 from gpuarr.compat.mxnet import np, npx
 from gpuarr.compat.mxnet.gluon import nn
 npx.set_np()
 """
-B1_B3 = """
-def cpu(): return npx.cpu()
-def gpu(i=0): return npx.gpu(i)
-def num_gpus(): return npx.num_gpus()
-def try_gpu(i=0):
-    if num_gpus() >= i + 1:
-        return gpu(i)
-    return cpu()
-def try_all_gpus():
-    return [gpu(i) for i in range(num_gpus())]
+B1 = """
+def cpu():  #@save
+    \"\"\"Get the CPU device.\"\"\"
+    return npx.cpu()
+
+def gpu(i=0):  #@save
+    \"\"\"Get a GPU device.\"\"\"
+    return npx.gpu(i)
+
+cpu(), gpu(), gpu(1)
+"""
+B2 = """
+def num_gpus():  #@save
+    \"\"\"Get the number of available GPUs.\"\"\"
+    return npx.num_gpus()
+
+num_gpus()
+"""
+B13_MODULE = """
+@d2l.add_to_class(d2l.Module)  #@save
+def set_scratch_params_device(self, device):
+    for attr in dir(self):
+        a = getattr(self, attr)
+        if isinstance(a, np.ndarray):
+            with autograd.record():
+                setattr(self, attr, a.as_in_ctx(device))
+            getattr(self, attr).attach_grad()
+        if isinstance(a, d2l.Module):
+            a.set_scratch_params_device(device)
+        if isinstance(a, list):
+            for elem in a:
+                elem.set_scratch_params_device(device)
+"""
+B13_TRAINER = TRAINER_GPUS + """
+@d2l.add_to_class(d2l.Trainer)  #@save
+def prepare_model(self, model):
+    model.trainer = self
+    model.board.xlim = [0, self.max_epochs]
+    if self.gpus:
+        model.collect_params().reset_ctx(self.gpus[0])
+        model.set_scratch_params_device(self.gpus[0])
+    self.model = model
 """
 IMPORTS_ND = """
 import gpuarr.compat.mxnet as mx
@@ -33,7 +68,8 @@ from gpuarr.compat.mxnet.gluon import nn
 @pytest.fixture
 def nb():
     nb = Notebook(IMPORTS_NP)
-    nb.run(B1_B3)
+    for cell in (B1, B2, TRY_GPU):
+        nb.run(cell)
     return nb
 
 
@@ -43,10 +79,12 @@ def nd_nb():
 
 
 def test_b1_b3_contexts(nb):
-    assert repr(nb.run("cpu(), gpu(), gpu(1)")[0]) == "(cpu(0), gpu(0), gpu(1))"
-    assert nb.run("num_gpus()")[0] == gpuarr.num_gpus()
-    first = "gpu(0)" if gpuarr.num_gpus() else "cpu(0)"
-    assert repr(nb.run("try_gpu(), try_gpu(10)")[0]) == f"({first}, cpu(0))"
+    assert repr(Notebook(IMPORTS_NP).run(B1)[0]) == "(cpu(0), gpu(0), gpu(1))"
+    assert nb.run(B2)[0] == gpuarr.num_gpus()
+    n = gpuarr.num_gpus()
+    first = "gpu(0)" if n else "cpu(0)"
+    every = ", ".join(f"gpu({i})" for i in range(n))
+    assert repr(nb.run(TRY_GPU)[0]) == f"({first}, cpu(0), [{every}])"
 
 
 def test_b4_b5_where_an_array_lives(nb):
@@ -65,7 +103,7 @@ def test_b6_to_b9_copies_between_gpus(nb):
     _, printed = nb.run("Z = X.copyto(try_gpu(1))\nprint(X)\nprint(Z)")
     assert printed == ("[[1. 1. 1.]\n [1. 1. 1.]] @gpu(0)\n"
                        "[[1. 1. 1.]\n [1. 1. 1.]] @gpu(1)\n")          # B7, as printed
-    out, _ = nb.run("Y + Z")
+    out, _ = nb.run(SUM)
     assert out.ctx == gpuarr.gpu(1)
     np.testing.assert_allclose(out.asnumpy(), nb["Y"].asnumpy() + 1)
     assert nb.run("Z.as_in_ctx(try_gpu(1)) is Z")[0] is True
@@ -79,6 +117,38 @@ def test_b10_to_b12_a_dense_layer_on_the_gpu(nb):
     assert out.shape == (2, 1) and out.ctx == nb.run("try_gpu()")[0]
     assert out.asnumpy()[0, 0] == out.asnumpy()[1, 0]
     assert nb.run("net[0].weight.data().ctx")[0] == nb.run("try_gpu()")[0]
+
+
+def test_b13_the_trainer_moves_a_scratch_model_to_the_first_gpu(nb):
+    assert nb.run(B13_MODULE) == (None, "")
+    assert nb.run(B13_TRAINER) == (None, "")
+    # The page imports no `autograd`, which the saved set_scratch_params_device uses
+    # (d2l's library imports it): a model that has arrays needs it in the notebook.
+    nb.run("from gpuarr.compat.mxnet import autograd")
+    out, _ = nb.run("""
+class Scratch(d2l.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = np.random.normal(0, 0.01, (2, 1))
+        self.b = np.zeros(1)
+
+trainer = d2l.Trainer(max_epochs=3, num_gpus=8)
+batch = trainer.prepare_batch([np.ones((4, 2)), np.zeros(4)])
+model = Scratch()
+trainer.prepare_model(model)
+trainer.gpus, [a.ctx for a in batch], model.w.ctx, model.b.ctx, model.board.xlim
+""")
+    n = gpuarr.num_gpus()
+    where = gpuarr.gpu(0) if n else gpuarr.cpu()
+    assert out == ([gpuarr.gpu(i) for i in range(n)], [where, where], where, where, [0, 3])
+    if n:   # moved inside record() and attached: a leaf with a gradient on the GPU
+        w = nb["model"].w.array
+        assert w.requires_grad and w.grad is not None and w.grad.device == where
+    # the Gluon branch of prepare_model: reset_ctx moves a made parameter
+    out, _ = nb.run("net = nn.Sequential()\nnet.add(nn.Dense(1))\nnet.initialize()\n"
+                    "net(np.ones((2, 3)))\nnet.collect_params().reset_ctx(try_gpu())\n"
+                    "net[0].weight.data().ctx, net(np.ones((2, 3), ctx=try_gpu())).ctx")
+    assert out == (where, where)
 
 
 def test_c1_c3_contexts_and_the_ndarray_repr(nd_nb):

@@ -6,26 +6,31 @@ import numpy as np
 import pytest
 
 import gpuarr
-from compat_cells import Notebook, needs_two_gpus
+from compat_cells import SUM, TRY_GPU, Notebook, needs_two_gpus
 
-IMPORTS = "import gpuarr.compat.tensorflow as tf"
-HELPERS = """
+# The TensorFlow tab of d2l-en master as it prints (d2lbook keeps each cell's
+# `tab.selected('tensorflow')` branch); the import cell's modules under gpuarr.compat.
+IMPORTS = """
+from gpuarr.compat.d2l import tensorflow as d2l
+import gpuarr.compat.tensorflow as tf
+"""
+T1 = """
 def cpu():  #@save
+    \"\"\"Get the CPU device.\"\"\"
     return tf.device('/CPU:0')
 
 def gpu(i=0):  #@save
+    \"\"\"Get a GPU device.\"\"\"
     return tf.device(f'/GPU:{i}')
 
+cpu(), gpu(), gpu(1)
+"""
+T2 = """
 def num_gpus():  #@save
+    \"\"\"Get the number of available GPUs.\"\"\"
     return len(tf.config.experimental.list_physical_devices('GPU'))
 
-def try_gpu(i=0):  #@save
-    if num_gpus() >= i + 1:
-        return gpu(i)
-    return cpu()
-
-def try_all_gpus():  #@save
-    return [gpu(i) for i in range(num_gpus())]
+num_gpus()
 """
 
 
@@ -37,14 +42,24 @@ def _tf_name(i=None):
 @pytest.fixture
 def nb():
     nb = Notebook(IMPORTS)
-    nb.run(HELPERS)
+    for cell in (T1, T2, TRY_GPU):
+        nb.run(cell)
     return nb
 
 
+def test_naming_devices_never_fails():
+    # TensorFlow shows three scope objects; the shim's name the device each places on
+    out, _ = Notebook(IMPORTS).run(T1)
+    assert repr(out) == "(tf.device(cpu(0)), tf.device(gpu(0)), tf.device(gpu(1)))"
+
+
 def test_counting_gpus_and_the_fallback(nb):
-    assert nb.run("num_gpus()")[0] == gpuarr.num_gpus()
-    assert nb.run("len(try_all_gpus())")[0] == gpuarr.num_gpus()
-    assert nb.run("try_gpu(10).device")[0] == gpuarr.cpu()
+    n = gpuarr.num_gpus()
+    assert nb.run(T2)[0] == n
+    first, fallback, every = nb.run(TRY_GPU)[0]
+    assert (first.device, fallback.device) == (gpuarr.gpu(0) if n else gpuarr.cpu(),
+                                               gpuarr.cpu())
+    assert [d.device for d in every] == [gpuarr.gpu(i) for i in range(n)]
 
 
 def test_a_constant_goes_to_the_first_gpu_as_in_tensorflow(nb):
@@ -68,7 +83,7 @@ def test_the_second_gpu_cells_copy_implicitly(nb):
     assert printed == ("[[1. 1. 1.]\n [1. 1. 1.]] @gpu(0)\n" * 2)  # Z = X moves nothing
     gpuarr.synchronize()
     before = gpuarr.transfer_stats()
-    out, _ = nb.run("Y + Z")                      # TensorFlow copies Z to gpu(1) silently
+    out, _ = nb.run(SUM)                          # TensorFlow copies Z to gpu(1) silently
     assert out.device == _tf_name(1)
     np.testing.assert_allclose(out.numpy(), nb["Y"].numpy() + 1)
     assert (gpuarr.transfer_stats() - before).d2d_bytes == 2 * 3 * 4   # counted

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 import gpuarr
-from compat_cells import Notebook, needs_two_gpus
+from compat_cells import SUM, TRAINER_GPUS, TRY_GPU, Notebook, needs_two_gpus
 
+# The tab's import cell, each line's module named under gpuarr.compat.
 IMPORTS = """
+from gpuarr.compat.d2l import torch as d2l
 import gpuarr.compat.torch as torch
 from gpuarr.compat.torch import nn
 """
@@ -31,18 +33,16 @@ def num_gpus():  #@save
 
 num_gpus()
 """
-A3 = """
-def try_gpu(i=0):  #@save
-    \"\"\"Return gpu(i) if exists, otherwise return cpu().\"\"\"
-    if num_gpus() >= i + 1:
-        return gpu(i)
-    return cpu()
-
-def try_all_gpus():  #@save
-    \"\"\"Return all available GPUs, or [cpu(),] if no GPU exists.\"\"\"
-    return [gpu(i) for i in range(num_gpus())]
-
-try_gpu(), try_gpu(10), try_all_gpus()
+A3 = TRY_GPU
+# A13, as the PyTorch tab prints it (d2lbook keeps the `tab.selected('pytorch')` branch).
+A13 = TRAINER_GPUS + """
+@d2l.add_to_class(d2l.Trainer)  #@save
+def prepare_model(self, model):
+    model.trainer = self
+    model.board.xlim = [0, self.max_epochs]
+    if self.gpus:
+        model.to(self.gpus[0])
+    self.model = model
 """
 
 
@@ -91,7 +91,7 @@ def test_a6_to_a9_copies_between_gpus(nb):
                        "[[1. 1. 1.]\n [1. 1. 1.]] @gpu(1)\n")
     with pytest.raises(gpuarr.DeviceMismatchError):   # the book: do not add X + Y
         nb.run("X + Y")
-    out, _ = nb.run("Y + Z")
+    out, _ = nb.run(SUM)
     assert out.device == gpuarr.gpu(1)
     np.testing.assert_allclose(out.numpy(), nb["Y"].numpy() + 1)
     assert nb.run("Z.cuda(1) is Z")[0] is True
@@ -105,6 +105,27 @@ def test_a10_to_a12_a_model_on_the_gpu(nb):
     v = out.numpy()
     assert v[0, 0] == v[1, 0]              # both rows of ones give the same output
     assert nb.run("net[0].weight.data.device")[0] == nb.run("try_gpu()")[0]
+
+
+def test_a13_the_trainer_moves_batches_and_the_model_to_the_first_gpu(nb):
+    assert nb.run(A13) == (None, "")
+    out, _ = nb.run("""
+class Model(d2l.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(3, 1)
+
+trainer = d2l.Trainer(max_epochs=3, num_gpus=8)
+batch = trainer.prepare_batch([torch.ones(4, 3), torch.zeros(4)])
+model = Model()
+trainer.prepare_model(model)
+trainer.gpus, [a.device for a in batch], model.net.weight.device, model.board.xlim
+""")
+    n = gpuarr.num_gpus()
+    where = gpuarr.gpu(0) if n else gpuarr.cpu()
+    assert out == ([gpuarr.gpu(i) for i in range(n)], [where, where], where, [0, 3])
+    assert nb["model"].trainer is nb["trainer"] and nb["trainer"].model is nb["model"]
+    assert nb.run("d2l.Trainer(max_epochs=1).gpus")[0] == []      # num_gpus=0: the CPU
 
 
 def test_the_s4_variant_with_linear_3_1(nb):
@@ -178,6 +199,9 @@ def test_a_name_outside_the_chapter_names_gpuarrs_spelling(nb):
         nb.run("torch.cuda.nccl")
     with pytest.raises(AttributeError, match=r"`torch.nn.Conv2d` is not part of it"):
         nb.run("nn.Conv2d")
+    with pytest.raises(AttributeError, match=r"gpuarr.compat.d2l.torch covers the GPU "
+                                             r"chapter; `d2l.load_array` is not part of it"):
+        nb.run("d2l.load_array")
 
 
 def test_training_through_the_shim_reduces_the_loss(nb):

@@ -29,6 +29,53 @@ if device.type == 'cuda':
 """
 
 
+# "CUDA semantics" (PyTorch notes), as printed: it names a third GPU (cuda2).
+CUDA_SEMANTICS = """
+cuda = torch.device('cuda')     # Default CUDA device
+cuda0 = torch.device('cuda:0')
+cuda2 = torch.device('cuda:2')  # GPU 2 (these are 0-indexed)
+
+x = torch.tensor([1., 2.], device=cuda0)
+# x.device is device(type='cuda', index=0)
+y = torch.tensor([1., 2.]).cuda()
+# y.device is device(type='cuda', index=0)
+
+with torch.cuda.device(1):
+    # allocates a tensor on GPU 1
+    a = torch.tensor([1., 2.], device=cuda)
+
+    # transfers a tensor from CPU to GPU 1
+    b = torch.tensor([1., 2.]).cuda()
+    # a.device and b.device are device(type='cuda', index=1)
+
+    # You can also use ``Tensor.to`` to transfer a tensor:
+    b2 = torch.tensor([1., 2.]).to(device=cuda)
+    # b.device and b2.device are device(type='cuda', index=1)
+
+    c = a + b
+    # c.device is device(type='cuda', index=1)
+
+    z = x + y
+    # z.device is device(type='cuda', index=0)
+
+    # even within a context, you can specify the device
+    # (or give a GPU index to the .cuda call)
+    d = torch.randn(2, device=cuda2)
+    e = torch.randn(2).to(cuda2)
+    f = torch.randn(2).cuda(cuda2)
+    # d.device, e.device, and f.device are all device(type='cuda', index=2)
+"""
+WHERE = "print([t.device.index for t in (x, y, a, b, b2, c, z, d, e, f)])"
+
+
+def with_pythonpath():
+    """The environment of a fresh Python that imports this gpuarr."""
+    env = dict(os.environ)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
+    return env
+
+
 def needs_a_gpu():
     if gpuarr.num_gpus() == 0:
         pytest.skip("needs a GPU (set GPUARR_SIMULATE_GPUS=2 to simulate two)")
@@ -102,6 +149,27 @@ with torch.cuda.device(1):
     assert out == [0, 0, 1, 1, 1, 1, 0, 0, 0, 0]
     assert nb.run("torch.cuda.current_device()")[0] == 0      # restored after the block
     np.testing.assert_array_equal(nb["c"].numpy(), [2.0, 4.0])
+
+
+def test_the_cuda_semantics_cell_as_printed_on_three_gpus(nb):
+    """As printed, the cell needs three GPUs: on fewer it stops at the first missing
+    one saying what exists (PyTorch: invalid device ordinal); a fresh process with
+    three simulated GPUs runs it through."""
+    expected = "[0, 0, 1, 1, 1, 1, 0, 2, 2, 2]\n"
+    if gpuarr.num_gpus() >= 3:
+        nb.run(CUDA_SEMANTICS)
+        assert nb.run(WHERE)[1] == expected
+        return
+    # it stops at the first GPU that is missing (cuda0, device(1) or cuda2)
+    with pytest.raises(RuntimeError, match=r"does not exist.*The devices that exist are|"
+                                           r"invalid device ordinal"):
+        nb.run(CUDA_SEMANTICS)
+    env = with_pythonpath()
+    env.pop("GPUARR_CUDA_EMULATE", None)
+    env["GPUARR_SIMULATE_GPUS"] = "3"
+    out = subprocess.run([sys.executable, "-c", IMPORTS + CUDA_SEMANTICS + WHERE],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert (out.returncode, out.stdout) == (0, expected), out.stderr
 
 
 def test_set_device_then_bare_cuda_and_a_model(nb):
@@ -179,10 +247,8 @@ def test_cuda_visible_devices_before_the_import(visible):
         import gpuarr.compat.torch as torch
         print(torch.cuda.device_count(), torch.cuda.is_available())
     """)
-    env = dict(os.environ)
+    env = with_pythonpath()
     env.pop("CUDA_VISIBLE_DEVICES", None)
-    here = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
     out = subprocess.run([sys.executable, "-c", cell], capture_output=True, text=True,
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr

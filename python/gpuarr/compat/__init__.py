@@ -9,6 +9,7 @@ import line changed:
     import gpuarr.compat.jax as jax                           # JAX
     import gpuarr.compat.jax.numpy as jnp
     from gpuarr.compat.flax import linen as nn                # JAX edition's Flax
+    from gpuarr.compat.d2l import torch as d2l                # the book's library
 
 Each module is thin: every name is a line or two over gpuarr's own API, and covers
 what the chapter's cells (and the PyTorch notes that teach the same lesson) use. A

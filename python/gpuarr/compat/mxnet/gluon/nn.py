@@ -20,10 +20,20 @@ class Parameter:
 
     def __init__(self, name, shape):
         self.name, self.shape, self._array = name, tuple(shape), None
+        self._ctx = None  # set by reset_ctx before the parameter is made
 
     def _make(self, init, device):
-        self._array = init(self.shape, device)
+        self._array = init(self.shape, self._ctx or device)
         self._array.attach_grad()
+
+    def reset_ctx(self, ctx):
+        """reset_ctx(ctx)
+
+        Move the parameter to context `ctx` (one made later is made there)."""
+        self._ctx = context(ctx)
+        if self._array is not None:
+            self._array = self._array.to(self._ctx).detach()
+            self._array.attach_grad()
 
     def data(self, ctx=None):
         """data(ctx=None)
@@ -51,6 +61,17 @@ class Parameter:
 
         Replace the parameter's values (on its context)."""
         self.data()._a[...] = unwrap(data)
+
+
+class ParameterDict(dict):
+    """{name: Parameter}, with ``reset_ctx(ctx)`` over all of them."""
+
+    def reset_ctx(self, ctx):
+        """reset_ctx(ctx)
+
+        Move every parameter to context `ctx`."""
+        for p in self.values():
+            p.reset_ctx(ctx)
 
 
 class Block:
@@ -85,8 +106,8 @@ class Block:
     def collect_params(self):
         """collect_params()
 
-        {name: Parameter} of this block and its children."""
-        out = {}
+        {name: Parameter} of this block and its children (a ParameterDict)."""
+        out = ParameterDict()
         for i, b in enumerate([self] + self._blocks()):
             for name, p in vars(b).items():
                 if isinstance(p, Parameter):
