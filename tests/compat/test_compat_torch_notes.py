@@ -1,9 +1,13 @@
-"""The PyTorch notes' device cells ("CUDA semantics", and the recipes that teach the
-same lesson as the chapter: choosing a device, the current device, `.cuda()` and
-`.to(device)`, pinned memory and `non_blocking=True`, `torch.cuda.synchronize`, the
-memory queries, `CUDA_VISIBLE_DEVICES`), written in their spirit, run with only
-`import gpuarr.compat.torch as torch` changed, on 0, 1 and 2 GPUs of every kind."""
+"""The PyTorch notes' device cells: every code block of "CUDA semantics"
+(docs.pytorch.org/docs/stable/notes/cuda.html; pytorch/pytorch
+docs/source/notes/cuda.rst) that teaches the chapter's lesson, run as printed with only
+`import torch` changed to `import gpuarr.compat.torch as torch`, on 0, 1 and 2 GPUs of
+every kind; then the habits whose sections print no code (pinned memory and
+`non_blocking=True`, the memory queries, `CUDA_VISIBLE_DEVICES`, `set_device`), in the
+tests' own cells. docs/porting-cells.md lists every block of the page and its test,
+including the blocks outside the chapter (TF32, streams, CUDA graphs, ...)."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -29,7 +33,8 @@ if device.type == 'cuda':
 """
 
 
-# "CUDA semantics" (PyTorch notes), as printed: it names a third GPU (cuda2).
+# The notes' code blocks as printed, numbered in page order (N1-N8 in
+# docs/porting-cells.md). N1, the "CUDA semantics" example: it names a third GPU (cuda2).
 CUDA_SEMANTICS = """
 cuda = torch.device('cuda')     # Default CUDA device
 cuda0 = torch.device('cuda:0')
@@ -66,6 +71,90 @@ with torch.cuda.device(1):
     # d.device, e.device, and f.device are all device(type='cuda', index=2)
 """
 WHERE = "print([t.device.index for t in (x, y, a, b, b2, c, z, d, e, f)])"
+# N2, "Asynchronous execution": timing needs synchronize (or events).
+N2_TIMING = """
+start_event = torch.cuda.Event(enable_timing=True)
+end_event = torch.cuda.Event(enable_timing=True)
+start_event.record()
+
+# Run some things here
+
+end_event.record()
+torch.cuda.synchronize()  # Wait for the events to be recorded!
+elapsed_time_ms = start_event.elapsed_time(end_event)
+"""
+# N3-N8, "Best practices: device-agnostic code". N3 carries its own import line.
+N3_ARGPARSE = """
+import argparse
+import gpuarr.compat.torch as torch
+
+parser = argparse.ArgumentParser(description='PyTorch Example')
+parser.add_argument('--disable-cuda', action='store_true',
+                    help='Disable CUDA')
+args = parser.parse_args()
+args.device = None
+if not args.disable_cuda and torch.cuda.is_available():
+    args.device = torch.device('cuda')
+else:
+    args.device = torch.device('cpu')
+"""
+N4_ARGS_DEVICE = """
+x = torch.empty((8, 42), device=args.device)
+net = Network().to(device=args.device)
+"""
+N5_LOADER = """
+cuda0 = torch.device('cuda:0')  # CUDA GPU 0
+for i, x in enumerate(train_loader):
+    x = x.to(cuda0)
+"""
+N6_CONTEXT = """
+print("Outside device is 0")  # On device 0 (default in most scenarios)
+with torch.cuda.device(1):
+    print("Inside device is 1")  # On device 1
+print("Outside device is still 0")  # On device 0
+"""
+# N7 as printed, less the output lines the page shows indented under each print()
+# (not Python); NOTES_N7_OUT is what they show, compared below.
+N7_NEW = """
+cuda = torch.device('cuda')
+x_cpu = torch.empty(2)
+x_gpu = torch.empty(2, device=cuda)
+x_cpu_long = torch.empty(2, dtype=torch.int64)
+
+y_cpu = x_cpu.new_full([3, 2], fill_value=0.3)
+print(y_cpu)
+
+y_gpu = x_gpu.new_full([3, 2], fill_value=-5)
+print(y_gpu)
+
+y_cpu_long = x_cpu_long.new_tensor([[1, 2, 3]])
+print(y_cpu_long)
+"""
+NOTES_N7_OUT = [(np.full((3, 2), 0.3), "cpu"), (np.full((3, 2), -5.0), "cuda:0"),
+                (np.array([[1, 2, 3]]), "cpu")]
+N8_LIKE = """
+x_cpu = torch.empty(2, 3)
+x_gpu = torch.empty(2, 3)
+
+y_cpu = torch.ones_like(x_cpu)
+y_gpu = torch.zeros_like(x_gpu)
+"""
+# The reader's model that N4 names (the notes leave `Network` to the reader).
+READERS_NETWORK = """
+class Network(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(42, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+# The first name each block outside the chapter meets (TF32 and reduced-precision
+# flags, streams, the pluggable allocator, CUDA graphs, NCCL): the shim's error.
+OUTSIDE = ("backends", "cuda.Stream", "cuda.stream", "cuda.current_stream",
+           "cuda.default_stream", "cuda.memory", "cuda.CUDAGraph", "cuda.graph",
+           "cuda.make_graphed_callables", "nn.Dropout", "optim", "distributed")
+NO_GPU = r"gpu\(0\) does not exist|invalid device ordinal 0"
 
 
 def with_pythonpath():
@@ -107,22 +196,6 @@ def test_a_device_is_torchs_and_gpuarrs(nb):
     assert nb.run("torch.device('cuda') == torch.device('cuda:0')")[0] is False
     with pytest.raises(ValueError, match="unknown device type 'tpu'"):
         nb.run("torch.device('tpu')")
-
-
-def test_device_agnostic_creation(nb):
-    out, _ = nb.run("""
-x_cpu = torch.empty(2)
-x_dev = torch.empty(2, device=device)
-x_cpu_long = torch.empty(2, dtype=torch.int64)
-y_cpu = x_cpu.new_full([3, 2], fill_value=0.3)
-y_dev = torch.ones_like(x_dev)
-y_cpu_long = x_cpu_long.new_tensor([[1, 2, 3]])
-(y_cpu.device, y_cpu.dtype, y_dev.device, y_cpu_long.dtype, y_cpu_long.shape,
- torch.zeros_like(x_dev).device)
-""")
-    here = gpuarr.gpu(0) if gpuarr.num_gpus() else gpuarr.cpu()
-    assert out == (gpuarr.cpu(), gpuarr.float32, here, gpuarr.int64, (1, 3), here)
-    np.testing.assert_allclose(nb["y_cpu"].numpy(), np.full((3, 2), 0.3, np.float32))
 
 
 def test_the_cuda_semantics_cell(nb):
@@ -170,6 +243,114 @@ def test_the_cuda_semantics_cell_as_printed_on_three_gpus(nb):
     out = subprocess.run([sys.executable, "-c", IMPORTS + CUDA_SEMANTICS + WHERE],
                          capture_output=True, text=True, env=env, timeout=120)
     assert (out.returncode, out.stdout) == (0, expected), out.stderr
+
+
+def torch_cuda_device_1_if_any(nb):
+    """`with torch.cuda.device(1):` where there is a GPU 1, else a block that does
+    nothing (the current device stays 0)."""
+    torch = nb["torch"]
+    return torch.cuda.device(1) if gpuarr.num_gpus() >= 2 else torch.cuda.device(0)
+
+
+def test_n2_timing_with_events_and_synchronize(nb):
+    """The events are recorded on the current GPU; without one the block stops at
+    its first record(), as PyTorch's does without CUDA."""
+    if gpuarr.num_gpus() == 0:
+        with pytest.raises(RuntimeError, match=NO_GPU):
+            nb.run(N2_TIMING)
+        return
+    nb.run(N2_TIMING)
+    assert nb["start_event"]._event.device == gpuarr.gpu(0)
+    assert isinstance(nb["elapsed_time_ms"], float) and nb["elapsed_time_ms"] >= 0.0
+    with torch_cuda_device_1_if_any(nb):
+        nb.run("end_event.record()")
+        where = nb["end_event"]._event.device
+    assert where == gpuarr.gpu(1 if gpuarr.num_gpus() >= 2 else 0)
+
+
+def test_a_timing_event_says_what_it_cannot_do(nb):
+    torch = nb["torch"]
+    with pytest.raises(NotImplementedError, match="interprocess=True.* outside the GPU"):
+        torch.cuda.Event(interprocess=True)
+    with pytest.raises(ValueError, match="streams are outside the GPU chapter; call "
+                                         "record\\(\\)"):
+        torch.cuda.Event().record(stream=object())
+    with pytest.raises(TypeError, match="needs another torch.cuda.Event, not Event"):
+        torch.cuda.Event().elapsed_time(gpuarr.Event())
+
+
+def test_n3_n4_the_device_from_the_command_line(monkeypatch):
+    """N3 reads sys.argv, so the test sets the script's command line (a notebook's
+    own argv would make argparse exit, in PyTorch as here)."""
+    gpu = gpuarr.num_gpus() > 0
+    for argv, kind in ((["train.py"], "cuda" if gpu else "cpu"),
+                       (["train.py", "--disable-cuda"], "cpu")):
+        monkeypatch.setattr(sys, "argv", argv)
+        nb = Notebook("")
+        nb.run(N3_ARGPARSE)
+        nb.run(READERS_NETWORK)
+        nb.run(N4_ARGS_DEVICE)
+        where = gpuarr.gpu(0) if kind == "cuda" else gpuarr.cpu()
+        assert (nb["args"].device.type, nb["x"].device, nb["x"].shape) == \
+            (kind, where, (8, 42)), argv
+        assert [p.device for p in nb["net"].parameters()] == [where, where], argv
+
+
+def test_n5_each_batch_to_gpu_0(nb):
+    """The notes leave `train_loader` to the reader: three CPU batches here."""
+    nb.run("train_loader = [torch.ones(2, 3) * i for i in range(3)]")
+    if gpuarr.num_gpus() == 0:
+        with pytest.raises(RuntimeError, match=NO_GPU):
+            nb.run(N5_LOADER)
+        return
+    gpuarr.reset_transfer_stats()
+    nb.run(N5_LOADER)
+    assert (nb["i"], nb["x"].device) == (2, gpuarr.gpu(0))
+    assert gpuarr.transfer_stats().h2d_count == 3
+    np.testing.assert_array_equal(nb["x"].numpy(), np.full((2, 3), 2.0, np.float32))
+
+
+def test_n6_the_current_device_inside_a_block(nb):
+    needs_two_gpus()
+    _, printed = nb.run(N6_CONTEXT)
+    assert printed == ("Outside device is 0\nInside device is 1\n"
+                       "Outside device is still 0\n")
+    assert nb.run("torch.cuda.current_device()")[0] == 0
+
+
+def test_n7_new_tensors_keep_the_device_and_dtype(nb):
+    """The prints show the notes' values and devices in gpuarr's format (`@gpu(0)`
+    where PyTorch prints `device='cuda:0'`)."""
+    if gpuarr.num_gpus() == 0:
+        with pytest.raises(RuntimeError, match=NO_GPU):
+            nb.run(N7_NEW)
+        return
+    _, printed = nb.run(N7_NEW)
+    assert printed == ("[[0.3 0.3]\n [0.3 0.3]\n [0.3 0.3]]\n"
+                       "[[-5. -5.]\n [-5. -5.]\n [-5. -5.]] @gpu(0)\n"
+                       "[[1 2 3]]\n")
+    got = [nb[n] for n in ("y_cpu", "y_gpu", "y_cpu_long")]
+    for t, (values, where) in zip(got, NOTES_N7_OUT):
+        assert str(t.device) == where
+        np.testing.assert_allclose(t.numpy(), values, rtol=1e-6)
+    assert [t.dtype for t in got] == [gpuarr.float32, gpuarr.float32, gpuarr.int64]
+
+
+def test_n8_ones_like_and_zeros_like(nb):
+    """As printed, both inputs are made on the CPU (x_gpu names no device), so both
+    results are there too, as in PyTorch."""
+    nb.run(N8_LIKE)
+    for name, value in (("y_cpu", 1.0), ("y_gpu", 0.0)):
+        t = nb[name]
+        assert (t.device, t.dtype, t.shape) == (gpuarr.cpu(), gpuarr.float32, (2, 3))
+        np.testing.assert_array_equal(t.numpy(), np.full((2, 3), value, np.float32))
+
+
+def test_blocks_outside_the_chapter_raise_the_shims_error(nb):
+    for name in OUTSIDE:
+        with pytest.raises(AttributeError, match=rf"covers the GPU chapter; "
+                                                 rf"`torch\.{re.escape(name)}` is not part"):
+            nb.run(f"torch.{name}")
 
 
 def test_set_device_then_bare_cuda_and_a_model(nb):

@@ -1,4 +1,5 @@
-"""``torch.cuda`` over gpuarr: counting GPUs, the current device, memory queries.
+"""``torch.cuda`` over gpuarr: counting GPUs, the current device, synchronize and
+timing events, memory queries.
 
 A GPU here is any of gpuarr's kinds (CUDA, simulated, emulated). The current device
 and the memory queries are gpuarr.cuda's when this gpuarr has it; before that, the
@@ -177,3 +178,55 @@ def empty_cache():
     Give the cached free blocks of every GPU back (``gpuarr.empty_cache``)."""
     for i in range(device_count()):
         gpuarr.empty_cache(gpuarr.gpu(i))
+
+
+class Event:
+    """Event(enable_timing=False, blocking=False, interprocess=False)
+
+    ``torch.cuda.Event`` over ``gpuarr.Event``: ``record()`` places it after the work
+    queued so far on the current GPU (PyTorch: on the current device's stream; gpuarr
+    has one queue per device), ``elapsed_time(end)`` gives the milliseconds between two
+    completed events made with ``enable_timing=True``, as the notes' timing recipe uses
+    them. `blocking` changes only how CUDA waits, so it is accepted and has no effect
+    here; events shared between processes are outside the chapter."""
+
+    __slots__ = ("_event",)
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        if interprocess:
+            raise NotImplementedError("torch.cuda.Event(interprocess=True) is outside the "
+                                      "GPU chapter: gpuarr's events live in one process")
+        self._event = gpuarr.Event(enable_timing=enable_timing)
+
+    def record(self, stream=None):
+        """record(stream=None)
+
+        Place the event after the work queued so far on the current GPU."""
+        if stream is not None:
+            raise ValueError("torch.cuda.Event.record: CUDA streams are outside the GPU "
+                             "chapter; call record() to use the current GPU's queue")
+        self._event.record(gpuarr.gpu(_check(current_device())))
+
+    def query(self):
+        """query()
+
+        True when the work queued before the event is done; never waits."""
+        return self._event.query()
+
+    def synchronize(self):
+        """synchronize()
+
+        Wait until the work queued before the event is done."""
+        self._event.synchronize()
+
+    def elapsed_time(self, end_event):
+        """elapsed_time(end_event)
+
+        Milliseconds from this event to `end_event`, both recorded and completed."""
+        if not isinstance(end_event, Event):
+            raise TypeError(f"elapsed_time needs another torch.cuda.Event, not "
+                            f"{type(end_event).__name__}")
+        return self._event.elapsed_time(end_event._event)
+
+    def __repr__(self):
+        return f"torch.cuda.Event({self._event!r})"
