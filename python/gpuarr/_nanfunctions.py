@@ -369,8 +369,7 @@ def _lerp(a, b, t):
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False):
-    """nanquantile(a, q, axis=None, out=None, overwrite_input=False, method='linear',
-    keepdims=False)
+    """nanquantile(a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False)
 
     The q-th quantiles (q in [0, 1], a number or a sequence of them) over ``axis`` of
     the elements that are not NaN (NumPy's nanquantile; xarray's quantile calls it),
