@@ -29,7 +29,7 @@ from ._core import Array
 
 __all__ = [
     "nansum", "nanprod", "nanmax", "nanmin", "nanargmax", "nanargmin", "nanmean",
-    "nanvar", "nanstd", "nanmedian", "nancumsum", "nancumprod",
+    "nanvar", "nanstd", "nanmedian", "nanquantile", "nancumsum", "nancumprod",
 ]
 
 
@@ -356,6 +356,78 @@ def nanmedian(a, /, axis=None, keepdims=False):
         shape = tuple(1 if i in axes else s for i, s in enumerate(a.shape))
         r = ga.reshape(r, shape)
     return r
+
+
+def _lerp(a, b, t):
+    """NumPy's linear interpolation between a and b at t in [0, 1] (numpy's _lerp:
+    from b's side for t >= 0.5, so that t == 1 gives b exactly)"""
+    ga = _ga()
+    d = ga.subtract(b, a)
+    return ga.where(t >= 0.5, ga.subtract(b, ga.multiply(d, ga.subtract(1, t))),
+                    ga.add(a, ga.multiply(d, t)))
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False):
+    """nanquantile(a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False)
+
+    The q-th quantiles (q in [0, 1], a number or a sequence of them) over ``axis`` of
+    the elements that are not NaN (NumPy's nanquantile; xarray's quantile calls it),
+    on a's device. On a GPU a sort along the axis puts the NaNs last and the two
+    neighbours of position q (count - 1) are gathered and interpolated ('linear', NumPy's
+    default, the one method there); on the CPU NumPy's own function runs on the array's
+    memory, with every method. A sequence q puts its axis first. An all-NaN slice gives
+    NaN and ``RuntimeWarning: All-NaN slice encountered``."""
+    ga = _ga()
+    _check(a, "nanquantile")
+    if out is not None:
+        raise TypeError("gpuarr.nanquantile has no out=: assign the result instead")
+    if a.dtype.kind == "c":
+        raise TypeError("gpuarr.nanquantile takes real input; use x.numpy() for complex")
+    # q is read on the host (it shapes the result): a GPU array raises the TypeError
+    # that names the explicit copy
+    qn = q if isinstance(q, (int, float)) else _np.asarray(q)
+    qh = _np.asarray(qn, dtype=_np.float64)
+    if qh.size and not builtins.bool(((qh >= 0) & (qh <= 1)).all()):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    if a.device.type == "cpu":
+        # NumPy's selection on the array's own memory, as nanmedian (no copy)
+        return ga.asarray(_np.asarray(_np.nanquantile(
+            _np.asarray(a), qn, axis=axis, method=method, keepdims=keepdims)))
+    if method != "linear":
+        raise ValueError(f"gpuarr.nanquantile on a GPU has method='linear' only (got "
+                         f"{method!r}); other methods run on the CPU device")
+    flat, axes = _axes_last(a, axis)
+    # NumPy's result dtype: a's and q's promoted (a Python float q is weak), float64
+    # for integers
+    dt = _np.result_type(_np.dtype(a.dtype) if _inexact(a) else _np.float64, qn)
+    if dt != _np.dtype(a.dtype):
+        flat = ga.astype(flat, ga.DType(dt))
+    srt = ga.sort(flat, axis=-1)
+    n = ga.sum(ga.logical_not(ga.isnan(srt)), axis=-1, keepdims=True)
+    last = ga.astype(ga.where(n > 0, n - 1, 0), ga.float64)
+    if flat.shape[-1] == 0:
+        raise ValueError("gpuarr.nanquantile of an empty slice: NumPy gives NaN there "
+                         "with a warning; check the axis")
+    results = []
+    for qv in qh.reshape(-1).tolist():
+        pos = ga.multiply(last, qv)
+        lo = ga.floor(pos)
+        hi = ga.minimum(lo + 1, last)
+        t = ga.astype(ga.subtract(pos, lo), flat.dtype)
+        r = _lerp(ga.take_along_axis(srt, ga.astype(lo, ga.int64), axis=-1),
+                  ga.take_along_axis(srt, ga.astype(hi, ga.int64), axis=-1), t)[..., 0]
+        results.append(r)
+    empty = n[..., 0] == 0
+    _warn_if(empty, "All-NaN slice encountered")
+    results = [ga.where(empty, _nan_constant(r), r) for r in results]
+    if keepdims:
+        shape = tuple(1 if i in axes else s for i, s in enumerate(a.shape))
+        results = [ga.reshape(r, shape) for r in results]
+    if qh.ndim == 0:
+        return results[0]
+    r = ga.stack(results, axis=0)
+    return ga.reshape(r, qh.shape + tuple(r.shape[1:]))
 
 
 def _nan_scan(a, name, fill, axis, dtype):

@@ -449,6 +449,12 @@ def _lookup(func):
     return fn, f"{ns_name}.{ga_name}"
 
 
+# Parameters (by position and by name) that are read on the host and shape the
+# result, not data to compute on: they stay as given beside GPU arrays (xarray passes
+# nanquantile's q as a NumPy array)
+_HOST_PARAMETERS = {"nanquantile": (1, "q")}
+
+
 def _array_function(self, func, types, args, kwargs):
     """__array_function__(func, types, args, kwargs)
 
@@ -471,8 +477,9 @@ def _array_function(self, func, types, args, kwargs):
         # device=x.device)), not an operand met by chance
         return fn(*args, **dict(kwargs, like=self))
     dev = _device_of(args, kwargs)
-    args = tuple(_host_to(a, dev) for a in args)
-    kwargs = {k: _host_to(v, dev) for k, v in kwargs.items()}
+    keep = _HOST_PARAMETERS.get(func.__name__, ())
+    args = tuple(a if i in keep else _host_to(a, dev) for i, a in enumerate(args))
+    kwargs = {k: v if k in keep else _host_to(v, dev) for k, v in kwargs.items()}
     if ga_name is not None:
         args, kwargs = _translate(func, fn, ga_name, args, kwargs)
         if ga_name.startswith("gpuarr.fft.") and "norm" in kwargs and kwargs["norm"] is None:

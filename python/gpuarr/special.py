@@ -18,6 +18,7 @@ The accuracy against SciPy, per function, is in docs/special.md (and asserted by
 tests/core/test_special.py with those bounds); the functions of SciPy's array-API
 table that are not here yet are listed there too.
 """
+import functools as _functools
 import inspect as _inspect
 
 from . import _core
@@ -403,4 +404,50 @@ def multigammaln(a, d, /):
 __all__ += ["gdtr", "gdtrc", "pdtr", "pdtrc", "exp2", "zeta", "polygamma", "multigammaln",
             "bdtr", "bdtrc", "bdtri", "nbdtr", "nbdtrc", "nbdtri", "pdtri"]
 __all__.sort()
+
+
+# --- complex arguments ------------------------------------------------------------------
+# gpuarr.special has real kernels only. Without this check a complex argument would
+# fail inside whichever kernel came first (naming gammainc for gdtr, floor for pdtr) or,
+# worse, be cast to float64 on the way (exp2's SciPy type rule), dropping the
+# imaginary part without a word. So every public function refuses it up front.
+
+# SciPy 1.17's functions of the 92 with complex loops: for these the error says where
+# the complex value can be had (SciPy, on the host)
+_SCIPY_HAS_COMPLEX = frozenset({
+    "erf", "erfc", "erfcx", "exp1", "expi", "gamma", "hyp1f1", "log_ndtr", "loggamma",
+    "ndtr", "psi", "digamma", "rgamma", "spence", "xlog1py", "xlogy"})
+
+
+def _complex_dtype(a):
+    """The name of a's complex dtype (a gpuarr or NumPy array or scalar, or a Python
+    complex), or None when a is real"""
+    if isinstance(a, complex) and not hasattr(a, "dtype"):
+        return "a Python complex"
+    dt = getattr(a, "dtype", None)
+    return str(dt) if getattr(dt, "kind", None) == "c" else None
+
+
+def _real_only(fn):
+    name = fn.__name__
+
+    @_functools.wraps(fn)
+    def checked(*args, **kwargs):
+        for a in args:
+            dt = _complex_dtype(a)
+            if dt is not None:
+                host = (f"; SciPy's has a complex loop, on the host: "
+                        f"scipy.special.{name}(x.numpy())" if name in _SCIPY_HAS_COMPLEX
+                        else "")
+                raise TypeError(f"gpuarr.special.{name} takes real arguments, got {dt}: "
+                                "gpuarr.special has no complex kernels (for a real value "
+                                f"held in a complex array, pass x.real){host}")
+        return fn(*args, **kwargs)
+    return checked
+
+
+for _name in __all__:
+    if _name != "psi":
+        globals()[_name] = _real_only(globals()[_name])
+psi = globals()["digamma"]  # one object under both names
 del _table, _name, _text

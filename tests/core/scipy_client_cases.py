@@ -15,6 +15,8 @@ import sys
 os.environ["SCIPY_ARRAY_API"] = "1"
 
 import numpy as np  # noqa: E402
+import scipy.fft  # noqa: E402
+import scipy.integrate  # noqa: E402
 import scipy.signal  # noqa: E402
 import scipy.special  # noqa: E402
 import scipy.stats  # noqa: E402
@@ -34,9 +36,27 @@ CASES = {
     "stats.gmean": (lambda x, s: scipy.stats.gmean(x * x), 1e-12),
     "stats.sem": (lambda x, s: scipy.stats.sem(x), 1e-12),
     "stats.ttest_1samp": (lambda x, s: scipy.stats.ttest_1samp(x, 1.0).pvalue, 1e-10),
+    "stats.ttest_ind": (lambda x, s: scipy.stats.ttest_ind(x, 2 * x).pvalue, 1e-10),
+    "stats.pearsonr": (lambda x, s: scipy.stats.pearsonr(x, x * x).pvalue, 1e-10),
+    "stats.chisquare": (lambda x, s: scipy.stats.chisquare(x * x).pvalue, 1e-10),
+    "stats.entropy": (lambda x, s: scipy.stats.entropy(x * x), 1e-12),
+    "stats.hmean": (lambda x, s: scipy.stats.hmean(x * x), 1e-12),
+    "stats.trim_mean": (lambda x, s: scipy.stats.trim_mean(x, 0.1), 1e-12),
+    "stats.median_abs_deviation": (lambda x, s: scipy.stats.median_abs_deviation(x), 1e-12),
+    "stats.iqr": (lambda x, s: scipy.stats.iqr(x), 1e-12),
+    "stats.rankdata": (lambda x, s: scipy.stats.rankdata(x), 1e-12),
+    "stats.circmean": (lambda x, s: scipy.stats.circmean(x), 1e-12),
+    "stats.quantile": (lambda x, s: scipy.stats.quantile(x, 0.3), 1e-12),
     "special.logsumexp": (lambda x, s: scipy.special.logsumexp(x), 1e-12),
     "special.softmax": (lambda x, s: scipy.special.softmax(x), 1e-12),
     "special.erf": (lambda x, s: scipy.special.erf(x), 1e-12),
+    "special.log_softmax": (lambda x, s: scipy.special.log_softmax(x), 1e-12),
+    "signal.fftconvolve": (lambda x, s: scipy.signal.fftconvolve(x, x[:3]), 1e-10),
+    "fft.rfft": (lambda x, s: scipy.fft.rfft(x), 1e-12),
+    "integrate.trapezoid": (lambda x, s: scipy.integrate.trapezoid(x), 1e-12),
+    "signal.convolve": (lambda x, s: scipy.signal.convolve(x, x[:3]), 1e-10),
+    "signal.lfilter": (lambda x, s: scipy.signal.lfilter(x[:2], x[2:4], x), 1e-10),
+    "fft.dct": (lambda x, s: scipy.fft.dct(x), 1e-12),
     "signal.detrend": (lambda x, s: scipy.signal.detrend(x), 1e-10),
     "signal.sosfilt": (lambda x, s: scipy.signal.sosfilt(s, x), 1e-10),
     "signal.sosfilt_zi": (lambda x, s: scipy.signal.sosfilt_zi(s), 1e-10),

@@ -189,6 +189,23 @@ def test_nanmedian_on_a_gpu_moves_no_data(gpu_device):
     assert warned == want_warn == ["All-NaN slice encountered"]
 
 
+@pytest.mark.parametrize("q, axis, keepdims, dtype", [
+    (0.5, 1, False, "float64"), ([0.1, 0.9], None, False, "float64"),
+    (np.array([[0.25], [1.0]]), 0, True, "float32"), (0.4, 1, False, "int32"),
+], ids=["scalar-q", "q-list-flat", "q-2d-keepdims-float32", "int"])
+def test_nanquantile_matches_numpy(device, q, axis, keepdims, dtype):
+    # xarray's quantile calls np.nanquantile: on a GPU a sort, a count and a gather
+    # there, the one crossing the bool of NumPy's all-NaN warning
+    a = _data(dtype)
+    x = gpuarr.asarray(a, device=device)
+    with gpuarr.count_transfers() as moved:
+        got, warned = _run(np.nanquantile, x, q, axis=axis, keepdims=keepdims)
+    assert moved.h2d_count == moved.d2d_count == 0 and moved.d2h_bytes <= 1, moved
+    want, want_warn = _run(np.nanquantile, a, q, axis=axis, keepdims=keepdims)
+    _same(got, device, want, 1e-6 if dtype == "float32" else 1e-12)
+    assert warned == want_warn
+
+
 def test_nanmax_of_complex_names_the_fix(device):
     x = gpuarr.asarray(np.array([1 + 1j, np.nan]), device=device)
     with pytest.raises(TypeError, match="real input"):
