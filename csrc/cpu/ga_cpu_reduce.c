@@ -539,6 +539,26 @@ GA_X_MINMAX(minmax_f32_run, float, int32_t, 16)
 GA_X_MINMAX(minmax_f64_run, double, int64_t, 8)
 #undef GA_X_MINMAX
 
+/* The end both vector max/min loops below share: fold the accumulator's NL lanes
+ * (stored in `lanes`) and the scalar tail from element i on into r, note any NaN, and
+ * return r. */
+#define GA_X_FOLD_LANES_AND_TAIL(T, NL, CMPOP)                                         \
+        T r = lanes[0];                                                                \
+        int anynan = 0;                                                                \
+        for (int j = 0; j < NL; j++) {                                                 \
+            T v = lanes[j];                                                            \
+            r = CMPOP == _CMP_GT_OQ ? (v > r ? v : r) : (v < r ? v : r);               \
+            anynan |= v != v;                                                          \
+        }                                                                              \
+        for (; i < n; i++) {                                                           \
+            T v;                                                                       \
+            memcpy(&v, p + sizeof(T) * i, sizeof(T));                                  \
+            r = CMPOP == _CMP_GT_OQ ? (v > r ? v : r) : (v < r ? v : r);               \
+            anynan |= v != v;                                                          \
+        }                                                                              \
+        *nan = anynan;                                                                 \
+        return r;
+
 /* AVX-512 max/min with four accumulators. The vector-extension loop above keeps one
  * accumulator (GCC scalarises the selects when given more), so it waits on the
  * compare-blend latency: 10 GB/s per core, below what memory gives. Chosen at run
@@ -573,21 +593,7 @@ GA_X_MINMAX(minmax_f64_run, double, int64_t, 8)
         m0 = MOVM(m0, CMPM(m2, m0, CMPOP) | CMPM(m2, m2, _CMP_UNORD_Q), m2);           \
         T lanes[NL];                                                                   \
         STOREU(lanes, m0);                                                             \
-        T r = lanes[0];                                                                \
-        int anynan = 0;                                                                \
-        for (int j = 0; j < NL; j++) {                                                 \
-            T v = lanes[j];                                                            \
-            r = CMPOP == _CMP_GT_OQ ? (v > r ? v : r) : (v < r ? v : r);               \
-            anynan |= v != v;                                                          \
-        }                                                                              \
-        for (; i < n; i++) {                                                           \
-            T v;                                                                       \
-            memcpy(&v, p + sizeof(T) * i, sizeof(T));                                  \
-            r = CMPOP == _CMP_GT_OQ ? (v > r ? v : r) : (v < r ? v : r);               \
-            anynan |= v != v;                                                          \
-        }                                                                              \
-        *nan = anynan;                                                                 \
-        return r;                                                                      \
+        GA_X_FOLD_LANES_AND_TAIL(T, NL, CMPOP)                                         \
     }
 GA_X_MM512(max_f32_avx512, float, __m512, 16, _mm512_loadu_ps, _mm512_set1_ps,
            _mm512_cmp_ps_mask, _mm512_mask_mov_ps, _mm512_storeu_ps, _CMP_GT_OQ)
@@ -624,21 +630,7 @@ GA_X_MM512(min_f64_avx512, double, __m512d, 8, _mm512_loadu_pd, _mm512_set1_pd,
         }                                                                              \
         T lanes[NL];                                                                   \
         STOREU(lanes, m[0]);                                                           \
-        T r = lanes[0];                                                                \
-        int anynan = 0;                                                                \
-        for (int j = 0; j < NL; j++) {                                                 \
-            T v = lanes[j];                                                            \
-            r = CMPOP == _CMP_GT_OQ ? (v > r ? v : r) : (v < r ? v : r);               \
-            anynan |= v != v;                                                          \
-        }                                                                              \
-        for (; i < n; i++) {                                                           \
-            T v;                                                                       \
-            memcpy(&v, p + sizeof(T) * i, sizeof(T));                                  \
-            r = CMPOP == _CMP_GT_OQ ? (v > r ? v : r) : (v < r ? v : r);               \
-            anynan |= v != v;                                                          \
-        }                                                                              \
-        *nan = anynan;                                                                 \
-        return r;                                                                      \
+        GA_X_FOLD_LANES_AND_TAIL(T, NL, CMPOP)                                         \
     }
 GA_X_MM256(max_f32_avx2, float, __m256, 8, _mm256_loadu_ps, _mm256_set1_ps,
            _mm256_cmp_ps, _mm256_or_ps, _mm256_blendv_ps, _mm256_storeu_ps, _CMP_GT_OQ)
@@ -649,6 +641,7 @@ GA_X_MM256(max_f64_avx2, double, __m256d, 4, _mm256_loadu_pd, _mm256_set1_pd,
 GA_X_MM256(min_f64_avx2, double, __m256d, 4, _mm256_loadu_pd, _mm256_set1_pd,
            _mm256_cmp_pd, _mm256_or_pd, _mm256_blendv_pd, _mm256_storeu_pd, _CMP_LT_OQ)
 #undef GA_X_MM256
+#undef GA_X_FOLD_LANES_AND_TAIL
 
 /* sum_f32_lanes' additions in its order, with intrinsics: GCC's vectorisation of it
  * loads 16 floats and splits them with a shuffle (port 5, as the conversions are) and
