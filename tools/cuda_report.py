@@ -46,6 +46,11 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
+try:
+    import fcntl  # the cache's lock (below); Linux and macOS, where the report runs
+except ImportError:  # Windows: no lock, each reader analyses for itself
+    fcntl = None
+
 LIMITS = {
     "sm_80": {"regs": 65536, "threads": 2048, "blocks": 32, "smem": 164 * 1024},
     "sm_90": {"regs": 65536, "threads": 2048, "blocks": 32, "smem": 228 * 1024},
@@ -398,17 +403,32 @@ def analyse(plugin: str, arch: str) -> List[Kernel]:
                 h.update(chunk)
     h.update(arch.encode())
     kept = os.path.join(folder, f"{h.hexdigest()}.json")
-    try:
-        with open(kept) as f:
-            return [Kernel(**k) for k in json.load(f)]
-    except (OSError, ValueError, TypeError):
-        pass
-    kernels = _analyse(plugin, arch)
+
+    def read_kept():
+        try:
+            with open(kept) as f:
+                return [Kernel(**k) for k in json.load(f)]
+        except (OSError, ValueError, TypeError):
+            return None
+
+    kernels = read_kept()
+    if kernels is not None:
+        return kernels
     os.makedirs(folder, exist_ok=True)
-    tmp = f"{kept}.{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump([asdict(k) for k in kernels], f)
-    os.replace(tmp, kept)  # whole or absent, for a reader beside it
+    # One analysis at a time per plugin: pytest-xdist's workers each run the test
+    # module's fixture, and without the lock both analysed the same plugin side by
+    # side (two CPU-minutes each); the second now waits and reads the first's result.
+    with open(f"{kept}.lock", "w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        kernels = read_kept()
+        if kernels is not None:
+            return kernels
+        kernels = _analyse(plugin, arch)
+        tmp = f"{kept}.{os.getpid()}"
+        with open(tmp, "w") as f:
+            json.dump([asdict(k) for k in kernels], f)
+        os.replace(tmp, kept)  # whole or absent, for a reader beside it
     return kernels
 
 
