@@ -64,14 +64,26 @@ needs_cuda_devices = pytest.mark.skipif(
 #  - GPUARR_TEST_DEVICES=gpus: the `device` fixture gives the GPUs only, not cpu(0),
 #    whose cases the stage without GPUs ran (the CPU device computes the same with GPUs
 #    beside it; tests that mix devices name them themselves, and still run);
+#  - GPUARR_TEST_DEVICES=second-gpu: the fixture gives gpu(1) only. gpu(0) and gpu(1) of
+#    one kind run the same kernels through the same backend; what differs is the
+#    device index, and gpu(1), which is not the current device unless a test makes it
+#    so, is the one where a path that uses the current device instead of the operand's
+#    fails. gpu(0)'s cases run in the sanitizer stages (GPUARR_TEST_DEVICES=all and
+#    gpus there), and tests that need both GPUs name them themselves;
 #  - GPUARR_TESTS_ELSEWHERE=tooling,own-processes: deselects tests/tooling (rules about
 #    the repository, which touch no device) and the files marked `own_processes`, whose
 #    every test starts fresh interpreters with a device mode of its own, so the
 #    stage's mode changes nothing.
 _TEST_DEVICES = os.environ.get("GPUARR_TEST_DEVICES", "all")
-if _TEST_DEVICES not in ("all", "gpus"):
-    raise pytest.UsageError(f"GPUARR_TEST_DEVICES={_TEST_DEVICES!r}: expected 'all' or 'gpus'")
-FIXTURE_DEVICES = DEVICES[1:] if _TEST_DEVICES == "gpus" and len(DEVICES) > 1 else DEVICES
+if _TEST_DEVICES not in ("all", "gpus", "second-gpu"):
+    raise pytest.UsageError(f"GPUARR_TEST_DEVICES={_TEST_DEVICES!r}: expected 'all', 'gpus' "
+                            "or 'second-gpu'")
+if _TEST_DEVICES == "gpus" and len(DEVICES) > 1:
+    FIXTURE_DEVICES = DEVICES[1:]
+elif _TEST_DEVICES == "second-gpu" and len(DEVICES) > 2:
+    FIXTURE_DEVICES = DEVICES[2:3]
+else:
+    FIXTURE_DEVICES = DEVICES
 _ELSEWHERE = {w for w in os.environ.get("GPUARR_TESTS_ELSEWHERE", "").split(",") if w}
 if _ELSEWHERE - {"tooling", "own-processes"}:
     raise pytest.UsageError(f"GPUARR_TESTS_ELSEWHERE={os.environ['GPUARR_TESTS_ELSEWHERE']!r}: "
@@ -96,7 +108,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(params=FIXTURE_DEVICES, ids=[repr(d) for d in FIXTURE_DEVICES])
 def device(request):
     """Each device of this process: cpu(0), then gpu(0), gpu(1), ... (no cpu(0) under
-    GPUARR_TEST_DEVICES=gpus, above)"""
+    GPUARR_TEST_DEVICES=gpus, gpu(1) only under GPUARR_TEST_DEVICES=second-gpu: above)"""
     return request.param
 
 
