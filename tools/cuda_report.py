@@ -198,11 +198,14 @@ def _loop_stats(body: List[str]) -> tuple:
         if op.startswith("@"):  # a predicate: the opcode follows
             op, _, operands = operands.strip().partition(" ")
         first, _, rest = operands.partition(",")
-        load = _GLOAD.match(ins)
-        store = _GSTORE.match(ins)
-        reads = _regs(operands) if store else _regs(rest)
-        writes = set() if store else _regs(first)
-        pending = [p for p in pending if not (p[0] & reads or p[0] & writes)]
+        # (the substring tests spare the regular expressions most instructions: the
+        # report reads about 6 million of them)
+        load = _GLOAD.match(ins) if "LD" in op else None
+        store = _GSTORE.match(ins) if "ST" in op else None
+        if pending:
+            reads = _regs(operands) if store else _regs(rest)
+            writes = set() if store else _regs(first)
+            pending = [p for p in pending if not (p[0] & reads or p[0] & writes)]
         if load and ".STRONG" in load.group(2):
             # a poll (a look-back's wait on another block's flag, volatile): no data
             # streamed, and nothing independent of it is in flight while it spins
@@ -210,7 +213,8 @@ def _loop_stats(body: List[str]) -> tuple:
         if load:
             width = access_width(load.group(2)) // 8
             regs = max(1, width // 4)
-            base = min(_regs(first)) if _regs(first) else -1
+            dest_regs = _regs(first)
+            base = min(dest_regs) if dest_regs else -1
             dest = set(range(base, base + regs)) if base >= 0 else set()
             pending.append((dest, width))
             loads += 1
@@ -222,18 +226,18 @@ def _loop_stats(body: List[str]) -> tuple:
     return loads, best, best_bytes, len(body), moved
 
 
-def main_loop(lines: List[str]) -> tuple:
-    """_loop_stats of the function's main loop (a backward branch to a label or an
-    address; see below), or zeros when it has no loop that touches global memory."""
+def instructions(lines: List[str]) -> tuple:
+    """A function's SASS lines as ([(address, instruction text)], {label: address}):
+    read once for main_loop and fused_multiply_adds."""
     addr_of_label: Dict[str, int] = {}
     ins: List[tuple] = []  # (address, text)
     pending_labels: List[str] = []
     for line in lines:
-        lab = _LABEL.match(line)
+        lab = _LABEL.match(line) if ".L_x_" in line else None
         if lab:
             pending_labels.append(lab.group(1))
             continue
-        m = _ADDR.search(line)
+        m = _ADDR.search(line) if "/*" in line else None
         if not m:
             continue
         a = int(m.group(1), 16)
@@ -241,13 +245,21 @@ def main_loop(lines: List[str]) -> tuple:
             addr_of_label[name] = a
         pending_labels = []
         ins.append((a, m.group(2).strip()))
+    return ins, addr_of_label
+
+
+def main_loop(lines: List[str], parsed: Optional[tuple] = None) -> tuple:
+    """_loop_stats of the function's main loop (a backward branch to a label or an
+    address; see below), or zeros when it has no loop that touches global memory.
+    `parsed`: instructions(lines), when the caller has it."""
+    ins, addr_of_label = parsed if parsed is not None else instructions(lines)
     # Back edges to one header are one loop (a natural loop with several latches, as
     # nvcc makes of a loop body with two paths that each branch back: a scan tile's
     # typed stores and its run-time dtype stores), reaching to its last latch; read as
     # two, the shorter would be taken for a loop nested in the longer.
     last_latch: Dict[int, tuple] = {}  # header -> (address, index) of its last latch
     for k, (a, text) in enumerate(ins):
-        b = _BRA.search(text)
+        b = _BRA.search(text) if "BRA" in text else None
         if not b:
             continue
         start = addr_of_label.get(b.group(1), -1) if b.group(1) else int(b.group(2), 16)
@@ -303,7 +315,7 @@ def _operand_reg(op: str) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
-def fused_multiply_adds(lines: List[str]) -> int:
+def fused_multiply_adds(lines: List[str], parsed: Optional[tuple] = None) -> int:
     """FMA instructions (FFMA/DFMA/HFMA2) a*b+c of the function's own arithmetic:
     what -fmad=false forbids nvcc to make of a*b + c. Not counted, as they are no
     contraction of the kernel's expressions:
@@ -320,13 +332,11 @@ def fused_multiply_adds(lines: List[str]) -> int:
         contraction with a reciprocal 1 / y the kernel computed would not be (the
         multiply kernel computes none);
       - the body of a subroutine the kernel CALLs (the division's slow path: every
-        gpuarr device function is inlined, so a CALL is the toolkit's)."""
-    ins: List[tuple] = []
-    for line in lines:
-        m = _ADDR.search(line)
-        if m:
-            ins.append((int(m.group(1), 16), m.group(2).strip()))
-    called = {int(c.group(1), 16) for _, t in ins for c in [_CALL.search(t)] if c}
+        gpuarr device function is inlined, so a CALL is the toolkit's).
+    `parsed`: instructions(lines), when the caller has it."""
+    ins = (parsed if parsed is not None else instructions(lines))[0]
+    called = {int(c.group(1), 16) for _, t in ins if "CALL" in t
+              for c in [_CALL.search(t)] if c}
     in_sub = False
     estimates: set = set()  # reciprocal estimates and their error terms
     divisors: set = set()
@@ -339,7 +349,7 @@ def fused_multiply_adds(lines: List[str]) -> int:
             if re.search(r"\bRET\b", text):
                 in_sub = False
             continue
-        r = _RCP.match(text)
+        r = _RCP.match(text) if "MUFU.RCP" in text else None
         if r:
             dest, div = int(r.group(2)), int(r.group(3))
             if r.group(1):  # RCP64H writes the high word of a double pair
@@ -348,8 +358,10 @@ def fused_multiply_adds(lines: List[str]) -> int:
             estimates.add(dest)
             divisors.add(div)
             continue
-        f = _FMA_OPS.match(text)
+        f = _FMA_OPS.match(text) if "FMA" in text else None
         if not f:
+            if not (estimates or divisors or low_word):
+                continue  # no division in progress: nothing to forget
             # another instruction that overwrites a register ends its role
             op, _, operands = re.sub(r"^@!?U?P\w+\s+", "", text).partition(" ")
             rd = _operand_reg(operands.split(",")[0]) if operands else None
@@ -392,7 +404,10 @@ def analyse(plugin: str, arch: str) -> List[Kernel]:
     """Every kernel of `plugin`'s `arch` code. With GPUARR_CUDA_REPORT_CACHE naming a
     folder, the result is kept there, keyed by the plugin's bytes, the arch and this
     file's own source: CI reads the same plugin three times
-    (tests/tooling/test_cuda_report.py, .ci/cuda_report.sh, the GPU run's rehearsal), about 2 CPU-minutes each."""
+    (tests/tooling/test_cuda_report.py, .ci/cuda_report.sh, the GPU run's rehearsal),
+    about 85 CPU-seconds each for CI's plugin (cuobjdump's SASS, 600 MB of text: 56; the
+    reading: 28, 140 before the substring tests that spare most lines the regular
+    expressions)."""
     folder = os.environ.get("GPUARR_CUDA_REPORT_CACHE")
     if not folder:
         return _analyse(plugin, arch)
@@ -461,7 +476,7 @@ def _analyse(plugin: str, arch: str) -> List[Kernel]:
     k: Optional[Kernel] = None
     body: Dict[str, List[str]] = {}
     for line in sass.splitlines():
-        f = _FUNC.match(line)
+        f = _FUNC.match(line) if "Function" in line else None
         if f:
             k = kernels.setdefault(f.group(1), Kernel(name=f.group(1), mangled=f.group(1)))
             body[k.mangled] = []
@@ -471,20 +486,22 @@ def _analyse(plugin: str, arch: str) -> List[Kernel]:
         body[k.mangled].append(line)
         if "/*" not in line:
             continue
-        for mm in _MEM.finditer(line):
-            key = f"{mm.group(1)}.{access_width(mm.group(2))}"
-            k.widths[key] = k.widths.get(key, 0) + 1
-        if _SHFL.search(line):
+        if "LD" in line or "ST" in line:
+            for mm in _MEM.finditer(line):
+                key = f"{mm.group(1)}.{access_width(mm.group(2))}"
+                k.widths[key] = k.widths.get(key, 0) + 1
+            if _SPILL.search(line):
+                k.spill_ops += 1
+        if "SHFL." in line and _SHFL.search(line):
             k.shfl += 1
-        if _F2F_HALF.search(line):
+        if "F2F" in line and _F2F_HALF.search(line):
             k.f2f_half += 1
-        if _SPILL.search(line):
-            k.spill_ops += 1
     for mangled, lines in body.items():
         kern = kernels[mangled]
+        parsed = instructions(lines)
         (kern.loop_loads, kern.in_flight, kern.in_flight_bytes, kern.loop_instructions,
-         kern.loop_bytes) = main_loop(lines)
-        kern.ffma = fused_multiply_adds(lines)
+         kern.loop_bytes) = main_loop(lines, parsed)
+        kern.ffma = fused_multiply_adds(lines, parsed)
     names = demangle(list(kernels))
     for mangled, kern in kernels.items():
         kern.name = names[mangled]
