@@ -10,13 +10,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 stage() { local t=$SECONDS; "$@"; echo "--- $2: $((SECONDS - t)) s"; }
-stage bash tools/macos_build.sh
-
-# The aarch64 and Windows checks run side by side: each runs its tests in one process
-# (under qemu-user, under Wine), so one after the other they left a core idle for
-# about five minutes. Their Debian packages are installed first, one apt at a time
-# (two would race for dpkg's lock); each check's output is shown whole when both end.
+# Two lanes side by side, one per core: the aarch64 check (its tests in one process
+# under qemu-user: the longest, about 5 minutes) in one, the macOS build and then the
+# Windows check (its tests in one process under Wine) in the other. The macOS build ran
+# first, alone, and Windows ended about 100 s before aarch64, leaving a core idle both
+# times. What the lanes share is fetched first: zig, and the Debian packages, one apt
+# at a time (two would race for dpkg's lock); each lane's output is shown whole when
+# both end.
 . tools/platform_env.sh
+ensure_zig
 ensure_apt /usr/bin/qemu-aarch64-static qemu-user-static
 ensure_apt /usr/lib/wine/wine64 wine64
 logs=$(mktemp -d)
@@ -24,8 +26,8 @@ trap 'rm -rf "$logs"' EXIT
 stage bash tools/linux_aarch64_qemu.sh --subset "${GPUARR_AARCH64_SUBSET:-16}" \
   >"$logs/aarch64" 2>&1 &
 arm=$!
-stage bash tools/windows_wine.sh --subset "${GPUARR_WINDOWS_SUBSET:-6}" \
-  >"$logs/windows" 2>&1 &
+{ stage bash tools/macos_build.sh && stage bash tools/windows_wine.sh \
+    --subset "${GPUARR_WINDOWS_SUBSET:-6}"; } >"$logs/windows" 2>&1 &
 win=$!
 rc_arm=0 rc_win=0
 wait "$arm" || rc_arm=$?
@@ -33,6 +35,6 @@ wait "$win" || rc_win=$?
 cat "$logs/aarch64" "$logs/windows"
 echo "--- other platforms: $((SECONDS - start)) s in all"
 if [ "$rc_arm" -ne 0 ] || [ "$rc_win" -ne 0 ]; then
-  echo "other platforms failed: aarch64 exit $rc_arm, Windows exit $rc_win" >&2
+  echo "other platforms failed: aarch64 exit $rc_arm, macOS and Windows exit $rc_win" >&2
   exit 1
 fi

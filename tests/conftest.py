@@ -61,29 +61,33 @@ needs_cuda_devices = pytest.mark.skipif(
 # --- what one CI stage leaves to another (.ci/run) -------------------------------------
 # CI runs the suite in several device modes, and two kinds of cases would only repeat
 # there, so its later stages leave them out (a run by hand sets neither variable):
-#  - GPUARR_TEST_DEVICES=gpus: the `device` fixture gives the GPUs only, not cpu(0),
-#    whose cases the stage without GPUs ran (the CPU device computes the same with GPUs
-#    beside it; tests that mix devices name them themselves, and still run);
-#  - GPUARR_TEST_DEVICES=second-gpu: the fixture gives gpu(1) only. gpu(0) and gpu(1) of
-#    one kind run the same kernels through the same backend; what differs is the
-#    device index, and gpu(1), which is not the current device unless a test makes it
-#    so, is the one where a path that uses the current device instead of the operand's
-#    fails. gpu(0)'s cases run in the sanitizer stages (GPUARR_TEST_DEVICES=all and
-#    gpus there), and tests that need both GPUs name them themselves;
+#  - GPUARR_TEST_DEVICES=cpu,gpu0,gpu1 (any of them, comma-separated; default all): the
+#    devices the `device` fixture gives. A device left out repeats what another stage
+#    runs: cpu(0) computes the same with GPUs beside it (the stage without GPUs runs
+#    its cases; tests that mix devices name them themselves, and still run), and gpu(0)
+#    and gpu(1) of one kind run the same kernels through the same backend. What
+#    differs between those is the index, and gpu(1), not the current device unless a
+#    test makes it so, is where a path that takes the current device instead of the
+#    operand's fails: the simulated and emulated stages give gpu1, the sanitizer
+#    stages cpu,gpu0 (simulated) and gpu0 (emulated). A listed device this process
+#    does not have is an error, not a silent skip;
 #  - GPUARR_TESTS_ELSEWHERE=tooling,own-processes: deselects tests/tooling (rules about
 #    the repository, which touch no device) and the files marked `own_processes`, whose
 #    every test starts fresh interpreters with a device mode of its own, so the
 #    stage's mode changes nothing.
-_TEST_DEVICES = os.environ.get("GPUARR_TEST_DEVICES", "all")
-if _TEST_DEVICES not in ("all", "gpus", "second-gpu"):
-    raise pytest.UsageError(f"GPUARR_TEST_DEVICES={_TEST_DEVICES!r}: expected 'all', 'gpus' "
-                            "or 'second-gpu'")
-if _TEST_DEVICES == "gpus" and len(DEVICES) > 1:
-    FIXTURE_DEVICES = DEVICES[1:]
-elif _TEST_DEVICES == "second-gpu" and len(DEVICES) > 2:
-    FIXTURE_DEVICES = DEVICES[2:3]
-else:
+_TEST_DEVICES = os.environ.get("GPUARR_TEST_DEVICES") or "all"
+if _TEST_DEVICES == "all":
     FIXTURE_DEVICES = DEVICES
+else:
+    _BY_NAME = {("cpu" if d.type == "cpu" else f"gpu{d.index}"): d for d in DEVICES}
+    _ASKED = [w.strip() for w in _TEST_DEVICES.split(",") if w.strip()]
+    _MISSING = [w for w in _ASKED if w not in _BY_NAME]
+    if not _ASKED or _MISSING:
+        raise pytest.UsageError(
+            f"GPUARR_TEST_DEVICES={_TEST_DEVICES!r}: expected 'all' or a comma-separated "
+            f"list of this process's devices ({', '.join(_BY_NAME)})"
+            + (f"; it has no {', '.join(_MISSING)}" if _MISSING else ""))
+    FIXTURE_DEVICES = [_BY_NAME[w] for w in _ASKED]
 _ELSEWHERE = {w for w in os.environ.get("GPUARR_TESTS_ELSEWHERE", "").split(",") if w}
 if _ELSEWHERE - {"tooling", "own-processes"}:
     raise pytest.UsageError(f"GPUARR_TESTS_ELSEWHERE={os.environ['GPUARR_TESTS_ELSEWHERE']!r}: "
@@ -107,8 +111,8 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(params=FIXTURE_DEVICES, ids=[repr(d) for d in FIXTURE_DEVICES])
 def device(request):
-    """Each device of this process: cpu(0), then gpu(0), gpu(1), ... (no cpu(0) under
-    GPUARR_TEST_DEVICES=gpus, gpu(1) only under GPUARR_TEST_DEVICES=second-gpu: above)"""
+    """Each device of this process: cpu(0), then gpu(0), gpu(1), ... (those that
+    GPUARR_TEST_DEVICES lists, when it is set: above)"""
     return request.param
 
 
