@@ -153,6 +153,12 @@ def rows(quick):
         ("sum", "memory", lambda: big_g.sum(), lambda: big_n.sum(), n * f4),
         ("max(axis=1)", "memory", lambda: mat_g.max(axis=1), lambda: mat_n.max(axis=1),
          n * f4),
+        # down the rows (a bias gradient's sum): gpuarr sums float32 in double, NumPy
+        # in float32, so the same loop has half the lanes (ga_cpu_reduce.c, rows_task)
+        ("sum(axis=0)", "rows", lambda: mat_g.sum(axis=0), lambda: mat_n.sum(axis=0),
+         n * f4),
+        ("max(axis=0)", "rows", lambda: mat_g.max(axis=0), lambda: mat_n.max(axis=0),
+         n * f4),
         # a stride-2 view reads every cache line of its 2n-element base
         ("exp of a strided view", "memory", lambda: strided_g.exp(),
          lambda: np.exp(strided_n), 3 * n * f4),
@@ -401,7 +407,7 @@ def _jax_mlp_step(rng):
 # pocketfft's time (issue 28 item 5; every row met on 2026-11-28)
 TARGETS = {"overhead": 1.0, "memory": 0.7, "matmul": 1.05, "loop": 1.0, "sort": 1.5,
            "linalg": 1.2, "fft": 1.0, "train": 1.2, "math": 1.0, "exp32": 0.5,
-           "nan": 1.0}
+           "nan": 1.0, "rows": 1.0}
 
 
 # --- fused chains (issue 28): gpuarr.fuse beside the unfused chain, NumPy and numexpr --
