@@ -31,6 +31,13 @@ once, best of --rounds):
                   through pinned host memory
   exercise 1      the chapter's exercise: n x n matmul on the CPU against each GPU,
                   by size, in milliseconds
+  training step   one SGD step of a 784-256-10 MLP (ReLU, cross entropy, batch 128,
+                  float32; bench_cpu.py's peers row): gpuarr's nn + autograd + optim,
+                  the same step under gpuarr.capture, and, on a real GPU, PyTorch
+                  eager, PyTorch's whole step captured in a CUDA graph, and JAX's jit
+                  of grad + update (issue 45): a small model is bound by launches and
+                  their host work, which the launches per step (from the CUDA
+                  plugin's counters) show
 
 Where the GPU carries a performance model (a real T4, A100-SXM4-40GB or H100 SXM, or
 simulated ones started with GPUARR_SIMULATE_GPUS=1:T4; docs/modeled_time.md), each
@@ -183,7 +190,7 @@ class Table:
     def to_markdown(self, meta):
         """gpuarr, CuPy and PyTorch side by side (one line per operation), then the notes."""
         out = [f"# bench/gpu.py on {meta.get('device_name', '?')}", ""]
-        for k in ("date", "mode", "gpuarr", "numpy", "cupy", "torch", "python",
+        for k in ("date", "mode", "gpuarr", "numpy", "cupy", "torch", "jax", "python",
                   "compute_capability", "total_memory_gib", "copy_GBps", "sizes"):
             if meta.get(k) not in (None, ""):
                 out.append(f"- {k}: {meta[k]}")
@@ -615,12 +622,169 @@ def bench_exercise1(t, sizes, rounds, min_time):
                   unit="GFLOP/s")
 
 
+MLP = (128, 784, 256, 10, 0.01)  # batch, in, hidden, classes, learning rate
+
+
+def _mlp_data(seed=0):
+    B, D, H, C, _ = MLP
+    rng = np.random.default_rng(seed)
+    return (rng.random((B, D), dtype=np.float32), rng.integers(0, C, B),
+            [(rng.standard_normal(s) * 0.05).astype(np.float32)
+             for s in [(H, D), (H,), (C, H), (C,)]])
+
+
+def _gpuarr_mlp_step(dev):
+    """gpuarr's step as a course writes it (nn + autograd + SGD), on dev; (step, X, y)."""
+    from gpuarr import nn, optim
+    B, D, H, C, lr = MLP
+    X_n, y_n, params = _mlp_data()
+    net = nn.Sequential(nn.Linear(D, H), nn.ReLU(), nn.Linear(H, C)).to(dev)
+    with gpuarr.no_grad():
+        for p, v in zip(net.parameters(), params):
+            p[...] = gpuarr.asarray(v, device=dev)
+    opt = optim.SGD(net.parameters(), lr=lr)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step(X, y):
+        loss = loss_fn(net(X), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    return step, gpuarr.asarray(X_n, device=dev), gpuarr.asarray(y_n, device=dev)
+
+
+def _torch_mlp_steps(index):
+    """PyTorch's step eager and captured whole in a CUDA graph (the recipe of
+    torch.cuda.graphs' documentation: warm-up on a side stream, static inputs), as
+    (name, fn, sync); raises ImportError or RuntimeError when PyTorch cannot."""
+    import torch
+    if not torch.cuda.is_available():
+        raise RuntimeError("installed without CUDA")
+    B, D, H, C, lr = MLP
+    X_n, y_n, params = _mlp_data()
+    td = torch.device("cuda", index)
+    out = []
+    for graphed in (False, True):
+        net = torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.ReLU(),
+                                  torch.nn.Linear(H, C)).to(td)
+        with torch.no_grad():
+            for p, v in zip(net.parameters(), params):
+                p.copy_(torch.from_numpy(v))
+        opt = torch.optim.SGD(net.parameters(), lr=lr)
+        loss_fn = torch.nn.CrossEntropyLoss()
+        X = torch.from_numpy(X_n).to(td)
+        y = torch.from_numpy(y_n).to(td)
+
+        def step(net=net, opt=opt, loss_fn=loss_fn, X=X, y=y):
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(net(X), y)
+            loss.backward()
+            opt.step()
+            return loss
+        if not graphed:
+            out.append(("torch eager", step, lambda: torch.cuda.synchronize(td)))
+            continue
+        side = torch.cuda.Stream(td)
+        side.wait_stream(torch.cuda.current_stream(td))
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                step()
+        torch.cuda.current_stream(td).wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(g):
+            loss = loss_fn(net(X), y)
+            loss.backward()
+            opt.step()
+        out.append(("torch CUDA graph", g.replay, lambda: torch.cuda.synchronize(td)))
+    return out
+
+
+def _jax_mlp_step(index):
+    """JAX's jit of value_and_grad and the update on GPU `index`, as (fn, sync); raises
+    ImportError or RuntimeError when JAX has no GPU."""
+    import jax
+    import jax.numpy as jnp
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if len(gpus) <= index:
+        raise RuntimeError("JAX sees no GPU " + str(index))
+    B, D, H, C, lr = MLP
+    X_n, y_n, params = _mlp_data()
+    put = lambda a: jax.device_put(a, gpus[index])  # noqa: E731
+    state = [[put(p) for p in params]]
+    X, y = put(X_n), put(y_n)
+
+    def loss_of(p, X, y):
+        W1, b1, W2, b2 = p
+        z = jnp.maximum(X @ W1.T + b1, 0) @ W2.T + b2
+        return -jnp.mean(jax.nn.log_softmax(z)[jnp.arange(B), y])
+
+    @jax.jit
+    def jstep(p, X, y):
+        loss, g = jax.value_and_grad(loss_of)(p, X, y)
+        return [a - lr * b for a, b in zip(p, g)], loss
+
+    last = [None]
+
+    def run():
+        state[0], last[0] = jstep(state[0], X, y)
+
+    return run, lambda: last[0] is not None and last[0].block_until_ready()
+
+
+def bench_mlp_step(t, dev, rounds, min_time, real_cuda):
+    """The training step of issue 45 on dev: gpuarr uncaptured and captured, and the
+    peers on a real GPU. The launches per step come from the CUDA plugin's counters
+    (real or emulated CUDA; none on simulated GPUs)."""
+    from gpuarr.testing import count_kernels
+    step, X, y = _gpuarr_mlp_step(dev)
+    captured = gpuarr.capture(step)
+    ref = None
+    for what, fn in [("MLP step: nn + autograd + SGD", lambda: step(X, y)),
+                     ("MLP step: gpuarr.capture", lambda: captured(X, y))]:
+        if t.over():
+            return
+        s = timed(fn, dev, rounds, min_time)
+        fn()
+        gpuarr.synchronize(dev)
+        with count_kernels(dev) as k:  # counted as queued: no wait needed inside
+            fn()
+        gpuarr.synchronize(dev)
+        launches = f"{k.launches} launches, {k.syncs} host waits a step" if k.supported \
+            else "launches not counted here"
+        ref = s if ref is None else ref
+        t.add("training step", what, "784-256-10 b128", s, f"{1 / s:.0f} steps/s",
+              launches, value=1 / s, unit="steps/s")
+    if not real_cuda:
+        t.note("training step", "torch eager / CUDA graph, JAX jit",
+               "skipped: not a real CUDA GPU")
+        return
+    peers = []
+    try:
+        peers += _torch_mlp_steps(dev.index)
+    except (ImportError, RuntimeError) as e:
+        t.note("training step", "torch", f"skipped: {type(e).__name__}: {e}")
+    try:
+        peers.append(("jax jit",) + _jax_mlp_step(dev.index))
+    except (ImportError, RuntimeError) as e:
+        t.note("training step", "jax jit", f"skipped: {type(e).__name__}: {e}")
+    for name, fn, sync in peers:
+        if t.over():
+            return
+        s = timed_foreign(fn, sync, rounds, min_time)
+        lib = name.split()[0]
+        t.add("training step", f"  {name}: MLP step", "784-256-10 b128", s,
+              f"{1 / s:.0f} steps/s", f"gpuarr (uncaptured) takes {ref / s:.2f}x its time",
+              lib=lib, value=1 / s, unit="steps/s", ratio=ref / s)
+
+
 def _versions():
     """Versions of the peers, without importing what is absent."""
     import importlib.metadata as md
     out = {}
     for dist, key in (("cupy-cuda13x", "cupy"), ("cupy-cuda12x", "cupy"), ("cupy", "cupy"),
-                      ("torch", "torch")):
+                      ("torch", "torch"), ("jax", "jax")):
         if key in out:
             continue
         try:
@@ -706,6 +870,7 @@ def main(argv=None):
         ("launch", bench_launch, (t, dev, loop, rounds, real)),
         ("transfer", bench_transfer, (t, dev, n_tr, rounds, min_time)),
         ("exercise 1", bench_exercise1, (t, ex_sizes, rounds, min_time)),
+        ("training step", bench_mlp_step, (t, dev, rounds, min_time, real)),
     ]:
         if t.over():
             break

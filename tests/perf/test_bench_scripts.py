@@ -9,6 +9,7 @@ import sys
 import pytest
 
 import gpuarr
+from conftest import needs_emulated_plugin
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "gpu.py"
@@ -36,9 +37,10 @@ def test_gpu_bench_prints_every_row_on_a_simulated_gpu():
                 "sum(s, axis=1)", "cumulative_sum(m, axis=1)", "sort(x)", "argsort(x)",
                 "x[seq]", "nonzero(mask)", "uniform float32", "normal float32",
                 "add(a, b, out=c), 1 element", "h2d gpuarr.asarray", "d2h x.numpy()",
-                "matmul on cpu(0)", "matmul on gpu(0)"]:
+                "matmul on cpu(0)", "matmul on gpu(0)", "MLP step: nn + autograd + SGD",
+                "MLP step: gpuarr.capture", "launches not counted here"]:
         assert row in out, f"row {row!r} missing from:\n{out}"
-    for unit in ["GB/s", "TFLOP/s", "k ops/s", "GFLOP/s", "of copy"]:
+    for unit in ["GB/s", "TFLOP/s", "k ops/s", "GFLOP/s", "of copy", "steps/s"]:
         assert unit in out
     assert "FAILED" not in out
     # exercise 1: both sizes, CPU and the GPU each
@@ -193,3 +195,31 @@ def test_gpu_bench_times_dlpack_hand_overs_to_the_peers(monkeypatch):
     ops = {r[1]: r for r in t.rows}
     assert "k ops/s" in ops["torch.from_dlpack(x), 1 element"][4]
     assert "ZeroDivisionError" in ops["cupy.from_dlpack(x)"][4]
+
+
+@needs_emulated_plugin
+def test_gpu_bench_counts_the_training_steps_launches_on_emulated_cuda():
+    """The training step's rows on emulated CUDA: the plugin's counters give the
+    launches of one step, and no host wait inside it (the row's text says both)."""
+    r = _run("--allow-simulated", "--quick", GPUARR_CUDA_EMULATE="1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = [line for line in r.stdout.splitlines() if "MLP step:" in line]
+    assert len(rows) == 2, r.stdout
+    for line in rows:
+        assert " launches, 0 host waits a step" in line, line
+        assert int(line.split(" launches")[0].split()[-1]) > 10, line
+
+
+def test_gpu_bench_training_step_peers_say_why_they_are_missing(monkeypatch):
+    """On a real GPU without PyTorch or JAX the peers' rows become notes (their timing
+    code needs a CUDA GPU; it runs on the first lent one)."""
+    if gpuarr.num_gpus() == 0:
+        pytest.skip("needs a GPU (run with --gpuarr-simulate-gpus=N)")
+    bench = _load_bench()
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.setitem(sys.modules, "jax", None)
+    t = bench.Table("")
+    bench.bench_mlp_step(t, gpuarr.gpu(0), 1, 0, real_cuda=True)
+    text = "\n".join(str(r) for r in t.rows)
+    assert "MLP step: gpuarr.capture" in text
+    assert text.count("skipped: ModuleNotFoundError") == 2, text
