@@ -868,9 +868,11 @@ def main(argv=None):
          (t, dev, n_bw, rounds, min_time, real)),
         ("matmul", bench_matmul, (t, dev, n_mm, rounds, min_time, real)),
         ("launch", bench_launch, (t, dev, loop, rounds, real)),
+        # before the transfers and the CPU's side of exercise 1: the prepared GPU run
+        # gives the table a budget, and this is issue 45's row for the first GPU
+        ("training step", bench_mlp_step, (t, dev, rounds, min_time, real)),
         ("transfer", bench_transfer, (t, dev, n_tr, rounds, min_time)),
         ("exercise 1", bench_exercise1, (t, ex_sizes, rounds, min_time)),
-        ("training step", bench_mlp_step, (t, dev, rounds, min_time, real)),
     ]:
         if t.over():
             break
