@@ -1112,26 +1112,26 @@ rows_supported(int op, work_kind wk)
  * as one row at a time): the accumulators are loaded and stored a quarter as often,
  * which was the bound (x.sum(axis=0) of a (1000, 1000) float32 array took 2.2x
  * NumPy's time, whose float32 accumulators are half as wide). */
-#define GA_ROWS_LOAD(T, q, k, v)                                                       \
+#define GA_ROWS_LOAD(T, W, q, k, v)                                                    \
     T v##_t;                                                                           \
     memcpy(&v##_t, (q) + sizeof(T) * (k), sizeof(T));                                 \
-    double v = (double)v##_t
-#define GA_ROWS_PASS(T, COMBINE)                                                       \
+    W v = (W)v##_t
+#define GA_ROWS_PASS(T, W, COMBINE)                                                    \
     for (; r + 4 <= nrows; r += 4) {                                                   \
         const char *q0 = p + r * rstride, *q1 = q0 + rstride, *q2 = q1 + rstride,      \
                    *q3 = q2 + rstride;                                                 \
         for (int64_t k = 0; k < n; k++) {                                              \
-            GA_ROWS_LOAD(T, q0, k, v0);                                                \
-            GA_ROWS_LOAD(T, q1, k, v1);                                                \
-            GA_ROWS_LOAD(T, q2, k, v2);                                                \
-            GA_ROWS_LOAD(T, q3, k, v3);                                                \
+            GA_ROWS_LOAD(T, W, q0, k, v0);                                             \
+            GA_ROWS_LOAD(T, W, q1, k, v1);                                             \
+            GA_ROWS_LOAD(T, W, q2, k, v2);                                             \
+            GA_ROWS_LOAD(T, W, q3, k, v3);                                             \
             acc[k] = COMBINE(COMBINE(COMBINE(COMBINE(acc[k], v0), v1), v2), v3);       \
         }                                                                              \
     }                                                                                  \
     for (; r < nrows; r++) {                                                           \
         const char *q = p + r * rstride;                                               \
         for (int64_t k = 0; k < n; k++) {                                              \
-            GA_ROWS_LOAD(T, q, k, v);                                                  \
+            GA_ROWS_LOAD(T, W, q, k, v);                                               \
             acc[k] = COMBINE(acc[k], v);                                               \
         }                                                                              \
     }
@@ -1167,24 +1167,59 @@ rows_min(double a, double b)
         int64_t r = 0;                                                                 \
         if (first) {                                                                   \
             for (int64_t k = 0; k < n; k++) {                                          \
-                GA_ROWS_LOAD(T, p, k, v);                                              \
+                GA_ROWS_LOAD(T, double, p, k, v);                                      \
                 acc[k] = v;                                                            \
             }                                                                          \
             r = 1;                                                                     \
         }                                                                              \
         if (op == GA_RED_SUM) {                                                        \
-            GA_ROWS_PASS(T, GA_ROWS_SUM)                                               \
+            GA_ROWS_PASS(T, double, GA_ROWS_SUM)                                       \
         }                                                                              \
         else if (op == GA_RED_MAX) {                                                   \
-            GA_ROWS_PASS(T, GA_ROWS_MAX)                                               \
+            GA_ROWS_PASS(T, double, GA_ROWS_MAX)                                       \
         }                                                                              \
         else {                                                                         \
-            GA_ROWS_PASS(T, GA_ROWS_MIN)                                               \
+            GA_ROWS_PASS(T, double, GA_ROWS_MIN)                                       \
         }                                                                              \
     }
 GA_X_ROWS(rows_f32, float)
 GA_X_ROWS(rows_f64, double)
 #undef GA_X_ROWS
+
+/* float32 max/min down the rows in float32: exact (the result is one of the inputs),
+ * with twice the lanes of the double accumulators and no conversion per element
+ * (2.3x NumPy's time for x.max(axis=0) of a (1000, 1000) float32 array in double);
+ * rows_task converts the accumulators to double for the store */
+static inline float
+rows_maxf(float a, float b)
+{
+    float t = b > a ? b : a;
+    return b != b ? b : t;
+}
+
+static inline float
+rows_minf(float a, float b)
+{
+    float t = b < a ? b : a;
+    return b != b ? b : t;
+}
+
+GA_SIMD_CLONES static void
+rows_f32_ext(int op, float *restrict acc, const char *restrict p, int64_t n,
+             int64_t nrows, int64_t rstride, int first)
+{
+    int64_t r = 0;
+    if (first) {
+        memcpy(acc, p, sizeof(float) * (size_t)n);
+        r = 1;
+    }
+    if (op == GA_RED_MAX) {
+        GA_ROWS_PASS(float, float, rows_maxf)
+    }
+    else {
+        GA_ROWS_PASS(float, float, rows_minf)
+    }
+}
 #undef GA_ROWS_MIN
 #undef GA_ROWS_MAX
 #undef GA_ROWS_SUM
@@ -1212,6 +1247,9 @@ rows_task(void *arg, int64_t t)
     int ond = og->nd;
     int64_t inner = og->shape[ond - 1];
     work_buf acc, row;
+    /* float32 max/min accumulate in float32, in `row` (unused on the fast path) */
+    int f32_ext = j->fast && r->in_dtype == GA_FLOAT32 && r->op != GA_RED_SUM;
+    float *facc = (float *)(void *)row.f;
     int64_t oi = t / j->ntiles;
     int64_t j0 = (t % j->ntiles) * j->width;
     int64_t n = inner - j0 < j->width ? inner - j0 : j->width;
@@ -1233,7 +1271,13 @@ rows_task(void *arg, int64_t t)
         for (int d = 0; d < rg->nd; d++) {
             p += idx[d] * rg->strides[d];
         }
-        if (j->fast) {
+        if (j->fast && f32_ext) {
+            rows_f32_ext(r->op, facc, p, n, run, rg->nd > 0 ? rg->strides[last] : 0,
+                         pos == 0);
+            if (rg->nd > 0) {
+                idx[last] = run - 1;
+            }
+        } else if (j->fast) {
             (r->in_dtype == GA_FLOAT32 ? rows_f32 : rows_f64)(
                 r->op, acc.f, p, n, run, rg->nd > 0 ? rg->strides[last] : 0, pos == 0);
             if (rg->nd > 0) {
@@ -1248,6 +1292,11 @@ rows_task(void *arg, int64_t t)
                 break;
             }
             idx[d] = 0;
+        }
+    }
+    if (f32_ext) {
+        for (int64_t k = 0; k < n; k++) {
+            acc.f[k] = (double)facc[k];
         }
     }
     /* store: flat output index of (oi, j0 + k) in C order over the kept axes, walked
