@@ -28,6 +28,9 @@ int ga_fft_plan_is_real(const ga_fft_plan *p);
 void ga_fft_plan_free(ga_fft_plan *p);
 size_t ga_fft_plan_bytes(const ga_fft_plan *p); /* what the plan holds, for the cache */
 int64_t ga_fft_plan_length(const ga_fft_plan *p);
+/* Lines the plan runs side by side (4 for a real plan of a batch in SIMD lanes, else
+ * 1): a chunk of a batch is best a multiple of it. */
+int ga_fft_plan_lanes(const ga_fft_plan *p);
 /* Scratch (in complex doubles, 16 bytes each) one thread needs to run lines. */
 int64_t ga_fft_line_scratch(const ga_fft_plan *p);
 /* Lines [b0, b1) of a checked descriptor whose length is the plan's. Cannot fail:

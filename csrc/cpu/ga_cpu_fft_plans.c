@@ -21,6 +21,7 @@
 #define GA_FFT_PLAN_BYTES ((size_t)64 << 20)
 /* Lines per chunk of the pool: enough work that a chunk's claim is noise. */
 #define GA_FFT_CHUNK_POINTS (1 << 15)
+#define GA_FFT_CHUNKS_PER_THREAD 4
 
 typedef struct {
     ga_fft_plan *plan; /* NULL: a free slot */
@@ -154,6 +155,15 @@ ga_cpu_fft_cached(int dev, const ga_fft_desc *d)
      * whole lines, each with its own scratch, allocated here so no chunk can fail. */
     int threads = ga_cpu_thread_share();
     int64_t per = GA_FFT_CHUNK_POINTS / d->n > 1 ? GA_FFT_CHUNK_POINTS / d->n : 1;
+    /* At most GA_FFT_CHUNKS_PER_THREAD chunks a thread, since each has a scratch of
+     * its own (lines of 2^16 points in chunks of one took a scratch per line), and
+     * whole groups of the lines the plan runs side by side. */
+    int64_t cap = (int64_t)threads * GA_FFT_CHUNKS_PER_THREAD;
+    if (per < (d->batch + cap - 1) / cap) {
+        per = (d->batch + cap - 1) / cap;
+    }
+    int lanes = ga_fft_plan_lanes(p);
+    per = (per + lanes - 1) / lanes * lanes;
     int64_t nchunks = d->batch == 1 || threads < 2 ? 1 : (d->batch + per - 1) / per;
     size_t scratch_bytes = (size_t)ga_fft_line_scratch(p) * 16;
     char *scratch = malloc(scratch_bytes * (size_t)nchunks);

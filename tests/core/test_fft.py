@@ -113,6 +113,72 @@ def test_real_transforms_round_trip_over_sizes(device, n, dtype):
     np.testing.assert_allclose(to_numpy(back), x, atol=50 * _tol(dtype) * np.sqrt(n))
 
 
+# The CPU runs a batch of real lines of an even length n four at a time, side by side
+# in SIMD lanes (ga_cpu_fft.c, real_lanes), when n/2 has only prime factors up to 31
+# and is at most 2**16; the lines left over, and every other length, one at a time.
+# Lengths: 2 (a half of one point), 6 and 30 (radices 3 and 5), 62 (the generic radix
+# 31), 1024, 2**17 (the longest in lanes), 194 and 2 * 5**7 (a Bluestein half, a half
+# too long: one at a time) and odd ones (the complex path); batches of 4 and 9 (two
+# groups of lanes and one line left over).
+LANE_LENGTHS = [2, 6, 30, 62, 1024, 2**17, 194, 2 * 5**7, 7, 45]
+
+
+@pytest.mark.parametrize("n", LANE_LENGTHS)
+@pytest.mark.parametrize("batch", [4, 9])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_real_batches_match_numpy(device, n, batch, dtype):
+    x = _data((batch, n), dtype)
+    spec = gfft.rfft(gpuarr.asarray(x, device=device))
+    _check(spec, np.fft.rfft(x), device, _tol(dtype))
+    cdtype = "complex64" if dtype == "float32" else "complex128"
+    s = _data((batch, n // 2 + 1), cdtype)  # not Hermitian: X[0], X[n/2] lose .imag
+    _check(gfft.irfft(gpuarr.asarray(s, device=device), n=n), np.fft.irfft(s, n=n),
+           device, _tol(dtype))
+
+
+@pytest.mark.parametrize("n, batch", [(1024, 70), (2**14, 13)])
+def test_real_batches_split_between_threads_match_numpy(device, n, batch):
+    """The pool takes a batch in chunks of whole groups of lanes (70 lines of 1024: 32,
+    32 and 6; 13 of 2**14: 4, 4, 4 and 1), when there are several threads."""
+    x = _data((batch, n), "float32")
+    spec = gfft.rfft(gpuarr.asarray(x, device=device))
+    _check(spec, np.fft.rfft(x), device, _tol("float32"))
+    _check(gfft.irfft(spec, n=n), np.fft.irfft(np.fft.rfft(x), n=n), device,
+           _tol("float32"))
+
+
+@pytest.mark.parametrize("n", [6, 62, 1024])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_line_in_lanes_has_the_bits_it_has_alone(n, dtype):
+    """Lanes do each line's operations in the order one line does them, so a line's
+    result must not depend on its neighbours or on where it sits in the batch (on the
+    CPU: cuFFT may transform a batch otherwise than one line)."""
+    cpu = gpuarr.cpu()
+    x = _data((9, n), dtype)
+    spec = to_numpy(gfft.rfft(gpuarr.asarray(x, device=cpu)))
+    back = to_numpy(gfft.irfft(gpuarr.asarray(spec, device=cpu), n=n))
+    for i in (0, 3, 5, 8):  # in lanes (first, last lane), and the line left over
+        alone = to_numpy(gfft.rfft(gpuarr.asarray(x[i:i + 1], device=cpu)))
+        np.testing.assert_array_equal(spec[i], alone[0])
+        alone = to_numpy(gfft.irfft(gpuarr.asarray(spec[i:i + 1], device=cpu), n=n))
+        np.testing.assert_array_equal(back[i], alone[0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_real_batches_of_views_along_any_axis(device, dtype, axis):
+    base = _data((24, 40, 3), dtype)
+    g = gpuarr.asarray(base, device=device)
+    for view, ref in [(g[::2, ::-1], base[::2, ::-1]),
+                      (gpuarr.permute_dims(g, (2, 1, 0)), base.transpose(2, 1, 0))]:
+        want = np.fft.rfft(ref, axis=axis)
+        spec = gfft.rfft(view, axis=axis)
+        _check(spec, want, device, _tol(dtype))
+        m = 2 * (want.shape[axis] - 1)
+        _check(gfft.irfft(spec, n=m, axis=axis), np.fft.irfft(want, n=m, axis=axis),
+               device, _tol(dtype))
+
+
 # --- dtypes -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
