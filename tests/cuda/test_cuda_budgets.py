@@ -296,3 +296,56 @@ def test_nonzero_spreads_over_the_gpu_and_waits_once_for_the_count(dev, mat):
     lone[-1] = True
     np.testing.assert_array_equal(gpuarr.nonzero(gpuarr.asarray(lone, device=dev))[0]
                                   .numpy(), [SPLIT_N - 1])
+
+
+def _mlp_step(device, X_n, y_n, params):
+    """One SGD step of bench's 784-256-10 MLP (issue 45) on device: (loss, step, the
+    parameters after it as NumPy)."""
+    from gpuarr import nn, optim
+    net = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10)).to(device)
+    with gpuarr.no_grad():
+        for p, v in zip(net.parameters(), params):
+            p[...] = gpuarr.asarray(v, device=device)
+    opt = optim.SGD(net.parameters(), lr=0.01)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step(X, y):
+        loss = loss_fn(net(X), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    return step, net
+
+
+def test_training_step_launches_and_never_waits(dev):
+    """The training step of bench/gpu.py: its launches are counted, none of them waits
+    for the device or copies to the host, captured or not, and the step computes what
+    the CPU computes. 47 today (the loss alone 23: bench/README.md); a change that adds
+    launches or a wait to every training step fails here. The replay of issue 45 would
+    make the captured step one graph launch."""
+    r = np.random.default_rng(45)
+    X_n, y_n = r.random((128, 784), dtype=np.float32), r.integers(0, 10, 128)
+    params = [(r.standard_normal(s) * 0.05).astype(np.float32)
+              for s in [(256, 784), (256,), (10, 256), (10,)]]
+    step, net = _mlp_step(dev, X_n, y_n, params)
+    X, y = gpuarr.asarray(X_n, device=dev), gpuarr.asarray(y_n, device=dev)
+    captured = gpuarr.capture(step)
+    step(X, y), captured(X, y)  # warm: the plans, the recording
+    gpuarr.synchronize(dev)
+    counts = []
+    for fn in (step, captured):
+        with gpuarr.testing.count_kernels(dev) as k:
+            fn(X, y)
+        gpuarr.synchronize(dev)
+        assert k.syncs == 0 and k.d2h == 0 and k.h2d == 0, k
+        counts.append(k.launches)
+    assert counts[0] <= 47 and counts[1] <= counts[0] + 1, counts
+    loss = step(X, y)  # the fifth step on the GPU, and five on the CPU
+    cstep, cnet = _mlp_step(gpuarr.cpu(), X_n, y_n, params)
+    cX, cy = gpuarr.asarray(X_n), gpuarr.asarray(y_n)
+    for _ in range(5):
+        closs = cstep(cX, cy)
+    np.testing.assert_allclose(loss.numpy(), closs.numpy(), rtol=1e-5)
+    for p, q in zip(net.parameters(), cnet.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-4, atol=1e-6)
