@@ -301,6 +301,18 @@ have_avx2(void)
 double
 ga_cpu_sum_f32(const char *p, int64_t n, int square)
 {
+    if (n < LANES) {
+        /* no full block: every lane stays +0.0, the fold gives +0.0, and the tail's
+         * additions are all there is (both versions below): the same additions
+         * without zeroing and folding 32 lanes, a third of a 10-element row's time */
+        double r = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            float v;
+            memcpy(&v, p + 4 * i, 4);
+            r += (double)(square ? v * v : v);
+        }
+        return r;
+    }
 #ifdef GA_HAVE_AVX512
     if (have_avx512()) {
         return square ? sumsq_f32_avx512(p, n) : sum_f32_avx512(p, n);
