@@ -4,6 +4,7 @@
  * a Python-level guard cannot reach. */
 #include "py_common.h"
 
+#include "ga_capture.h"
 #include "ga_platform.h" /* GA_THREAD_LOCAL */
 #include "py_capture.h"
 
@@ -87,6 +88,103 @@ fn_capture_host_read(PyObject *m, PyObject *what)
     Py_RETURN_NONE;
 }
 
+/* --- the recorded plan (ops/ga_capture.h) ------------------------------------ */
+
+#define PLAN_CAPSULE "gpuarr._core.plan"
+
+static void
+plan_capsule_free(PyObject *cap)
+{
+    ga_plan *p = (ga_plan *)PyCapsule_GetPointer(cap, PLAN_CAPSULE);
+    if (p != NULL) {
+        ga_plan_free(p);
+    } else {
+        PyErr_Clear();
+    }
+}
+
+/* _capture_record_begin(name): this thread records its device work into a plan */
+static PyObject *
+fn_capture_record_begin(PyObject *m, PyObject *name)
+{
+    (void)m;
+    const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (s == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "_capture_record_begin needs the step's name");
+        }
+        return NULL;
+    }
+    int st = ga_capture_begin(s);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    Py_RETURN_NONE;
+}
+
+/* _capture_record_end(keep): stop recording; the plan (a capsule) if keep, else None */
+static PyObject *
+fn_capture_record_end(PyObject *m, PyObject *keep)
+{
+    (void)m;
+    int k = PyObject_IsTrue(keep);
+    if (k < 0) {
+        return NULL;
+    }
+    if (!k) {
+        ga_capture_abort();
+        Py_RETURN_NONE;
+    }
+    ga_plan *p;
+    int st = ga_capture_end(&p);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    PyObject *cap = PyCapsule_New(p, PLAN_CAPSULE, plan_capsule_free);
+    if (cap == NULL) {
+        ga_plan_free(p);
+    }
+    return cap;
+}
+
+static ga_plan *
+plan_of(PyObject *cap)
+{
+    return (ga_plan *)PyCapsule_GetPointer(cap, PLAN_CAPSULE);
+}
+
+/* _plan_replay(plan): run the recorded work once */
+static PyObject *
+fn_plan_replay(PyObject *m, PyObject *cap)
+{
+    (void)m;
+    ga_plan *p = plan_of(cap);
+    if (p == NULL) {
+        return NULL;
+    }
+    int st = ga_plan_replay(p);
+    if (st != GA_OK) {
+        return pyga_raise(st);
+    }
+    Py_RETURN_NONE;
+}
+
+/* _plan_info(plan): {'ops', 'held', 'held_bytes', 'orphans', 'draws'} */
+static PyObject *
+fn_plan_info(PyObject *m, PyObject *cap)
+{
+    (void)m;
+    ga_plan *p = plan_of(cap);
+    if (p == NULL) {
+        return NULL;
+    }
+    ga_plan_info i;
+    ga_plan_get_info(p, &i);
+    return Py_BuildValue("{sLsLsLsLsL}", "ops", (long long)i.ops, "held",
+                         (long long)i.held, "held_bytes", (long long)i.held_bytes,
+                         "orphans", (long long)i.orphans, "draws", (long long)i.draws);
+}
+
 PyMethodDef pyga_capture_functions[] = {
     {"_capture_host_read", fn_capture_host_read, METH_O,
      "_capture_host_read(what, /)\n--\n\nRaise RuntimeError naming `what` inside a captured "
@@ -96,6 +194,18 @@ PyMethodDef pyga_capture_functions[] = {
      "reads of array values are refused until the paired _capture_exit()."},
     {"_capture_exit", fn_capture_exit, METH_NOARGS,
      "_capture_exit()\n--\n\nThis thread leaves the innermost captured step."},
+    {"_capture_record_begin", fn_capture_record_begin, METH_O,
+     "_capture_record_begin(name, /)\n--\n\nThis thread records the device work of its "
+     "operations into a plan until _capture_record_end."},
+    {"_capture_record_end", fn_capture_record_end, METH_O,
+     "_capture_record_end(keep, /)\n--\n\nStop recording: the plan if `keep`, else "
+     "None (what was recorded is dropped). RuntimeError if the step did what a replay "
+     "cannot repeat."},
+    {"_plan_replay", fn_plan_replay, METH_O,
+     "_plan_replay(plan, /)\n--\n\nRun a recorded plan once."},
+    {"_plan_info", fn_plan_info, METH_O,
+     "_plan_info(plan, /)\n--\n\nA plan's operations, held blocks and their bytes, "
+     "orphans (older blocks only the plan holds) and random draws per replay."},
     {"_capture_depth", fn_capture_depth, METH_NOARGS,
      "_capture_depth()\n--\n\nHow many captured steps this thread is inside."},
     {NULL},

@@ -12,6 +12,33 @@
 #include "ga_copy_queue.h"
 #include "ga_host_ready.h"
 
+int ga_storage_watching;
+static void (*watch_new)(ga_storage *s);
+static void (*watch_reach)(ga_storage *s);
+
+void
+ga_storage_set_watch(void (*on_new)(ga_storage *s), void (*on_reach)(ga_storage *s))
+{
+    watch_new = on_new;
+    watch_reach = on_reach;
+}
+
+void
+ga_storage_reached_slow(ga_storage *s)
+{
+    if (watch_reach != NULL) {
+        watch_reach(s);
+    }
+}
+
+static void
+storage_made(ga_storage *s)
+{
+    if (__atomic_load_n(&ga_storage_watching, __ATOMIC_RELAXED) != 0 && watch_new != NULL) {
+        watch_new(s);
+    }
+}
+
 int
 ga_storage_new(ga_device device, size_t nbytes, ga_storage **out)
 {
@@ -42,6 +69,7 @@ ga_storage_new(ga_device device, size_t nbytes, ga_storage **out)
     if (device.kind == GA_DEV_GPU) {
         ga_fault_device_used(device); /* the exit report waits only for used GPUs */
     }
+    storage_made(s);
     *out = s;
     return GA_OK;
 }
@@ -62,16 +90,33 @@ ga_storage_wrap(ga_device device, void *data, size_t nbytes, void (*release)(voi
     s->owner = owner;
     s->readonly = readonly;
     ga_live_add(s);
+    storage_made(s);
     *out = s;
     return GA_OK;
 }
 
+static void storage_free(ga_storage *s);
+
 void
 ga_storage_decref(ga_storage *s)
 {
-    if (s == NULL || --s->refcount > 0) {
+    if (s == NULL || --s->refcount > 0 || s->plan_holds > 0) {
         return;
     }
+    storage_free(s);
+}
+
+void
+ga_storage_plan_release(ga_storage *s)
+{
+    if (--s->plan_holds == 0 && s->refcount == 0) {
+        storage_free(s);
+    }
+}
+
+static void
+storage_free(ga_storage *s)
+{
     ga_live_remove(s);
     if (s->pending != NULL) {
         ga_host_ready_release(s); /* a queued copy still uses the block */

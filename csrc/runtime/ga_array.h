@@ -52,6 +52,14 @@ typedef struct ga_storage {
      * block: its number there, or 0 (ga_copy_queue.h: the compute queue waits for it
      * before the block is written or freed). */
     uint64_t copy_ticket;
+    /* The recording captured step that holds this storage already (its number), or
+     * 0 (ops/ga_capture.c: each storage is held once per recording). */
+    uint64_t capture_mark;
+    /* Captured plans that hold this block (ga_storage_plan_hold): kept apart from
+     * `refcount`, which counts arrays (autograd reads it to decide whether a gradient
+     * may be stored without a copy; a plan's hold must not change that decision).
+     * The block is freed when both are 0. */
+    int64_t plan_holds;
 } ga_storage;
 
 enum { GA_PINNED_NO = 0, GA_PINNED_FLAG = 1, GA_PINNED_LOCKED = 2 };
@@ -87,6 +95,13 @@ ga_storage_incref(ga_storage *s)
     s->refcount++;
 }
 void ga_storage_decref(ga_storage *s);
+/* A captured plan keeps the block alive (not an array's reference), and lets it go. */
+static inline void
+ga_storage_plan_hold(ga_storage *s)
+{
+    s->plan_holds++;
+}
+void ga_storage_plan_release(ga_storage *s);
 
 /* --- shapes ------------------------------------------------------------------- */
 
@@ -122,9 +137,21 @@ ga_array_device(const ga_array *a)
 {
     return a->storage->device;
 }
+/* A recording captured step (ops/ga_capture.c, above) watches every storage made
+ * while it records and every storage whose memory an operation reaches (through
+ * ga_array_data: the one place an element address is made), so that its plan keeps
+ * them alive. Registered, not called by name; `ga_storage_watching` is non-zero while
+ * any thread records, so the check costs one relaxed load otherwise. */
+extern int ga_storage_watching;
+void ga_storage_set_watch(void (*on_new)(ga_storage *s), void (*on_reach)(ga_storage *s));
+void ga_storage_reached_slow(ga_storage *s);
+
 static inline char *
 ga_array_data(const ga_array *a)
 {
+    if (__builtin_expect(__atomic_load_n(&ga_storage_watching, __ATOMIC_RELAXED) != 0, 0)) {
+        ga_storage_reached_slow(a->storage);
+    }
     return (char *)a->storage->data + a->offset;
 }
 int64_t ga_array_size(const ga_array *a);

@@ -512,8 +512,31 @@ ga_device_gpu_backend(void)
     return devs.env_error || devs.count == 0 ? NULL : devs.gpu_backend;
 }
 
+/* ga_devices_set_backend_filter: a captured step's recorder (ops/, above). */
+static const ga_backend *(*backend_filter)(ga_device d, const ga_backend *be);
+
+void
+ga_devices_set_backend_filter(const ga_backend *(*filter)(ga_device d, const ga_backend *be))
+{
+    __atomic_store_n(&backend_filter, filter, __ATOMIC_RELEASE);
+}
+
+static int backend_for(ga_device d, const ga_backend **out);
+
 int
 ga_device_backend_nowait(ga_device d, const ga_backend **out)
+{
+    GA_TRY(backend_for(d, out));
+    const ga_backend *(*filter)(ga_device, const ga_backend *) =
+        __atomic_load_n(&backend_filter, __ATOMIC_ACQUIRE);
+    if (filter != NULL) {
+        *out = filter(d, *out);
+    }
+    return GA_OK;
+}
+
+static int
+backend_for(ga_device d, const ga_backend **out)
 {
     if (d.kind == GA_DEV_CPU) {
         if (d.index != 0) {

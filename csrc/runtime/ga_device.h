@@ -138,6 +138,17 @@ typedef enum {
 /* Count `n` operations of kind `k` handed to device `d`'s backend (n is 1, or the
  * matrices of a batched product). */
 void ga_device_count_work(ga_device d, ga_work_kind k, int64_t n);
+/* The counts alone, with no profiler or model hook: a captured step's replay adds
+ * what its recording counted (ops/ga_capture.c). */
+void ga_device_add_work(ga_device d, ga_work_kind k, int64_t n);
+/* Called with every count (registered by ops/ga_capture.c, which sits above the
+ * registry; the watch itself tells whether its thread is recording). */
+void ga_device_set_work_watch(void (*watch)(ga_device d, ga_work_kind k, int64_t n));
+/* The table that serves a device is passed through `filter` before the caller sees
+ * it (ga_device_backend*): a recording captured step hands out a table that records
+ * each compute call and forwards it (ops/ga_capture.c). NULL: none. */
+void ga_devices_set_backend_filter(
+    const struct ga_backend *(*filter)(ga_device d, const struct ga_backend *be));
 /* The counts of `d` since the process started (zeros for an index out of range). */
 void ga_device_work_counters(ga_device d, int64_t out[GA_WORK_NKINDS]);
 /* Simulated GPUs only (tests of asynchrony): operations queued and not finished (0 on

@@ -139,12 +139,32 @@ work_slot(ga_device d)
     return d.index >= 0 && d.index < GA_MAX_DEVICES ? 1 + (int)d.index : -1;
 }
 
+/* A captured step's recording (ops/ga_capture.c) watches what its operations count. */
+static void (*work_watch)(ga_device d, ga_work_kind k, int64_t n);
+
 void
-ga_device_count_work(ga_device d, ga_work_kind k, int64_t n)
+ga_device_set_work_watch(void (*watch)(ga_device d, ga_work_kind k, int64_t n))
+{
+    __atomic_store_n(&work_watch, watch, __ATOMIC_RELEASE);
+}
+
+void
+ga_device_add_work(ga_device d, ga_work_kind k, int64_t n)
 {
     int slot = work_slot(d);
     if (slot >= 0 && (unsigned)k < GA_WORK_NKINDS) {
         atomic_fetch_add_explicit(&work_counts[slot][k], n, memory_order_relaxed);
+    }
+}
+
+void
+ga_device_count_work(ga_device d, ga_work_kind k, int64_t n)
+{
+    ga_device_add_work(d, k, n);
+    void (*watch)(ga_device, ga_work_kind, int64_t) =
+        __atomic_load_n(&work_watch, __ATOMIC_ACQUIRE);
+    if (watch != NULL) {
+        watch(d, k, n);
     }
     if (ga_prof_on()) { /* every dispatch point is here: the profiler's too */
         ga_prof_op_begin(d, (int)k);

@@ -243,6 +243,35 @@ ga_perf_model_op_cost(const char *name, int dtype, int ndim, const int64_t *shap
     ga_mutex_unlock(&mu);
 }
 
+/* A captured step's replay (ops/ga_capture.c) is one launch: the latency once, then
+ * the work its operations were modeled at when it was recorded. */
+double
+ga_perf_model_last_work_s(ga_device d)
+{
+    int i;
+    const ga_gpu_model *m = model_slot(d, &i);
+    if (m == NULL || !last.valid || last.d.kind != d.kind || last.d.index != d.index) {
+        return 0.0;
+    }
+    return max2(last.end - last.start - m->launch_latency, 0.0);
+}
+
+void
+ga_perf_model_replay(ga_device d, double work_s)
+{
+    int i;
+    const ga_gpu_model *m = model_slot(d, &i);
+    if (m == NULL) {
+        return;
+    }
+    ga_mutex_lock(&mu);
+    double h = host_clock, start = max2(dev_clock[i], h);
+    dev_clock[i] = start + m->launch_latency + work_s;
+    ga_mutex_unlock(&mu);
+    set_last(d, start, start + m->launch_latency + work_s, h);
+    last.costing = 0;
+}
+
 static void model_copy(ga_device dst, ga_device src, int64_t nbytes, int host_waits);
 
 void

@@ -72,6 +72,12 @@ void ga_perf_model_op_begin(ga_device d, int work_kind);
  * and bytes; the flops follow from the operation's kind and shape). */
 void ga_perf_model_op_cost(const char *name, int dtype, int ndim, const int64_t *shape,
                            int64_t bytes);
+/* The work (no launch latency) modeled for the operation queued last on this thread
+ * on `d`, 0 without a model: what a captured step's recording keeps of it. */
+double ga_perf_model_last_work_s(ga_device d);
+/* A captured step's replay on `d`: one launch latency and `work_s` of work (the sum
+ * of its operations' work when recorded), as one CUDA graph launch costs. */
+void ga_perf_model_replay(ga_device d, double work_s);
 /* A copy of `nbytes` from `src` to `dst` (one of them a GPU) over the host link; a
  * read to the host ends in a host wait. */
 void ga_perf_model_copy(ga_device dst, ga_device src, int64_t nbytes);
