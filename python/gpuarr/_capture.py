@@ -1,11 +1,11 @@
-"""gpuarr.capture: a step of array operations with fixed buffers and enforced rules.
+"""gpuarr.capture: a step of array operations recorded once and replayed without its Python.
 
     step = gpuarr.capture(train_step)     # train_step(X, y) -> loss
     for X, y in batches:
         loss = step(X, y)                 # loss is the step's output buffer
 
-The contract is PyTorch's CUDA-graph capture (static inputs, static outputs), so that
-a step written against it can be replayed without its Python:
+The contract is PyTorch's CUDA-graph capture (static inputs, static outputs, a warm-up
+call before the recording), enforced where it can be:
 
 - **Static inputs.** The first call with a given signature (each array argument's
   shape, dtype and device; every other argument's value) makes the step's own input
@@ -15,24 +15,47 @@ a step written against it can be replayed without its Python:
   None. The step returns its output buffers (detached from autograd), the same
   objects on every call with that signature: the next call overwrites them, so keep a
   value with ``x.copy()``.
+- **Warm-up, recording, replays.** The first call with a signature runs the function
+  (a warm-up: optimizers make their state, gradients their arrays); the second runs it
+  again while recording every operation's device work into a plan; every later call
+  copies the arguments in and replays the plan: the same kernels on the same memory
+  in the same order, with no Python per operation (``step.plan_replays`` counts
+  them). Results are bitwise those of running the function.
 - **What re-records.** A call whose signature differs (a new shape, dtype or device,
   or another value of a non-array argument) records anew, with buffers of its own;
-  the earlier recordings are kept for their signatures (``step.recordings``).
+  the earlier recordings are kept for their signatures (``step.recordings``). A
+  replay first checks the Python values the recording froze that gpuarr can see: an
+  optimizer's hyperparameters (a learning-rate schedule), a module's train/eval mode;
+  when one changed, that call records again.
+- **What a replay does not repeat: the function's Python.** A value the function
+  computes in Python from state of its own (a counter, a closure variable it
+  changes, a branch on a Python number) is frozen at the recording: pass such a value
+  as an argument (it is part of the signature) or use ``gpuarr.capture(fn,
+  replay=False)``, which runs the function on every call under the same rules.
+  ``Adam`` keeps its step count in Python, so a step with Adam runs its Python each
+  call (``step.eager_reason`` says why).
 - **What is refused.** Inside the step, nothing may read an array's value on the
   host: item(), bool() (an ``if`` or ``while`` on an array), float(), int(), numpy(),
-  printing, NumPy conversion, the buffer protocol and DLPack raise RuntimeError naming
-  the operation. An array argument that requires grad is refused (it would be copied,
-  and its graph lost): parameters are used from the step's closure.
-- **Random numbers advance per call**, as in the uncaptured step: each call draws the
-  generator's next numbers.
+  printing, NumPy conversion, the buffer protocol, DLPack, a copy to the host and
+  operations whose result's size depends on values (boolean masks, nonzero) raise
+  RuntimeError naming the operation. An array argument that requires grad is refused
+  (it would be copied, and its graph lost): parameters are used from the step's
+  closure. A step that replaces an array it reads instead of updating it in place
+  (``self.w = self.w - g`` rather than ``self.w -= g``) is refused when recorded: its
+  replays would read the old array.
+- **Random numbers advance per call**, as in the uncaptured step: each replay draws
+  the generator's next numbers (bitwise the uncaptured sequence).
+- **Memory.** A plan keeps every array its recording made (the step's temporaries)
+  for its replays, as a CUDA graph's memory pool does: a step's plan holds about what
+  one uncaptured step allocates (``step.plan_info()``).
 
-What a call runs today: the function itself, on the step's buffers, under the rules
-above (docs/DESIGN.md, "Captured steps"), so its results are bitwise the uncaptured
-step's on every device. Replaying a recorded plan without the function's Python
-(one CUDA graph launch on a GPU) is the next stage of issue 45 and keeps this
-contract.
+On a GPU the replay is the recorded launches in one C loop, with no host wait (one
+CUDA graph launch would also remove the per-launch host cost: docs/DESIGN.md,
+"Captured steps"). The profiler shows a replay as one record, "capture replay", and a
+simulated GPU's modeled clock prices it as one launch.
 """
 import functools
+import threading
 
 from . import _core
 from ._core import Array
@@ -83,9 +106,9 @@ def _shaped(outputs, kind):
 
 
 class _Recording:
-    """One signature's buffers: the function's inputs and the step's outputs."""
+    """One signature's buffers, and its plan once recorded."""
 
-    __slots__ = ("inputs", "kw_inputs", "outputs", "kind")
+    __slots__ = ("inputs", "kw_inputs", "outputs", "kind", "plan", "guards", "reason")
 
     def __init__(self, args, kwargs):
         # a buffer per array argument, on the argument's device (the same dtype and
@@ -95,6 +118,9 @@ class _Recording:
                           for k, v in kwargs.items()}
         self.outputs = None
         self.kind = None
+        self.plan = None     # the recorded plan (a capsule), once recorded
+        self.guards = ()     # (token function, its value at the recording)
+        self.reason = None   # why this signature runs its Python on every call
 
     def load(self, args, kwargs):
         """Copy the call's arrays into the input buffers."""
@@ -105,17 +131,52 @@ class _Recording:
             if isinstance(v, Array) and v is not self.kw_inputs[k]:
                 v.copyto(self.kw_inputs[k])
 
+    def unchanged(self):
+        """Do the Python values the recording froze still hold?"""
+        for fn, token in self.guards:
+            if fn() != token:
+                return False
+        return True
+
+
+# This thread's recording: the guards and the refusal reason that optimizers and
+# modules note while a step records (`_guard`, `_not_replayable`).
+_state = threading.local()
+
+
+def _recording():
+    """Is this thread recording a captured step?"""
+    return getattr(_state, "guards", None) is not None
+
+
+def _guard(token_fn):
+    """While a step records: its replays first compare ``token_fn()`` (hashable, cheap)
+    with its value now, and record again when it differs. Optimizers guard their
+    hyperparameters, modules their training mode."""
+    guards = getattr(_state, "guards", None)
+    if guards is not None:
+        guards.append((token_fn, token_fn()))
+
+
+def _not_replayable(reason):
+    """While a step records: its plan would freeze a Python value that changes on
+    every call (``reason`` says which); the step runs its Python each call instead."""
+    if getattr(_state, "guards", None) is not None and _state.reason is None:
+        _state.reason = reason
+
 
 class Captured:
     """A function of arrays run as a captured step (see gpuarr.capture)."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, replay=True):
         if not callable(fn):
             raise TypeError(f"gpuarr.capture needs a function, got {type(fn).__name__}")
         self.fn = fn
         self._name = getattr(fn, "__qualname__", None) or repr(fn)
+        self._replay = bool(replay)
         self._recordings = {}
         self.replays = 0
+        self.plan_replays = 0
         functools.update_wrapper(self, fn, updated=())  # not fn.__dict__: our state
 
     @property
@@ -123,27 +184,65 @@ class Captured:
         """How many signatures have been recorded (each with buffers of its own)."""
         return len(self._recordings)
 
-    def __call__(self, *args, **kwargs):
-        """__call__(*args, **kwargs)
+    @property
+    def eager_reason(self):
+        """Why the last signature called runs its Python on every call, or None."""
+        rec = getattr(self, "_last", None)
+        if not self._replay:
+            return "gpuarr.capture(fn, replay=False)"
+        return None if rec is None else rec.reason
 
-        Run the step on its buffers for this call's signature (recording them on the
-        first call with it) and return its output buffers.
-        """
-        key = (tuple(_signature_of(a, f"argument {i}") for i, a in enumerate(args)),
-               tuple(sorted((k, _signature_of(v, f"argument {k!r}"))
-                            for k, v in kwargs.items())))
-        rec = self._recordings.get(key)
-        first = rec is None
-        if first:
-            rec = _Recording(args, kwargs)
-        else:
-            rec.load(args, kwargs)
+    def plan_info(self):
+        """plan_info()
+
+        The last signature's plan: its operations, the blocks it holds and their
+        bytes, and the random numbers each replay draws; None before it is recorded."""
+        rec = getattr(self, "_last", None)
+        if rec is None or rec.plan is None:
+            return None
+        info = _core._plan_info(rec.plan)
+        info.pop("orphans")
+        return info
+
+    def _run(self, rec, record):
+        """Run the function on the buffers under the host-read refusal (recording its
+        device work when ``record``) and copy its results into the output buffers."""
+        first = rec.outputs is None
         _core._capture_enter(self._name)
+        keep = False
         try:
-            result = self.fn(*rec.inputs, **rec.kw_inputs)
+            if record:
+                _core._capture_record_begin(self._name)  # refused inside another
+                _state.guards, _state.reason = [], None
+            try:
+                result = self.fn(*rec.inputs, **rec.kw_inputs)
+                outputs, kind = _as_outputs(result, self._name)
+                del result
+                self._store(rec, outputs, kind, first)
+                del outputs
+                keep = record and _state.reason is None
+            finally:
+                if record:
+                    guards, reason = _state.guards, _state.reason
+                    _state.guards = _state.reason = None
+                    plan = _core._capture_record_end(keep)
         finally:
             _core._capture_exit()
-        outputs, kind = _as_outputs(result, self._name)
+        if not record:
+            return
+        rec.reason = reason
+        if plan is None:
+            return
+        if _core._plan_info(plan)["orphans"]:
+            raise RuntimeError(
+                f"gpuarr.capture: {self._name} replaces an array it reads (for example "
+                "`self.w = self.w - lr * g` rather than `self.w -= lr * g`, or a state "
+                "attribute assigned a new array each call); a replay would read the "
+                "old array. Update state in place (-=, x[...] = v, out=), or use "
+                "gpuarr.capture(fn, replay=False)")
+        rec.plan, rec.guards = plan, tuple(guards)
+
+    def _store(self, rec, outputs, kind, first):
         from .autograd import no_grad  # autograd imports the operations' modules
         with no_grad():
             if first:
@@ -151,26 +250,52 @@ class Captured:
                 # buffer, which the next call would change under the caller
                 rec.outputs = tuple(r.detach().copy() for r in outputs)
                 rec.kind = kind
-                self._recordings[key] = rec
-            else:
-                if kind is not rec.kind or len(outputs) != len(rec.outputs):
+                return
+            if kind is not rec.kind or len(outputs) != len(rec.outputs):
+                raise RuntimeError(
+                    f"gpuarr.capture: {self._name} returned {len(outputs)} "
+                    f"output(s) as {getattr(kind, '__name__', kind)} where its "
+                    f"recording returned {len(rec.outputs)} as "
+                    f"{getattr(rec.kind, '__name__', rec.kind)}: a captured step "
+                    "must return the same outputs on every call")
+            for buf, r in zip(rec.outputs, outputs):
+                if (tuple(r.shape) != tuple(buf.shape) or r.dtype != buf.dtype
+                        or r.device != buf.device):
                     raise RuntimeError(
-                        f"gpuarr.capture: {self._name} returned {len(outputs)} "
-                        f"output(s) as {getattr(kind, '__name__', kind)} where its "
-                        f"recording returned {len(rec.outputs)} as "
-                        f"{getattr(rec.kind, '__name__', rec.kind)}: a captured step "
-                        "must return the same outputs on every call")
-                for buf, r in zip(rec.outputs, outputs):
-                    if (tuple(r.shape) != tuple(buf.shape) or r.dtype != buf.dtype
-                            or r.device != buf.device):
-                        raise RuntimeError(
-                            f"gpuarr.capture: {self._name} returned an array of shape "
-                            f"{tuple(r.shape)}, {r.dtype.name} on {r.device} where its "
-                            f"recording returned {tuple(buf.shape)}, {buf.dtype.name} "
-                            f"on {buf.device}: a captured step's outputs depend only "
-                            "on its signature")
-                    r.detach().copyto(buf)
-                self.replays += 1
+                        f"gpuarr.capture: {self._name} returned an array of shape "
+                        f"{tuple(r.shape)}, {r.dtype.name} on {r.device} where its "
+                        f"recording returned {tuple(buf.shape)}, {buf.dtype.name} "
+                        f"on {buf.device}: a captured step's outputs depend only "
+                        "on its signature")
+                r.detach().copyto(buf)
+
+    def __call__(self, *args, **kwargs):
+        """__call__(*args, **kwargs)
+
+        Run the step for this call's signature: the function on its buffers the first
+        and second time (the second recorded), its plan after that; return the output
+        buffers.
+        """
+        key = (tuple(_signature_of(a, f"argument {i}") for i, a in enumerate(args)),
+               tuple(sorted((k, _signature_of(v, f"argument {k!r}"))
+                            for k, v in kwargs.items())))
+        rec = self._recordings.get(key)
+        if rec is None:
+            rec = _Recording(args, kwargs)
+            self._run(rec, record=False)  # the warm-up
+            self._recordings[key] = rec
+            self._last = rec
+            return _shaped(rec.outputs, rec.kind)
+        self._last = rec
+        rec.load(args, kwargs)
+        self.replays += 1
+        if rec.plan is not None:
+            if rec.unchanged():
+                _core._plan_replay(rec.plan)
+                self.plan_replays += 1
+                return _shaped(rec.outputs, rec.kind)
+            rec.plan = None  # a value the recording froze has changed: record again
+        self._run(rec, record=self._replay and rec.reason is None)
         return _shaped(rec.outputs, rec.kind)
 
     def __repr__(self):
@@ -179,14 +304,18 @@ class Captured:
         The function's name, its recordings and its replays.
         """
         return (f"<gpuarr.capture of {self._name}: {self.recordings} recording(s), "
-                f"{self.replays} replay(s)>")
+                f"{self.replays} replay(s), {self.plan_replays} without Python>")
 
 
-def capture(fn, /):
-    """capture(fn, /)
+def capture(fn=None, /, *, replay=True):
+    """capture(fn, /, *, replay=True)
 
     Run ``fn`` (a function of arrays that returns arrays: a training step) as a
     captured step: static input and output buffers per signature, host reads refused
-    inside, random numbers advancing per call. Usable as a decorator. See the module
-    docstring of gpuarr._capture for the rules."""
-    return Captured(fn)
+    inside, random numbers advancing per call; from its third call with a signature,
+    a replay of the recorded device work without the function's Python (``replay=
+    False``: the function runs every call). Usable as a decorator, with or without
+    arguments. See the module docstring of gpuarr._capture for the rules."""
+    if fn is None:
+        return lambda f: Captured(f, replay=replay)
+    return Captured(fn, replay=replay)

@@ -17,6 +17,7 @@ inside each operation, as every Python scalar does.
 """
 import math
 
+from ._capture import _guard, _not_replayable
 from ._core import Array
 from ._creation import zeros_like
 from ._fuse import fuse
@@ -148,6 +149,12 @@ class Optimizer:
         place, on their devices."""
         _clear_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
+    def _hyper_token(self):
+        """The hyperparameters of every group: a captured step's replay compares them
+        with the recording's (a learning-rate schedule records the step again)."""
+        return tuple(tuple((k, v) for k, v in g.items() if k != "params")
+                     for g in self.param_groups)
+
     def _with_grad(self):
         """(group, parameter, gradient) for each parameter that has a gradient."""
         for g in self.param_groups:
@@ -261,6 +268,7 @@ class SGD(Optimizer):
         """step()
 
         One update of every parameter that has a gradient, in place on its device."""
+        _guard(self._hyper_token)
         with no_grad():
             for g, p, grad in self._with_grad():
                 lr, mom, wd = g["lr"], g["momentum"], g["weight_decay"]
@@ -301,6 +309,8 @@ class Adam(Optimizer):
         """step()
 
         One update of every parameter that has a gradient, in place on its device."""
+        _not_replayable("Adam's bias corrections come from its step count, a Python "
+                        "number that changes every call")
         with no_grad():
             for g, p, grad in self._with_grad():
                 b1, b2 = g["betas"]

@@ -14,6 +14,7 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 
 from .. import _core
+from .._capture import _guard as _capture_guard, _recording as _capture_recording
 from .._core import Array
 from .._creation import asarray, empty
 from .._inspection import isdtype
@@ -504,7 +505,12 @@ class Module:
         """__call__(*inputs, **kwargs)
 
         ``net(X)`` is ``net.forward(X)``; it runs on the inputs' device."""
+        if _capture_recording():  # a replay records again if the mode changes
+            _capture_guard(self._is_training)
         return self.forward(*inputs, **kwargs)
+
+    def _is_training(self):
+        return self.training
 
     def extra_repr(self):
         """extra_repr()

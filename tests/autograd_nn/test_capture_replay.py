@@ -1,0 +1,346 @@
+"""gpuarr.capture's replay (issue 45): from the third call with a signature the step
+runs its recorded plan without its Python, with bitwise the results of running the
+function, on every device kind; what the recording froze is guarded (optimizer
+hyperparameters, train/eval mode) or refused (a step that replaces an array it reads,
+a read to the host); random numbers advance per replay; the devices count the replayed
+work, the profiler shows it, a simulated GPU's modeled clock prices it as one launch;
+a plan's blocks go when the step goes."""
+import gc
+
+import numpy as np
+import pytest
+
+import gpuarr
+import gpuarr.nn.functional as F
+from gpuarr import nn, optim
+
+B, D, H, C = 6, 8, 16, 3
+
+
+def _mlp(device, seed=0, dropout=None):
+    rng = np.random.default_rng(seed)
+    layers = [nn.Linear(D, H), nn.ReLU()]
+    if dropout is not None:
+        layers.append(nn.Dropout(dropout))
+    net = nn.Sequential(*layers, nn.Linear(H, C)).to(device)
+    with gpuarr.no_grad():
+        for p in net.parameters():
+            p[...] = gpuarr.asarray(
+                rng.standard_normal(p.shape).astype(np.float32) * 0.3, device=device)
+    return net
+
+
+def _batches(device, n, seed=7):
+    rng = np.random.default_rng(seed)
+    return [(gpuarr.asarray(rng.standard_normal((B, D)).astype(np.float32), device=device),
+             gpuarr.asarray(rng.integers(0, C, B), device=device)) for _ in range(n)]
+
+
+def _training(device, make_opt, dropout=None, calls=None):
+    net = _mlp(device, dropout=dropout)
+    opt = make_opt(net.parameters())
+
+    def step(X, y):
+        if calls is not None:
+            calls.append(1)  # the function's Python: not run by a replay
+        loss = F.cross_entropy(net(X), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return net, opt, step
+
+
+def _assert_same_params(a, b):
+    for p, q in zip(a.parameters(), b.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+
+
+SGDS = {
+    "plain": lambda ps: optim.SGD(ps, lr=0.1),
+    "momentum": lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+    "nesterov_decay": lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True,
+                                           weight_decay=0.01),
+}
+
+
+@pytest.mark.parametrize("opt_name", sorted(SGDS))
+def test_replays_run_no_python_and_are_bitwise_the_uncaptured_steps(device, opt_name):
+    calls = []
+    plain, _, step_plain = _training(device, SGDS[opt_name])
+    capt, _, fn = _training(device, SGDS[opt_name], calls=calls)
+    step = gpuarr.capture(fn)
+    for X, y in _batches(device, 6):
+        want = step_plain(X, y).numpy()
+        got = step(X, y)
+        np.testing.assert_array_equal(got.numpy(), want)
+    _assert_same_params(plain, capt)
+    # the warm-up and the recording ran the function; four replays did not
+    assert len(calls) == 2 and step.plan_replays == 4 and step.replays == 5
+    info = step.plan_info()
+    assert info["ops"] > 10 and info["held"] > 0 and info["draws"] == 0, info
+    assert step.eager_reason is None
+    assert "4 without Python" in repr(step)
+
+
+def test_a_learning_rate_change_records_again_and_stays_bitwise(device):
+    plain, opt_p, step_plain = _training(device, SGDS["momentum"])
+    capt, opt_c, fn = _training(device, SGDS["momentum"])
+    step = gpuarr.capture(fn)
+    for i, (X, y) in enumerate(_batches(device, 8)):
+        if i in (3, 6):  # a schedule: the recording froze the old rate
+            for o in (opt_p, opt_c):
+                o.param_groups[0]["lr"] *= 0.5
+        np.testing.assert_array_equal(step(X, y).numpy(), step_plain(X, y).numpy())
+    _assert_same_params(plain, capt)
+    # calls 3 and 6 recorded again (the function ran), the others replayed
+    assert step.plan_replays == 8 - 1 - 1 - 2 and step.recordings == 1
+
+
+def test_dropout_draws_new_numbers_per_replay_and_follows_train_and_eval(device):
+    plain, _, step_plain = _training(device, SGDS["plain"], dropout=0.5)
+    capt, _, fn = _training(device, SGDS["plain"], dropout=0.5)
+    step = gpuarr.capture(fn)
+    batches = _batches(device, 7)
+    gpuarr.random.seed(11)
+    want = []
+    for i, (X, y) in enumerate(batches):
+        if i == 4:
+            plain.eval()
+        want.append(step_plain(X, y).numpy())
+    gpuarr.random.seed(11)
+    got = []
+    for i, (X, y) in enumerate(batches):
+        if i == 4:
+            capt.eval()  # a module's mode is guarded: this call records again
+        got.append(step(X, y).numpy())
+    np.testing.assert_array_equal(got, want)
+    _assert_same_params(plain, capt)
+    assert step.plan_replays == 4
+    assert gpuarr.random.get_state() == (gpuarr.random.get_state()[0],
+                                         gpuarr.random.get_state()[1])
+
+
+def test_adam_runs_its_python_each_call_and_says_why(device):
+    calls = []
+    plain, _, step_plain = _training(device, lambda ps: optim.Adam(ps, lr=0.01))
+    capt, _, fn = _training(device, lambda ps: optim.Adam(ps, lr=0.01), calls=calls)
+    step = gpuarr.capture(fn)
+    for X, y in _batches(device, 4):
+        np.testing.assert_array_equal(step(X, y).numpy(), step_plain(X, y).numpy())
+    _assert_same_params(plain, capt)
+    assert len(calls) == 4 and step.plan_replays == 0
+    assert "Adam" in step.eager_reason and "step count" in step.eager_reason
+
+
+def test_replay_false_runs_the_function_every_call(device):
+    calls = []
+    step = gpuarr.capture(lambda x: calls.append(1) or x * 2, replay=False)
+    x = gpuarr.ones(3, device=device)
+    for _ in range(4):
+        np.testing.assert_array_equal(step(x).numpy(), [2, 2, 2])
+    assert len(calls) == 4 and step.plan_replays == 0 and "replay=False" in step.eager_reason
+
+    @gpuarr.capture(replay=False)
+    def twice(x):
+        return x + x
+    assert twice(x).numpy().tolist() == [2, 2, 2] and twice.plan_replays == 0
+
+
+def test_a_step_that_replaces_an_array_it_reads_is_refused(device):
+    state = {"w": gpuarr.ones(3, device=device)}
+
+    def decay(x):
+        state["w"] = state["w"] * 0.5  # a new array each call: a replay would not see it
+        return x * state["w"]
+
+    step = gpuarr.capture(decay)
+    x = gpuarr.ones(3, device=device)
+    step(x)
+    with pytest.raises(RuntimeError, match=r"replaces an array it reads.*in place"):
+        step(x)
+
+    w = gpuarr.ones(3, device=device)
+
+    def decay_in_place(x):
+        w[...] = w * 0.5  # in place: replays halve it again each call
+        return x * w
+
+    step = gpuarr.capture(decay_in_place)
+    outs = [step(x).numpy().tolist() for _ in range(4)]
+    assert outs == [[0.5] * 3, [0.25] * 3, [0.125] * 3, [0.0625] * 3]
+    assert step.plan_replays == 2
+
+
+def test_values_that_size_a_result_are_refused_while_recording(device):
+    def masked(x):
+        return x[x > 0].sum()  # the mask's count is read back to size the result
+
+    step = gpuarr.capture(masked)
+    x = gpuarr.asarray(np.array([1.0, -1.0, 2.0]), device=device)
+    with pytest.raises(RuntimeError, match="gpuarr.capture") as err:
+        step(x)
+        step(x)
+    assert "masked" in str(err.value)
+    assert gpuarr._core._capture_depth() == 0
+    assert x[x > 0].sum().item() == 3.0  # outside a step it works
+
+
+def test_constants_made_inside_the_step_keep_their_values(device):
+    def shift(x):
+        return x + gpuarr.asarray([1.0, 2.0, 3.0], device=x.device) * \
+            gpuarr.arange(3, dtype="float64", device=x.device)
+
+    step = gpuarr.capture(shift)
+    for k in range(4):
+        x = gpuarr.full(3, float(k), dtype="float64", device=device)
+        np.testing.assert_array_equal(step(x).numpy(), k + np.array([0.0, 2.0, 6.0]))
+    assert step.plan_replays == 2
+
+
+def test_outputs_that_are_state_follow_each_replay(device):
+    w = gpuarr.zeros(2, device=device)
+
+    def accumulate(x):
+        w[...] += x
+        return w, x.sum()
+
+    step = gpuarr.capture(accumulate)
+    for k in range(1, 5):
+        out_w, total = step(gpuarr.full(2, float(k), device=device))
+        assert out_w is not w  # the step's own output buffer
+        np.testing.assert_array_equal(out_w.numpy(), [k * (k + 1) / 2] * 2)
+        assert total.numpy() == 2 * k
+
+
+def test_a_replay_counts_its_work_and_the_profiler_shows_it(device):
+    _, _, fn = _training(device, SGDS["momentum"])
+    step = gpuarr.capture(fn)
+    X, y = _batches(device, 1)[0]
+    step(X, y)
+    with gpuarr.testing.count_work(device) as recorded:
+        step(X, y)
+    with gpuarr.testing.count_work(device) as replayed:
+        step(X, y)
+    assert step.plan_replays == 1
+    # the replay counts what the recorded call did, less the input copies it shares
+    assert replayed[device].matmuls == recorded[device].matmuls > 0
+    assert replayed[device].reductions == recorded[device].reductions > 0
+    with gpuarr.profile() as prof:
+        step(X, y)
+    names = [e.name for e in prof.events if e.kind == "op"]
+    assert names.count("capture replay") == 1 and "matmul" not in names, names
+
+
+MODELED = r"""
+import json
+import numpy as np
+import gpuarr
+import gpuarr.nn.functional as F
+from gpuarr import nn, optim
+
+d = gpuarr.gpu(0)
+net = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 10)).to(d)
+opt = optim.SGD(net.parameters(), lr=0.1)
+X = gpuarr.asarray(np.ones((128, 64), np.float32), device=d)
+y = gpuarr.zeros(128, dtype="int64", device=d)
+
+def fn(X, y):
+    loss = F.cross_entropy(net(X), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss
+
+def modeled(events):
+    ops = [e for e in events if e.device == d and e.kind == "op"
+           and e.modeled_end_us is not None]
+    return ops, sum(e.modeled_end_us - e.modeled_start_us for e in ops)
+
+fn(X, y)
+with gpuarr.profile() as prof:
+    fn(X, y)
+ops, plain = modeled(prof.events)
+step = gpuarr.capture(fn)
+step(X, y)
+with gpuarr.profile():  # the recording, described as the plain call was
+    step(X, y)
+with gpuarr.profile() as prof:
+    step(X, y)
+rec = [e for e in prof.events if e.name == "capture replay" and e.kind == "op"]
+assert step.plan_replays == 1 and len(rec) == 1, [e.name for e in prof.events]
+latency_us = gpuarr.device_model(d).launch_latency * 1e6
+print(json.dumps({"plain_us": plain, "plain_ops": len(ops), "latency_us": latency_us,
+                  "replay_us": rec[0].modeled_end_us - rec[0].modeled_start_us}))
+"""
+
+
+def test_a_modeled_gpu_prices_a_replay_as_one_launch():
+    """On a simulated T4 the replay costs one launch latency plus the work its
+    operations were modeled at, where the uncaptured step pays a latency per launch."""
+    import json
+    import os
+    import subprocess
+    import sys
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(gpuarr.__file__)))
+    env = dict(os.environ, GPUARR_SIMULATE_GPUS="2:T4", PYTHONPATH=os.pathsep.join(
+        [pkg] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    env.pop("GPUARR_CUDA_EMULATE", None)
+    r = subprocess.run([sys.executable, "-c", MODELED], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout.strip().splitlines()[-1])
+    work = m["plain_us"] - m["plain_ops"] * m["latency_us"]
+    assert m["plain_ops"] > 20 and work > 0, m
+    # the replay also copies the loss into the step's output buffer (4 bytes: its
+    # work is a few nanoseconds on the model)
+    assert m["replay_us"] == pytest.approx(m["latency_us"] + work, rel=0.02), m
+    assert m["replay_us"] < m["plain_us"] - 10 * m["latency_us"], m
+
+
+def test_a_plan_frees_its_blocks_when_the_step_goes(device):
+    gc.collect()
+    before = gpuarr.memory_stats(device)["allocated_bytes"]
+    net, opt, fn = _training(device, SGDS["momentum"])
+    step = gpuarr.capture(fn)
+    for X, y in _batches(device, 4):
+        step(X, y)
+    assert gpuarr.memory_stats(device)["allocated_bytes"] > before
+    del step, fn, net, opt, X, y
+    gc.collect()
+    gpuarr.synchronize(device)
+    assert gpuarr.memory_stats(device)["allocated_bytes"] == before
+
+
+def test_a_step_cannot_record_or_replay_inside_another(device):
+    inner = gpuarr.capture(lambda x: x + 1)
+    x = gpuarr.ones(2, device=device)
+    for _ in range(3):
+        inner(x)  # recorded: the next call replays
+
+    def outer(x):
+        return inner(x) * 2
+
+    step = gpuarr.capture(outer)
+    step(x)  # the warm-up may replay the inner step: nothing records
+    with pytest.raises(RuntimeError, match="inner"):
+        step(x)
+    assert gpuarr._core._capture_depth() == 0
+    np.testing.assert_array_equal(inner(x).numpy(), [2, 2])
+
+
+def test_a_non_blocking_read_of_an_output_finishes_before_the_next_replay(gpu_device):
+    """The next replay overwrites the output buffer only after a queued copy of it to
+    the host has read it (as an uncaptured write would wait: ga_array_note_write)."""
+    step = gpuarr.capture(lambda x: (x * 2).sum())
+    big = gpuarr.ones((512, 512), device=gpu_device)
+    for _ in range(2):
+        step(big)
+    values = []
+    for k in range(1, 5):
+        out = step(big * k)
+        values.append(out.to(gpuarr.cpu(), non_blocking=True))
+    gpuarr.synchronize(gpu_device)
+    assert [v.item() for v in values] == [2.0 * 512 * 512 * k for k in range(1, 5)]
+    assert step.plan_replays == 4
