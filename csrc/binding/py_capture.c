@@ -147,6 +147,25 @@ fn_capture_record_end(PyObject *m, PyObject *keep)
     return cap;
 }
 
+/* _capture_pause() / _capture_resume(): work between them is not recorded */
+static PyObject *
+fn_capture_pause(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    ga_capture_pause();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+fn_capture_resume(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    ga_capture_resume();
+    Py_RETURN_NONE;
+}
+
 static ga_plan *
 plan_of(PyObject *cap)
 {
@@ -201,6 +220,11 @@ PyMethodDef pyga_capture_functions[] = {
      "_capture_record_end(keep, /)\n--\n\nStop recording: the plan if `keep`, else "
      "None (what was recorded is dropped). RuntimeError if the step did what a replay "
      "cannot repeat."},
+    {"_capture_pause", fn_capture_pause, METH_NOARGS,
+     "_capture_pause()\n--\n\nThis thread's recording leaves out what runs until "
+     "_capture_resume() (work a step redoes in Python before each replay)."},
+    {"_capture_resume", fn_capture_resume, METH_NOARGS,
+     "_capture_resume()\n--\n\nRecord again after _capture_pause()."},
     {"_plan_replay", fn_plan_replay, METH_O,
      "_plan_replay(plan, /)\n--\n\nRun a recorded plan once."},
     {"_plan_info", fn_plan_info, METH_O,

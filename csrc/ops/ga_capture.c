@@ -586,6 +586,26 @@ filter(ga_device d, const ga_backend *be)
 
 /* --- recording ------------------------------------------------------------------ */
 
+static GA_THREAD_LOCAL ga_plan *paused;
+
+void
+ga_capture_pause(void)
+{
+    if (recording != NULL) {
+        paused = recording;
+        recording = NULL;
+    }
+}
+
+void
+ga_capture_resume(void)
+{
+    if (paused != NULL) {
+        recording = paused;
+        paused = NULL;
+    }
+}
+
 int
 ga_capture_recording(void)
 {
@@ -601,12 +621,13 @@ ga_capture_host_read(const char *what)
 int
 ga_capture_begin(const char *name)
 {
-    if (recording != NULL) {
+    if (recording != NULL || paused != NULL) {
+        ga_plan *r = recording != NULL ? recording : paused;
         return ga_error(GA_ERR_RUNTIME,
                         "gpuarr.capture: %s is called while %s records; a captured "
                         "step cannot record another inside it (call the inner "
                         "function itself)",
-                        name, recording->name);
+                        name, r->name);
     }
     ga_plan *p = (ga_plan *)calloc(1, sizeof(*p));
     if (p == NULL) {

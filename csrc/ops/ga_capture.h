@@ -42,6 +42,11 @@ int ga_capture_begin(const char *name);
 int ga_capture_end(ga_plan **out);
 /* Stop recording and drop what was recorded (the recorded call failed). */
 void ga_capture_abort(void);
+/* Pause this thread's recording (the work done meanwhile is not in the plan: an
+ * optimizer's per-call values, written before each replay by Python of its own), and
+ * resume it. A pause outside a recording is nothing. */
+void ga_capture_pause(void);
+void ga_capture_resume(void);
 /* Non-zero while this thread records. */
 int ga_capture_recording(void);
 /* GA_ERR_RUNTIME naming `what` while this thread records (a read to the host that a

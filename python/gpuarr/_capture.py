@@ -32,8 +32,8 @@ call before the recording), enforced where it can be:
   changes, a branch on a Python number) is frozen at the recording: pass such a value
   as an argument (it is part of the signature) or use ``gpuarr.capture(fn,
   replay=False)``, which runs the function on every call under the same rules.
-  ``Adam`` keeps its step count in Python, so a step with Adam runs its Python each
-  call (``step.eager_reason`` says why).
+  ``Adam`` advances its step count and writes its bias corrections into device
+  arrays before each replay (its own Python, outside the plan).
 - **What is refused.** Inside the step, nothing may read an array's value on the
   host: item(), bool() (an ``if`` or ``while`` on an array), float(), int(), numpy(),
   printing, NumPy conversion, the buffer protocol, DLPack, a copy to the host and
@@ -54,6 +54,7 @@ CUDA graph launch would also remove the per-launch host cost: docs/DESIGN.md,
 "Captured steps"). The profiler shows a replay as one record, "capture replay", and a
 simulated GPU's modeled clock prices it as one launch.
 """
+import contextlib
 import functools
 import threading
 
@@ -108,7 +109,8 @@ def _shaped(outputs, kind):
 class _Recording:
     """One signature's buffers, and its plan once recorded."""
 
-    __slots__ = ("inputs", "kw_inputs", "outputs", "kind", "plan", "guards", "reason")
+    __slots__ = ("inputs", "kw_inputs", "outputs", "kind", "plan", "guards", "hooks",
+                 "reason")
 
     def __init__(self, args, kwargs):
         # a buffer per array argument, on the argument's device (the same dtype and
@@ -120,6 +122,7 @@ class _Recording:
         self.kind = None
         self.plan = None     # the recorded plan (a capsule), once recorded
         self.guards = ()     # (token function, its value at the recording)
+        self.hooks = ()      # what runs before each replay (_before_replay)
         self.reason = None   # why this signature runs its Python on every call
 
     def load(self, args, kwargs):
@@ -156,6 +159,29 @@ def _guard(token_fn):
     guards = getattr(_state, "guards", None)
     if guards is not None:
         guards.append((token_fn, token_fn()))
+
+
+def _before_replay(fn):
+    """While a step records: run ``fn()`` before each of its replays, outside the plan
+    (an optimizer's per-call values: Adam's step count and bias corrections, written
+    into device arrays the plan reads). The recording itself runs ``fn`` under
+    ``_paused()``, so that what it writes is not frozen into the plan."""
+    hooks = getattr(_state, "hooks", None)
+    if hooks is not None:
+        hooks.append(fn)
+
+
+@contextlib.contextmanager
+def _paused():
+    """Leave the work of the block out of this thread's recording (if any)."""
+    if getattr(_state, "guards", None) is None:
+        yield
+        return
+    _core._capture_pause()
+    try:
+        yield
+    finally:
+        _core._capture_resume()
 
 
 def _not_replayable(reason):
@@ -213,7 +239,7 @@ class Captured:
         try:
             if record:
                 _core._capture_record_begin(self._name)  # refused inside another
-                _state.guards, _state.reason = [], None
+                _state.guards, _state.hooks, _state.reason = [], [], None
             try:
                 result = self.fn(*rec.inputs, **rec.kw_inputs)
                 outputs, kind = _as_outputs(result, self._name)
@@ -223,8 +249,8 @@ class Captured:
                 keep = record and _state.reason is None
             finally:
                 if record:
-                    guards, reason = _state.guards, _state.reason
-                    _state.guards = _state.reason = None
+                    guards, hooks, reason = _state.guards, _state.hooks, _state.reason
+                    _state.guards = _state.hooks = _state.reason = None
                     plan = _core._capture_record_end(keep)
         finally:
             _core._capture_exit()
@@ -240,7 +266,7 @@ class Captured:
                 "attribute assigned a new array each call); a replay would read the "
                 "old array. Update state in place (-=, x[...] = v, out=), or use "
                 "gpuarr.capture(fn, replay=False)")
-        rec.plan, rec.guards = plan, tuple(guards)
+        rec.plan, rec.guards, rec.hooks = plan, tuple(guards), tuple(hooks)
 
     def _store(self, rec, outputs, kind, first):
         from .autograd import no_grad  # autograd imports the operations' modules
@@ -291,6 +317,8 @@ class Captured:
         self.replays += 1
         if rec.plan is not None:
             if rec.unchanged():
+                for hook in rec.hooks:
+                    hook()
                 _core._plan_replay(rec.plan)
                 self.plan_replays += 1
                 return _shaped(rec.outputs, rec.kind)

@@ -17,9 +17,9 @@ inside each operation, as every Python scalar does.
 """
 import math
 
-from ._capture import _guard, _not_replayable
+from ._capture import _before_replay, _guard, _paused, _recording
 from ._core import Array
-from ._creation import zeros_like
+from ._creation import empty, zeros_like
 from ._fuse import fuse
 from .autograd import _clear_grads, no_grad
 from .nn._module import moved_to
@@ -291,7 +291,10 @@ class Adam(Optimizer):
     Adam as PyTorch computes it: with ``g = p.grad + weight_decay * p`` and step t,
     ``m = b1 * m + (1 - b1) * g``, ``v = b2 * v + (1 - b2) * g * g``, then
     ``p -= lr / (1 - b1**t) * m / (sqrt(v) / sqrt(1 - b2**t) + eps)``. The moments
-    live on the parameter's device; t is a Python int (``state[p]['step']``)."""
+    live on the parameter's device; t is a Python int (``state[p]['step']``). In a
+    captured step the two bias corrections reach the update as 0-d arrays on the device,
+    written before each replay (the same values as the Python numbers, so the same
+    bits)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
@@ -305,26 +308,51 @@ class Adam(Optimizer):
             raise ValueError(f"invalid betas {g['betas']}: two numbers in [0, 1)")
         g["betas"] = betas
 
+    def _advance(self, on_device=True):
+        """Each parameter's step count and bias corrections for this step, as Python
+        numbers; with ``on_device``, also written into 0-d arrays on the parameter's
+        device: what a captured step's replay must redo in Python (gpuarr.capture runs
+        this before each replay; the update that reads the arrays is in the plan)."""
+        out = []
+        for g, p, _ in self._with_grad():
+            b1, b2 = g["betas"]
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = zeros_like(p)
+                state["exp_avg_sq"] = zeros_like(p)
+            state["step"] += 1
+            t = state["step"]
+            step_size, bias2_sqrt = g["lr"] / (1.0 - b1 ** t), math.sqrt(1.0 - b2 ** t)
+            if on_device:
+                if "step_size" not in state:
+                    state["step_size"] = empty((), dtype=p.dtype, device=p.device)
+                    state["bias2_sqrt"] = empty((), dtype=p.dtype, device=p.device)
+                # rounded to the parameter's dtype as the Python number operand is
+                state["step_size"][...] = step_size
+                state["bias2_sqrt"][...] = bias2_sqrt
+                step_size, bias2_sqrt = state["step_size"], state["bias2_sqrt"]
+            out.append((step_size, bias2_sqrt))
+        return out
+
     def step(self):
         """step()
 
         One update of every parameter that has a gradient, in place on its device."""
-        _not_replayable("Adam's bias corrections come from its step count, a Python "
-                        "number that changes every call")
+        _guard(self._hyper_token)
         with no_grad():
-            for g, p, grad in self._with_grad():
+            recording = _recording()
+            if recording:  # replays write the corrections, the plan reads them
+                _before_replay(self._advance)
+            with _paused():
+                corrections = self._advance(on_device=recording)
+            for (g, p, grad), (step_size, bias2_sqrt) in zip(self._with_grad(),
+                                                             corrections):
                 b1, b2 = g["betas"]
                 state = self.state[p]
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                state["step"] += 1
-                t = state["step"]
                 if g["weight_decay"]:
                     grad = _add_scaled(grad, p, g["weight_decay"])
                 m, v = state["exp_avg"], state["exp_avg_sq"]
                 _adam_moment(m, grad, b1, out=m)
                 _adam_moment2(v, grad, b2, out=v)
-                step_size = g["lr"] / (1.0 - b1 ** t)
-                _adam_update(p, m, v, step_size, math.sqrt(1.0 - b2 ** t), g["eps"], out=p)
+                _adam_update(p, m, v, step_size, bias2_sqrt, g["eps"], out=p)

@@ -122,16 +122,23 @@ def test_dropout_draws_new_numbers_per_replay_and_follows_train_and_eval(device)
                                          gpuarr.random.get_state()[1])
 
 
-def test_adam_runs_its_python_each_call_and_says_why(device):
+def test_adam_advances_its_step_before_each_replay_bitwise(device):
+    """Adam's step count and bias corrections are Python values: its own Python writes
+    them into device arrays before each replay (outside the plan), so its replays are
+    bitwise the uncaptured steps, a learning-rate change included."""
     calls = []
-    plain, _, step_plain = _training(device, lambda ps: optim.Adam(ps, lr=0.01))
-    capt, _, fn = _training(device, lambda ps: optim.Adam(ps, lr=0.01), calls=calls)
+    plain, opt_p, step_plain = _training(device, lambda ps: optim.Adam(ps, lr=0.01))
+    capt, opt_c, fn = _training(device, lambda ps: optim.Adam(ps, lr=0.01), calls=calls)
     step = gpuarr.capture(fn)
-    for X, y in _batches(device, 4):
+    for i, (X, y) in enumerate(_batches(device, 7)):
+        if i == 5:
+            for o in (opt_p, opt_c):
+                o.param_groups[0]["lr"] = 0.003
         np.testing.assert_array_equal(step(X, y).numpy(), step_plain(X, y).numpy())
     _assert_same_params(plain, capt)
-    assert len(calls) == 4 and step.plan_replays == 0
-    assert "Adam" in step.eager_reason and "step count" in step.eager_reason
+    assert [opt_c.state[p]["step"] for p in capt.parameters()] == [7] * 4
+    # the warm-up, the recording and the re-recording at the new rate ran the function
+    assert len(calls) == 3 and step.plan_replays == 4 and step.eager_reason is None
 
 
 def test_replay_false_runs_the_function_every_call(device):
