@@ -338,7 +338,10 @@ def mlp_step_peers(rounds):
     rng = np.random.default_rng(0)
     _, _, step_ga, step_np, _ = mlp_training_step(rng)
     captured = ga.capture(_MlpCapturable(rng))
-    X_c, y_c = captured.fn.X, captured.fn.y
+    captured(captured.fn.X, captured.fn.y)
+    # the step's own input buffers, as every peer reads its X and y where they are
+    # (a copy of each batch into them is the data loader's, as for JAX's device_put)
+    X_c, y_c = captured.inputs
     steps = {"gpuarr": step_ga, "gpuarr.capture": lambda: captured(X_c, y_c),
              "numpy": step_np, "jax jit": _jax_mlp_step(rng)}
     times = {k: [] for k, f in steps.items() if f is not None}

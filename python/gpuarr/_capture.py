@@ -11,6 +11,7 @@ call before the recording), enforced where it can be:
   shape, dtype and device; every other argument's value) makes the step's own input
   buffers on those devices and copies the arguments into them; later calls copy into
   the same buffers. The function always sees the buffers, never the caller's arrays.
+  ``step.inputs`` are those buffers: passing them themselves skips the copy.
 - **Static outputs.** The function returns an array, a tuple or list of arrays, or
   None. The step returns its output buffers (detached from autograd), the same
   objects on every call with that signature: the next call overwrites them, so keep a
@@ -209,6 +210,15 @@ class Captured:
     def recordings(self):
         """How many signatures have been recorded (each with buffers of its own)."""
         return len(self._recordings)
+
+    @property
+    def inputs(self):
+        """The last signature's input buffers (None before the first call), PyTorch's
+        static inputs: a loop that writes each batch into them (``batch.copyto(buf)``)
+        and calls ``step(*step.inputs)`` skips the copy a call makes of arrays that are
+        not its buffers."""
+        rec = getattr(self, "_last", None)
+        return None if rec is None else tuple(rec.inputs)
 
     @property
     def eager_reason(self):
