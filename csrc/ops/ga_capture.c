@@ -380,8 +380,13 @@ rec_copy_h2d(int slot, int dev, void *dst, const void *src, size_t n)
         plan_op *o = add_op(p, P_COPY_H2D, slot, dev);
         if (o != NULL) {
             o->dst = dst;
-            o->src = dup(p, src, n ? n : 1); /* the host bytes as they were */
             o->nbytes = n;
+            if (storage_at(p, src) != NULL) {
+                o->src = src; /* a host array the plan holds: read anew each replay */
+            } else {
+                o->src = dup(p, src, n ? n : 1); /* host bytes no array owns: kept */
+                o->op = 1;                       /* (the plan frees its copy) */
+            }
         }
     }
     return real_be[slot]->copy_h2d(dev, dst, src, n);
@@ -929,7 +934,7 @@ ga_plan_free(ga_plan *p)
         free(o->desc2);
         free(o->desc3);
         free(o->flow);
-        if (o->kind == P_COPY_H2D) {
+        if (o->kind == P_COPY_H2D && o->op == 1) {
             free((void *)o->src);
         }
     }

@@ -365,3 +365,22 @@ def test_passing_the_steps_own_input_buffers_skips_the_copy(device):
         np.testing.assert_array_equal(out.numpy(), [3.0 * k] * 4)
         if k > 2:  # a replay: the multiply and the output copy, no copy of the input
             assert w[device].elementwise == 2, w[device]
+
+
+def test_host_arrays_moved_inside_the_step_are_read_anew_each_replay(gpu_device):
+    """A CPU input buffer moved to a GPU inside the step is copied from the buffer at
+    each replay (not from the bytes it held when recorded); a result moved between two
+    devices follows too."""
+    other = gpuarr.gpu(1) if gpuarr.num_gpus() > 1 else gpu_device
+
+    def step(x_cpu):
+        h = x_cpu.to(gpu_device) * 2
+        return h.to(other) + 1
+
+    captured = gpuarr.capture(step)
+    for k in range(5):
+        x = gpuarr.asarray(np.arange(4.0) + k)
+        out = captured(x)
+        assert out.device == other
+        np.testing.assert_array_equal(out.numpy(), (np.arange(4.0) + k) * 2 + 1)
+    assert captured.plan_replays == 3
