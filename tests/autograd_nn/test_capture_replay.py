@@ -384,3 +384,16 @@ def test_host_arrays_moved_inside_the_step_are_read_anew_each_replay(gpu_device)
         assert out.device == other
         np.testing.assert_array_equal(out.numpy(), (np.arange(4.0) + k) * 2 + 1)
     assert captured.plan_replays == 3
+
+
+def test_a_parameter_assigned_anew_records_the_step_again(device):
+    plain, _, step_plain = _training(device, SGDS["plain"])
+    capt, _, fn = _training(device, SGDS["plain"])
+    step = gpuarr.capture(fn)
+    for i, (X, y) in enumerate(_batches(device, 6)):
+        if i == 3:  # both models get a new first-layer weight (the optimizers keep the old)
+            for net in (plain, capt):
+                net[0].weight = nn.Parameter(gpuarr.full((H, D), 0.1, device=device))
+        np.testing.assert_array_equal(step(X, y).numpy(), step_plain(X, y).numpy())
+    _assert_same_params(plain, capt)
+    assert step.plan_replays == 6 - 3  # calls 2 and 4 recorded (and 1 warmed up)

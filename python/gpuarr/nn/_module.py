@@ -505,12 +505,16 @@ class Module:
         """__call__(*inputs, **kwargs)
 
         ``net(X)`` is ``net.forward(X)``; it runs on the inputs' device."""
-        if _capture_recording():  # a replay records again if the mode changes
-            _capture_guard(self._is_training)
+        if _capture_recording():  # a replay records again if these change
+            _capture_guard(self._capture_token)
         return self.forward(*inputs, **kwargs)
 
-    def _is_training(self):
-        return self.training
+    def _capture_token(self):
+        """What a captured step's replay checks first: the mode, and which arrays are
+        this module's parameters and buffers (one assigned anew, or moved by .to(),
+        would not be read by the recorded plan)."""
+        return (self.training, tuple(map(id, self._parameters.values())),
+                tuple(map(id, self._buffers.values())))
 
     def extra_repr(self):
         """extra_repr()
