@@ -26,8 +26,8 @@ call before the recording), enforced where it can be:
   or another value of a non-array argument) records anew, with buffers of its own;
   the earlier recordings are kept for their signatures (``step.recordings``). A
   replay first checks the Python values the recording froze that gpuarr can see: an
-  optimizer's hyperparameters (a learning-rate schedule), a module's train/eval mode;
-  when one changed, that call records again.
+  optimizer's hyperparameters (a learning-rate schedule), a module's train/eval mode
+  and which arrays are its parameters; when one changed, that call records again.
 - **What a replay does not repeat: the function's Python.** A value the function
   computes in Python from state of its own (a counter, a closure variable it
   changes, a branch on a Python number) is frozen at the recording: pass such a value
