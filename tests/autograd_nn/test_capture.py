@@ -7,37 +7,11 @@ import numpy as np
 import pytest
 
 import gpuarr
-import gpuarr.nn.functional as F
-from gpuarr import nn, optim
+from gpuarr import optim
 
-B, D, H, C = 6, 8, 16, 3
-
-
-def _mlp(device, seed=0):
-    rng = np.random.default_rng(seed)
-    net = nn.Sequential(nn.Linear(D, H), nn.ReLU(), nn.Linear(H, C)).to(device)
-    with gpuarr.no_grad():
-        for p in net.parameters():
-            p[...] = gpuarr.asarray(
-                rng.standard_normal(p.shape).astype(np.float32) * 0.3, device=device)
-    return net
-
-
-def _batches(device, n):
-    rng = np.random.default_rng(7)
-    return [(gpuarr.asarray(rng.standard_normal((B, D)).astype(np.float32), device=device),
-             gpuarr.asarray(rng.integers(0, C, B), device=device)) for _ in range(n)]
-
-
-def _step_fn(net, opt):
-    def step(X, y):
-        loss = F.cross_entropy(net(X), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
-    return step
-
+from capture_steps import batches as _batches
+from capture_steps import mlp as _mlp
+from capture_steps import step_fn as _step_fn
 
 OPTIMIZERS = {
     "sgd_momentum": lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),

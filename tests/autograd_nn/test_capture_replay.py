@@ -11,45 +11,17 @@ import numpy as np
 import pytest
 
 import gpuarr
-import gpuarr.nn.functional as F
 from gpuarr import nn, optim
 
-B, D, H, C = 6, 8, 16, 3
-
-
-def _mlp(device, seed=0, dropout=None):
-    rng = np.random.default_rng(seed)
-    layers = [nn.Linear(D, H), nn.ReLU()]
-    if dropout is not None:
-        layers.append(nn.Dropout(dropout))
-    net = nn.Sequential(*layers, nn.Linear(H, C)).to(device)
-    with gpuarr.no_grad():
-        for p in net.parameters():
-            p[...] = gpuarr.asarray(
-                rng.standard_normal(p.shape).astype(np.float32) * 0.3, device=device)
-    return net
-
-
-def _batches(device, n, seed=7):
-    rng = np.random.default_rng(seed)
-    return [(gpuarr.asarray(rng.standard_normal((B, D)).astype(np.float32), device=device),
-             gpuarr.asarray(rng.integers(0, C, B), device=device)) for _ in range(n)]
-
+from capture_steps import D, H
+from capture_steps import batches as _batches
+from capture_steps import mlp as _mlp
+from capture_steps import step_fn
 
 def _training(device, make_opt, dropout=None, calls=None):
     net = _mlp(device, dropout=dropout)
     opt = make_opt(net.parameters())
-
-    def step(X, y):
-        if calls is not None:
-            calls.append(1)  # the function's Python: not run by a replay
-        loss = F.cross_entropy(net(X), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
-
-    return net, opt, step
+    return net, opt, step_fn(net, opt, calls)
 
 
 def _assert_same_params(a, b):
