@@ -254,7 +254,8 @@ cudaError_t
 cudaDeviceSynchronize(void)
 {
     GA_EMU_FAIL_POINT("cudaDeviceSynchronize");
-    return device_wait(current_device);
+    cudaError_t refused = capture_forbids(nullptr, current_device, "cudaDeviceSynchronize");
+    return refused != cudaSuccess ? refused : device_wait(current_device);
 }
 
 cudaError_t
@@ -295,6 +296,7 @@ cudaPeekAtLastError(void)
     X(cudaErrorNoDevice, "no CUDA-capable device is detected")                         \
     X(cudaErrorInvalidDevice, "invalid device ordinal")                                \
     X(cudaErrorInvalidResourceHandle, "invalid resource handle")                       \
+    X(cudaErrorIllegalState, "the operation cannot be performed in the present state") \
     X(cudaErrorNotReady, "device not ready")                                           \
     X(cudaErrorIllegalAddress, "an illegal memory access was encountered")             \
     X(cudaErrorLaunchOutOfResources, "too many resources requested for launch")        \
@@ -304,6 +306,16 @@ cudaPeekAtLastError(void)
       "peer access is already enabled")                                                \
     X(cudaErrorPeerAccessNotEnabled, "peer access has not been enabled")               \
     X(cudaErrorLaunchFailure, "unspecified launch failure")                            \
+    X(cudaErrorStreamCaptureUnsupported,                                               \
+      "operation not permitted when stream is capturing")                              \
+    X(cudaErrorStreamCaptureInvalidated,                                               \
+      "operation failed due to a previous error during capture")                       \
+    X(cudaErrorStreamCaptureIsolation,                                                 \
+      "dependency created on uncaptured work in another stream")                       \
+    X(cudaErrorCapturedEvent,                                                          \
+      "operation not permitted on an event last recorded in a capturing stream")       \
+    X(cudaErrorStreamCaptureWrongThread,                                               \
+      "attempt to terminate a thread-local capture sequence from another thread")      \
     X(cudaErrorUnknown, "unknown error")
 
 const char *

@@ -115,6 +115,16 @@ extern "C" double ga_emu_env_number(const char *name, double lo, double hi, int 
         }                                                                              \
     } while (0)
 
+/* A stream capture in progress (ga_cuda_emu_graphs.cpp): what was queued on its
+ * stream, kept as the graph's nodes. */
+struct ga_emu_capture {
+    uint64_t id;
+    int mode; /* cudaStreamCaptureMode */
+    std::thread::id owner;
+    std::vector<std::function<void()>> nodes;
+    cudaError_t broken = cudaSuccess; /* the first forbidden call's error */
+};
+
 /* The opaque handles of ga_cuda_emu.h (cudaStream_t, cudaEvent_t). */
 struct ga_emu_stream {
     int device;
@@ -126,6 +136,8 @@ struct ga_emu_stream {
     uint64_t launches = 0;           /* kernels queued so far; guarded by m */
     unsigned ordinal = 0;            /* among its device's streams, by creation */
     std::thread worker;
+    /* the capture in progress on it (ga_cuda_emu_graphs.cpp), or NULL; guarded by m */
+    ga_emu_capture *capture = nullptr;
 };
 struct ga_emu_event {
     int device;
@@ -136,6 +148,8 @@ struct ga_emu_event {
      * new cell per record, shared with the record's task, which may run after the
      * event was destroyed or recorded again */
     std::shared_ptr<std::atomic<int64_t>> stamp;
+    /* the capture it was last recorded in (its id), 0: recorded outside any */
+    uint64_t captured = 0;
 };
 
 /* Switching fibers: see ga_cuda_emu_fibers.cpp, which defines ga_emu_switch. */
@@ -242,6 +256,20 @@ cudaError_t fault_of(int dev);
 /* Wait on the host for everything queued so far on `s` / on every stream of `dev`. */
 cudaError_t host_wait(ga_emu_stream *s);
 cudaError_t device_wait(int dev);
+
+/* --- stream capture (ga_cuda_emu_graphs.cpp) ----------------------------------------- */
+
+/* Keep `task` as a node when `s` is capturing (true), else false. */
+bool capture_take(ga_emu_stream *s, std::function<void()> &task);
+/* The id of the capture on `s`, 0 if none. */
+uint64_t capture_id(ga_emu_stream *s);
+/* cudaSuccess, or the error of `what` (a call that waits for or queries `s`, or for
+ * every stream of `dev` when s is NULL) made while a capture it touches runs: the
+ * capture is invalidated and the error recorded. */
+cudaError_t capture_forbids(ga_emu_stream *s, int dev, const char *what);
+/* cudaSuccess, or the error of cudaMalloc on a thread that owns a capture not begun in
+ * relaxed mode (which invalidates it). */
+cudaError_t capture_forbids_malloc(void);
 
 /* --- fibers (ga_cuda_emu_fibers.cpp) ------------------------------------------------- */
 

@@ -396,12 +396,12 @@ ga_emu_run(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
     }
     uint64_t stream_id = (uint64_t)s->device << 32 | s->ordinal;
     uint64_t key = mix64(mix64(mix64(schedule_seed) ^ stream_id) ^ n);
-    enqueue(s, [grid, block, shmem, thread_fn, ctx, free_ctx, key] {
-        {
-            in_window w;
-            run_grid(grid, block, shmem, thread_fn, ctx, key);
-        }
-        free_ctx(ctx);
+    /* the arguments live as long as the task: one run for a launch, every run of a
+     * graph for a launch captured into one (ga_cuda_emu_graphs.cpp) */
+    std::shared_ptr<void> args(ctx, free_ctx);
+    enqueue(s, [grid, block, shmem, thread_fn, args, key] {
+        in_window w;
+        run_grid(grid, block, shmem, thread_fn, args.get(), key);
     });
 }
 

@@ -14,6 +14,10 @@ cudaError_t
 cudaMalloc(void **ptr, size_t size)
 {
     GA_EMU_FAIL_POINT("cudaMalloc");
+    cudaError_t refused = capture_forbids_malloc();
+    if (refused != cudaSuccess) {
+        return refused;
+    }
     std::lock_guard<std::mutex> g(state_lock);
     ga_emu_device &d = devices[current_device];
     if (!valid_device(current_device)) {
@@ -53,8 +57,13 @@ cudaFree(void *ptr)
     if (dev < 0) {
         return fail(cudaErrorInvalidDevicePointer);
     }
-    /* as on a GPU, cudaFree waits for the device: queued work may still use the block */
-    cudaError_t fault = device_wait(dev);
+    /* as on a GPU, cudaFree waits for the device: queued work may still use the block
+     * (and so it may not be called while a stream of the device captures) */
+    cudaError_t fault = capture_forbids(nullptr, dev, "cudaFree");
+    if (fault != cudaSuccess) {
+        return fault;
+    }
+    fault = device_wait(dev);
     if (fault != cudaSuccess) {
         return fault;
     }

@@ -89,6 +89,7 @@ worker_main(ga_emu_stream *s)
             s->q.pop_front();
         }
         task();
+        task = nullptr; /* what it held (a launch's arguments) goes before it is done */
         record_fault(s->device);
         {
             std::lock_guard<std::mutex> g(s->m);
@@ -186,6 +187,9 @@ push(ga_emu_stream *s, std::function<void()> task)
 void
 enqueue(ga_emu_stream *s, std::function<void()> task)
 {
+    if (capture_take(s, task)) { /* a node of the capture on s, not run now */
+        return;
+    }
     if (s->flags == 0) {
         std::vector<std::pair<ga_emu_stream *, uint64_t>> deps;
         {
@@ -291,13 +295,19 @@ cudaStreamSynchronize(cudaStream_t stream)
     if (ms > 0) {
         usleep((useconds_t)ms * 1000u);
     }
-    return host_wait(resolve(stream));
+    ga_emu_stream *s = resolve(stream);
+    cudaError_t refused = capture_forbids(s, -1, "cudaStreamSynchronize");
+    return refused != cudaSuccess ? refused : host_wait(s);
 }
 
 cudaError_t
 cudaStreamQuery(cudaStream_t stream)
 {
     ga_emu_stream *s = resolve(stream);
+    cudaError_t refused = capture_forbids(s, -1, "cudaStreamQuery");
+    if (refused != cudaSuccess) {
+        return refused;
+    }
     {
         std::lock_guard<std::mutex> g(s->m);
         if (s->done < s->enqueued) {
@@ -338,11 +348,27 @@ cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
     }
     ga_emu_stream *s = resolve(stream);
     ga_emu_stream *on;
-    uint64_t seq;
+    uint64_t seq, captured;
     {
         std::lock_guard<std::mutex> g(state_lock);
         on = event->stream;
         seq = event->seq;
+        captured = event->captured;
+    }
+    uint64_t mine = capture_id(s);
+    if (captured != 0 && captured == mine && on == s) {
+        return cudaSuccess; /* in order on the capturing stream already */
+    }
+    if (captured != 0 || (mine != 0 && on != nullptr)) {
+        /* a wait across the capture's edge (or a second stream joining it: a fork,
+         * which CUDA allows and the emulation does not) */
+        detail("%s (emulation check)",
+               captured != 0 && mine == 0 ? "a wait for an event recorded in a capture"
+                                          : "a wait that crosses a capture's edge");
+        if (mine != 0) {
+            capture_forbids(s, -1, "cudaStreamWaitEvent");
+        }
+        return fail(cudaErrorStreamCaptureIsolation);
     }
     if (on != nullptr && on != s) {
         enqueue(s, [on, seq] { wait_for(on, seq); });
@@ -398,11 +424,12 @@ cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
                              .count());
         }
     });
-    uint64_t seq = tail(s);
+    uint64_t seq = tail(s), captured = capture_id(s);
     std::lock_guard<std::mutex> g(state_lock);
     event->stream = s;
     event->seq = seq;
     event->stamp = stamp;
+    event->captured = captured;
     return cudaSuccess;
 }
 
@@ -414,11 +441,15 @@ cudaEventSynchronize(cudaEvent_t event)
         return fail(cudaErrorInvalidResourceHandle);
     }
     ga_emu_stream *on;
-    uint64_t seq;
+    uint64_t seq, captured;
     {
         std::lock_guard<std::mutex> g(state_lock);
         on = event->stream;
         seq = event->seq;
+        captured = event->captured;
+    }
+    if (captured != 0) {
+        return fail(cudaErrorCapturedEvent);
     }
     if (on == nullptr) {
         return cudaSuccess;
@@ -434,11 +465,15 @@ cudaEventQuery(cudaEvent_t event)
         return fail(cudaErrorInvalidResourceHandle);
     }
     ga_emu_stream *on;
-    uint64_t seq;
+    uint64_t seq, captured;
     {
         std::lock_guard<std::mutex> g(state_lock);
         on = event->stream;
         seq = event->seq;
+        captured = event->captured;
+    }
+    if (captured != 0) {
+        return fail(cudaErrorCapturedEvent);
     }
     if (on == nullptr) {
         return cudaSuccess;
