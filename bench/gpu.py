@@ -754,8 +754,9 @@ def bench_mlp_step(t, dev, rounds, min_time, real_cuda):
         with count_kernels(dev) as k:  # counted as queued: no wait needed inside
             fn()
         gpuarr.synchronize(dev)
-        launches = f"{k.launches} launches, {k.syncs} host waits a step" if k.supported \
-            else "launches not counted here"
+        launches = (f"{k.launches} launches ({k.graph_launches} CUDA graph of "
+                    f"{k.graph_kernels} kernels), {k.syncs} host waits a step"
+                    if k.supported else "launches not counted here")
         ref = s if ref is None else ref
         t.add("training step", what, "784-256-10 b128", s, f"{1 / s:.0f} steps/s",
               launches, value=1 / s, unit="steps/s")

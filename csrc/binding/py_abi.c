@@ -71,6 +71,8 @@
     X(ga_kernel_counters, h2d)                                                         \
     X(ga_kernel_counters, d2h)                                                         \
     X(ga_kernel_counters, max_grid_blocks)                                             \
+    X(ga_kernel_counters, graph_launches)                                              \
+    X(ga_kernel_counters, graph_kernels)                                               \
     GA_ABI_BACKEND_FIELDS(X)
 
 /* The backend table, every entry in order: a mirror must list them all. */
@@ -129,7 +131,11 @@
     X(ga_backend, hold_queue)                                                          \
     X(ga_backend, stamp_tasks)                                                         \
     X(ga_backend, num_threads)                                                         \
-    X(ga_backend, host_cache_limit)
+    X(ga_backend, host_cache_limit)                                                    \
+    X(ga_backend, graph_begin)                                                         \
+    X(ga_backend, graph_end)                                                           \
+    X(ga_backend, graph_launch)                                                        \
+    X(ga_backend, graph_destroy)
 
 #define GA_ABI_STRUCTS(X)                                                              \
     X(ga_operand)                                                                      \

@@ -188,7 +188,8 @@ fn_plan_replay(PyObject *m, PyObject *cap)
     Py_RETURN_NONE;
 }
 
-/* _plan_info(plan): {'ops', 'held', 'held_bytes', 'orphans', 'draws'} */
+/* _plan_info(plan): {'ops', 'held', 'held_bytes', 'orphans', 'draws', 'graph',
+ * 'graph_reason'} */
 static PyObject *
 fn_plan_info(PyObject *m, PyObject *cap)
 {
@@ -199,9 +200,11 @@ fn_plan_info(PyObject *m, PyObject *cap)
     }
     ga_plan_info i;
     ga_plan_get_info(p, &i);
-    return Py_BuildValue("{sLsLsLsLsL}", "ops", (long long)i.ops, "held",
+    return Py_BuildValue("{sLsLsLsLsLsisz}", "ops", (long long)i.ops, "held",
                          (long long)i.held, "held_bytes", (long long)i.held_bytes,
-                         "orphans", (long long)i.orphans, "draws", (long long)i.draws);
+                         "orphans", (long long)i.orphans, "draws", (long long)i.draws,
+                         "graph", i.graph, "graph_reason",
+                         i.graph < 0 ? i.graph_why : NULL);
 }
 
 PyMethodDef pyga_capture_functions[] = {
@@ -229,7 +232,7 @@ PyMethodDef pyga_capture_functions[] = {
      "_plan_replay(plan, /)\n--\n\nRun a recorded plan once."},
     {"_plan_info", fn_plan_info, METH_O,
      "_plan_info(plan, /)\n--\n\nA plan's operations, held blocks and their bytes, "
-     "orphans (older blocks only the plan holds) and random draws per replay."},
+     "orphans (older blocks only the plan holds), random draws per replay, graph (1: replays as one CUDA graph, -1: as its calls, graph_reason says why, 0: not replayed yet)."},
     {"_capture_depth", fn_capture_depth, METH_NOARGS,
      "_capture_depth()\n--\n\nHow many captured steps this thread is inside."},
     {NULL},

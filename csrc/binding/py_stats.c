@@ -108,9 +108,11 @@ fn_kernel_counters(PyObject *m, PyObject *args)
     if (!counted) {
         Py_RETURN_NONE;
     }
-    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L}", "launches", (long long)c.launches,
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "launches", (long long)c.launches,
                          "syncs", (long long)c.syncs, "h2d", (long long)c.h2d, "d2h",
-                         (long long)c.d2h, "max_grid_blocks", (long long)c.max_grid_blocks);
+                         (long long)c.d2h, "max_grid_blocks", (long long)c.max_grid_blocks,
+                         "graph_launches", (long long)c.graph_launches, "graph_kernels",
+                         (long long)c.graph_kernels);
 }
 
 static int
@@ -300,7 +302,7 @@ PyMethodDef pyga_stats_functions[] = {
      "the process started, by kind (gpuarr.testing.count_work reads it)."},
     {"_kernel_counters", fn_kernel_counters, METH_VARARGS,
      "_kernel_counters(device, reset_max=False, /)\n--\n\nThe CUDA plugin's counters of "
-     "a device (launches, syncs, h2d, d2h, max_grid_blocks), or None where not counted."},
+     "a device (launches, syncs, h2d, d2h, max_grid_blocks, graph_launches, graph_kernels), or None where not counted."},
     {"synchronize", (PyCFunction)(void (*)(void))fn_synchronize,
      METH_VARARGS | METH_KEYWORDS,
      "synchronize(device=None)\n--\n\nWait until all work queued on `device` (or on "

@@ -36,8 +36,10 @@
  * wait_copies); 13: fused elementwise programs (fused); 14: a fused program's result
  * reduced as it is made (fused_reduce); 15: what the core asks of the in-core host
  * backends (set_device_count, pending_work, hold_queue, stamp_tasks, num_threads,
- * host_cache_limit). Entries only ever added at the end of ga_backend. */
-#define GA_BACKEND_ABI_VERSION 15
+ * host_cache_limit); 16: CUDA graphs (graph_begin, graph_end, graph_launch,
+ * graph_destroy) and their kernel counters. Entries only ever added at the end of
+ * ga_backend. */
+#define GA_BACKEND_ABI_VERSION 16
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -540,6 +542,21 @@ typedef struct ga_backend {
      * simulated GPUs keep per device (0 when the cache is compiled out). */
     int (*num_threads)(void);
     size_t (*host_cache_limit)(void);
+
+    /* ABI 16: CUDA graphs, for a captured step's replay (ops/ga_capture.c). All four
+     * or none (NULL: the CPU and simulated GPUs, whose replay runs the calls). Between
+     * graph_begin and graph_end the calling thread's calls on `dev` are captured, not
+     * run; a host wait among them fails. graph_end with keep makes *graph (or says why
+     * it cannot: the capture is then dropped and nothing ran); without keep it drops
+     * the capture. graph_launch queues the graph on dev's stream, as one launch; the
+     * checked operations captured in it (index_checked, whose `rec` is ignored while
+     * capturing) report through `recs`, one per operation in capture order (NULL:
+     * reported by the device's next wait), as index_checked's records do. */
+    int (*graph_begin)(int dev);
+    int (*graph_end)(int dev, int keep, void **graph);
+    int (*graph_launch)(int dev, void *graph, ga_fault_record **recs, int nrecs);
+    /* Release it, also while launches are pending (never fails). */
+    void (*graph_destroy)(int dev, void *graph);
 } ga_backend;
 
 /* The plugin exports exactly this symbol:

@@ -50,13 +50,17 @@ typedef struct {
  * code (the same on a GPU and in the emulation), for tests: kernels launched, host
  * waits (a stream, event or device synchronize, or a copy that blocks the host; one
  * per call however it is staged), host-to-device and device-to-host copies, and the
- * largest grid (blocks) launched since the last read that asked to reset it. */
+ * largest grid (blocks) launched since the last read that asked to reset it. A CUDA
+ * graph's launch counts as one launch and one graph launch; the kernels it ran are
+ * counted in graph_kernels, not in launches. */
 typedef struct {
     int64_t launches;
     int64_t syncs;
     int64_t h2d;
     int64_t d2h;
     int64_t max_grid_blocks;
+    int64_t graph_launches;
+    int64_t graph_kernels;
 } ga_kernel_counters;
 
 #endif

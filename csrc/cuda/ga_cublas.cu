@@ -46,6 +46,7 @@ cublas_api api;
 int api_state; /* 0 not tried, 1 loaded, -1 failed (reason kept) */
 char api_error[900];
 cublasHandle_t handles[GA_MAX_DEVICES];
+cudaStream_t bound[GA_MAX_DEVICES]; /* the stream each handle is set to */
 
 #ifndef GA_CUDA_EMULATION
 /* The CUDA major version the plugin was built with: cuBLAS must match it. */
@@ -171,6 +172,15 @@ handle_for(int dev, cudaStream_t stream, cublasHandle_t *out)
             return cublas_error(s, "cublasSetStream");
         }
         handles[dev] = h;
+        bound[dev] = stream;
+    }
+    if (bound[dev] != stream) {
+        /* the capture stream of a CUDA graph, or the device's stream again after it */
+        cublasStatus_t s = api.set_stream(handles[dev], stream);
+        if (s != CUBLAS_STATUS_SUCCESS) {
+            return cublas_error(s, "cublasSetStream");
+        }
+        bound[dev] = stream;
     }
     *out = handles[dev];
     return GA_OK;

@@ -29,6 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* before ga_cuda_emu.h, whose qualifier macros the standard headers must not see */
+#include <memory>
+#include <vector>
+
 #ifdef GA_CUDA_EMULATION
 #include "ga_cuda_emu.h"
 #else
@@ -147,7 +151,15 @@ int ga_cuda_fft(int dev, const ga_fft_desc *d); /* ga_cufft.cu */
  * device's stream calls ga_cuda_fault_snapshot before it waits and
  * ga_cuda_fault_harvest after (GA_OK, or the failure of an ownerless slot); a copy
  * to another device snapshots the source before its ordering event. */
-struct ga_k_errrec_;
+/* A device-side error record (kernels cannot return a status): a kernel that finds
+ * bad input claims it with an atomic (ga_k_report, k_common.cuh) and writes what the
+ * host needs for the message; the host reads it back in stream order. */
+typedef struct ga_k_errrec_ {
+    unsigned int count; /* elements that failed; 0 = no error */
+    unsigned int which; /* the failing index operand (0-based) */
+    int64_t value;      /* the index as given */
+    int64_t size;       /* the size it had to fit */
+} ga_k_errrec;
 int ga_cuda_fault_slot(int dev, cudaStream_t stream, ga_fault_record *rec,
                        struct ga_k_errrec_ **slot);
 void ga_cuda_fault_unslot(int dev, struct ga_k_errrec_ *slot);
@@ -155,6 +167,32 @@ int ga_cuda_fault_snapshot(int dev, cudaStream_t stream);
 int ga_cuda_fault_harvest(int dev, cudaStream_t stream);
 int ga_cuda_index_checked(int dev, const ga_index_desc *d, int scatter,
                           ga_fault_record *rec);
+
+/* CUDA graphs (ga_cuda_graphs.cu): the table's graph entries (ABI 16), and what the
+ * rest of the plugin asks while this thread captures dev's work into a graph: the
+ * capture's stream (NULL when not capturing dev), whether cuda_free must leave a
+ * block to the graph (its kernels use it at each launch), whether a launch on
+ * `stream` is a node of the capture (counted when the graph launches), and the
+ * device being captured (-1: none). A checked operation's failure slot is one of the
+ * graph's own (ga_cuda_graph_slot: a zeroed device block the graph keeps, copied to
+ * its pinned mirror as the graph's last step, and never cleared: a failure stays, as
+ * an uncaptured step's failure stays in the parameters it flows into). After each
+ * launch, ga_cuda_fault_graph_launched records an event and the launch's owners; the
+ * harvest fills them from the mirror once the event completed. */
+int ga_cuda_graph_begin(int dev);
+int ga_cuda_graph_end(int dev, int keep, void **graph);
+int ga_cuda_graph_launch(int dev, void *graph, ga_fault_record **owners, int nowners);
+void ga_cuda_graph_destroy(int dev, void *graph);
+cudaStream_t ga_cuda_capture_stream(int dev);
+int ga_cuda_capture_device(void);
+int ga_cuda_graph_keeps(int dev, void *ptr, size_t nbytes);
+int ga_cuda_graph_counts(cudaStream_t stream, unsigned long long blocks);
+void ga_cuda_graph_counters(int dev, int64_t *launches, int64_t *kernels);
+int ga_cuda_graph_slot(int dev, struct ga_k_errrec_ **slot);
 }
+
+int ga_cuda_fault_graph_launched(int dev, cudaStream_t stream,
+                                 std::shared_ptr<const struct ga_k_errrec_> mirror,
+                                 std::vector<ga_fault_record *> owners);
 
 #endif

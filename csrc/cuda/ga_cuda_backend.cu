@@ -10,6 +10,10 @@
  *
  * Per-device state is allocated once and never destroyed: free() must work during
  * interpreter shutdown, after static destructors may have run.
+ *
+ * A captured step becomes a CUDA graph (ga_cuda_graphs.cu): while this thread
+ * captures, ga_cuda_stream hands out the capture's stream, cuda_free leaves blocks to
+ * the graph, and launches are counted as the graph's nodes.
  */
 #include "ga_cuda.h"
 
@@ -94,6 +98,21 @@ use_device(int dev)
         return cudaSuccess;
     }
     return cudaSetDevice(dev);
+}
+
+/* A host wait cannot be captured (ga_cuda_graphs.cu): on a GPU the wait would return
+ * at once, before the graph ever ran, and the host would read stale memory. */
+int
+not_capturing(int dev, const char *what)
+{
+    int capturing = ga_cuda_capture_device();
+    if (capturing < 0) {
+        return GA_OK;
+    }
+    return ga_error(GA_ERR_RUNTIME,
+                    "%s on gpu(%d) while gpu(%d)'s work is captured into a CUDA graph: a "
+                    "captured step cannot wait for its device",
+                    what, dev, capturing);
 }
 
 /* A block of a large bin: a whole cudaMalloc allocation (a segment) or a piece of
@@ -489,6 +508,7 @@ int
 cuda_synchronize(int dev)
 {
     device_state *d;
+    GA_TRY(not_capturing(dev, "a wait for the device"));
     GA_TRY(state(dev, &d));
     waiting_host w;
     GA_CUDA_TRY(use_device(dev));
@@ -574,6 +594,9 @@ void
 cuda_free(int dev, void *ptr, size_t nbytes)
 {
     if (ptr == NULL || dev < 0 || dev >= GA_MAX_DEVICES || G.devs[dev] == NULL) {
+        return;
+    }
+    if (ga_cuda_graph_keeps(dev, ptr, nbytes)) { /* a captured kernel's block */
         return;
     }
     device_state *d = G.devs[dev];
@@ -680,6 +703,7 @@ copy_d2h_wait(int dev, void *dst, const void *src, size_t nbytes)
 {
     device_state *d;
     cudaStream_t s = NULL;
+    GA_TRY(not_capturing(dev, "a copy to the host"));
     GA_TRY(ga_cuda_stream(dev, &s));
     GA_TRY(state(dev, &d));
     waiting_host w; /* before the lock: see waiting_host */
@@ -806,6 +830,7 @@ cuda_kernel_counters(int dev, int reset_max, ga_kernel_counters *out)
     out->d2h = d->d2h.load();
     out->max_grid_blocks = reset_max ? d->max_grid_blocks.exchange(0)
                                      : d->max_grid_blocks.load();
+    ga_cuda_graph_counters(dev, &out->graph_launches, &out->graph_kernels);
     return GA_OK;
 }
 
@@ -947,6 +972,7 @@ int
 cuda_device_wait(int dev)
 {
     device_state *d;
+    GA_TRY(not_capturing(dev, "a wait for the device"));
     GA_TRY(state(dev, &d));
     waiting_host w;
     GA_CUDA_TRY(use_device(dev));
@@ -1121,6 +1147,10 @@ const ga_backend table = {
     nullptr, /* stamp_tasks */
     nullptr, /* num_threads */
     nullptr, /* host_cache_limit */
+    ga_cuda_graph_begin,
+    ga_cuda_graph_end,
+    ga_cuda_graph_launch,
+    ga_cuda_graph_destroy,
 };
 
 }  // namespace
@@ -1161,13 +1191,17 @@ ga_cuda_stream(int dev, cudaStream_t *stream)
     device_state *d;
     GA_TRY(state(dev, &d));
     GA_CUDA_TRY(use_device(dev));
-    *stream = d->stream;
+    cudaStream_t capture = ga_cuda_capture_stream(dev);
+    *stream = capture != NULL ? capture : d->stream;
     return GA_OK;
 }
 
 extern "C" void
 ga_cuda_count_launch(cudaStream_t stream, unsigned long long blocks)
 {
+    if (ga_cuda_graph_counts(stream, blocks)) { /* a node: counted when it launches */
+        return;
+    }
     for (int i = 0; i < GA_MAX_DEVICES; i++) {
         device_state *d = __atomic_load_n(&G.devs[i], __ATOMIC_ACQUIRE);
         if (d != NULL && d->stream == stream) {

@@ -41,6 +41,14 @@ struct snapshot {
     cudaEvent_t done;
 };
 
+/* A CUDA graph's launch: its owners (one per checked operation, in the graph's slot
+ * order; NULL: ownerless), filled from the graph's mirror once `done` completed. */
+struct graph_pending {
+    cudaEvent_t done;
+    std::shared_ptr<const ga_k_errrec> mirror;
+    std::vector<ga_fault_record *> owners;
+};
+
 struct fault_slots {
     std::mutex lock;
     ga_k_errrec *slots;  /* device memory, nslots records */
@@ -53,6 +61,8 @@ struct fault_slots {
     /* the first failure of an ownerless slot, returned by the next wait */
     int device_status;
     char device_message[512];
+    /* graph launches whose owners are not filled yet, in launch order */
+    std::deque<graph_pending> graphs;
 };
 
 fault_slots *slots_of[GA_MAX_DEVICES];
@@ -106,6 +116,27 @@ get_slots(int dev, cudaStream_t stream, fault_slots **out)
     return GA_OK;
 }
 
+/* An event (a spare one, or made) recorded on `stream` after the work queued so far.
+ * f->lock held. */
+int
+record_done(fault_slots *f, cudaStream_t stream, cudaEvent_t *out)
+{
+    cudaEvent_t ev;
+    if (!f->spare.empty()) {
+        ev = f->spare.back();
+        f->spare.pop_back();
+    } else {
+        GA_CUDA_TRY(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    }
+    cudaError_t ce = cudaEventRecord(ev, stream);
+    if (ce != cudaSuccess) {
+        cudaEventDestroy(ev);
+        return ga_cuda_error(ce, "cudaEventRecord(failure slots)", __FILE__, __LINE__);
+    }
+    *out = ev;
+    return GA_OK;
+}
+
 /* Queue the copy of the slots not yet covered, and an event after it. f->lock held. */
 int
 snapshot_locked(fault_slots *f, cudaStream_t stream)
@@ -124,25 +155,68 @@ snapshot_locked(fault_slots *f, cudaStream_t stream)
                                     cudaMemcpyDeviceToHost, stream));
     }
     cudaEvent_t ev;
-    if (!f->spare.empty()) {
-        ev = f->spare.back();
-        f->spare.pop_back();
-    } else {
-        GA_CUDA_TRY(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-    }
-    cudaError_t ce = cudaEventRecord(ev, stream);
-    if (ce == cudaSuccess) {
-        try {
-            f->snapshots.push_back(snapshot{f->head, ev});
-        } catch (...) {
-            ce = cudaErrorMemoryAllocation;
-        }
-    }
-    if (ce != cudaSuccess) {
+    GA_TRY(record_done(f, stream, &ev));
+    try {
+        f->snapshots.push_back(snapshot{f->head, ev});
+    } catch (...) {
         cudaEventDestroy(ev);
-        return ga_cuda_error(ce, "cudaEventRecord(failure slots)", __FILE__, __LINE__);
+        return ga_error(GA_ERR_NOMEM, "out of host memory for a failure snapshot");
     }
     f->copied = f->head;
+    return GA_OK;
+}
+
+/* Fill one owner (NULL: the device's next wait reports it) from a record read back. */
+void
+fill(fault_slots *f, ga_fault_record *rec, const ga_k_errrec &e)
+{
+    if (e.count == 0) {
+        if (rec != NULL) {
+            __atomic_store_n(&rec->state, (int32_t)GA_FAULT_OK, __ATOMIC_RELEASE);
+        }
+        return;
+    }
+    char msg[256];
+    snprintf(msg, sizeof(msg), "index %lld is out of bounds for axis with size %lld",
+             (long long)e.value, (long long)e.size);
+    if (rec != NULL) {
+        rec->status = GA_ERR_INDEX;
+        memcpy(rec->message, msg, sizeof(msg));
+        __atomic_store_n(&rec->state, (int32_t)GA_FAULT_FAILED, __ATOMIC_RELEASE);
+    } else if (f->device_status == GA_OK) {
+        f->device_status = GA_ERR_INDEX;
+        snprintf(f->device_message, sizeof(f->device_message),
+                 "%.200s (an index array on the device, checked by the kernel: "
+                 "reported at the next synchronizing call on that device)",
+                 msg);
+    }
+}
+
+/* Read the completed graph launches into their owners' records. f->lock held. */
+int
+harvest_graphs_locked(fault_slots *f)
+{
+    while (!f->graphs.empty()) {
+        graph_pending &g = f->graphs.front();
+        cudaError_t q = cudaEventQuery(g.done);
+        if (q == cudaErrorNotReady) {
+            cudaGetLastError();
+            return GA_OK;
+        }
+        if (q != cudaSuccess) {
+            return ga_cuda_error(q, "cudaEventQuery(graph failure slots)", __FILE__,
+                                 __LINE__);
+        }
+        for (size_t i = 0; i < g.owners.size(); i++) {
+            fill(f, g.owners[i], g.mirror.get()[i]);
+        }
+        try {
+            f->spare.push_back(g.done);
+        } catch (...) {
+            cudaEventDestroy(g.done);
+        }
+        f->graphs.pop_front();
+    }
     return GA_OK;
 }
 
@@ -150,6 +224,7 @@ snapshot_locked(fault_slots *f, cudaStream_t stream)
 int
 harvest_locked(fault_slots *f, cudaStream_t stream)
 {
+    GA_TRY(harvest_graphs_locked(f));
     while (!f->snapshots.empty()) {
         snapshot s = f->snapshots.front();
         cudaError_t q = cudaEventQuery(s.done);
@@ -174,28 +249,11 @@ harvest_locked(fault_slots *f, cudaStream_t stream)
             ga_fault_record *rec = f->owner[k];
             f->owner[k] = NULL;
             if (e.count != 0) {
-                char msg[256];
-                snprintf(msg, sizeof(msg),
-                         "index %lld is out of bounds for axis with size %lld",
-                         (long long)e.value, (long long)e.size);
                 /* cleared in stream order, before any later work is handed the slot */
                 GA_CUDA_TRY(
                     cudaMemsetAsync(f->slots + k, 0, sizeof(ga_k_errrec), stream));
-                if (rec != NULL) {
-                    rec->status = GA_ERR_INDEX;
-                    memcpy(rec->message, msg, sizeof(msg));
-                    __atomic_store_n(&rec->state, (int32_t)GA_FAULT_FAILED,
-                                     __ATOMIC_RELEASE);
-                } else if (f->device_status == GA_OK) {
-                    f->device_status = GA_ERR_INDEX;
-                    snprintf(f->device_message, sizeof(f->device_message),
-                             "%.200s (an index array on the device, checked by the kernel: "
-                             "reported at the next synchronizing call on that device)",
-                             msg);
-                }
-            } else if (rec != NULL) {
-                __atomic_store_n(&rec->state, (int32_t)GA_FAULT_OK, __ATOMIC_RELEASE);
             }
+            fill(f, rec, e);
         }
     }
     return GA_OK;
@@ -207,6 +265,9 @@ extern "C" int
 ga_cuda_fault_slot(int dev, cudaStream_t stream, ga_fault_record *rec,
                    ga_k_errrec **slot)
 {
+    if (ga_cuda_capture_device() == dev) { /* the graph's own; its launches fill owners */
+        return ga_cuda_graph_slot(dev, slot);
+    }
     fault_slots *f = NULL;
     GA_TRY(get_slots(dev, stream, &f));
     std::lock_guard<std::mutex> g(f->lock);
@@ -240,6 +301,9 @@ ga_cuda_fault_unslot(int dev, ga_k_errrec *slot)
         return;
     }
     std::lock_guard<std::mutex> g(f->lock);
+    if (slot < f->slots || slot >= f->slots + nslots) {
+        return; /* a graph's slot (ga_cuda_graph_slot): the graph keeps it */
+    }
     /* the operation was not queued: its slot stays untouched (zero) and is read back
      * as OK with no record to fill; the core keeps the record */
     f->owner[slot - f->slots] = NULL;
@@ -273,6 +337,25 @@ ga_cuda_fault_harvest(int dev, cudaStream_t stream)
         int st = f->device_status;
         f->device_status = GA_OK; /* reported once */
         return ga_error(st, "%s", f->device_message);
+    }
+    return GA_OK;
+}
+
+int
+ga_cuda_fault_graph_launched(int dev, cudaStream_t stream,
+                             std::shared_ptr<const ga_k_errrec> mirror,
+                             std::vector<ga_fault_record *> owners)
+{
+    fault_slots *f = NULL;
+    GA_TRY(get_slots(dev, stream, &f));
+    std::lock_guard<std::mutex> g(f->lock);
+    cudaEvent_t ev;
+    GA_TRY(record_done(f, stream, &ev));
+    try {
+        f->graphs.push_back(graph_pending{ev, std::move(mirror), std::move(owners)});
+    } catch (...) {
+        cudaEventDestroy(ev);
+        return ga_error(GA_ERR_NOMEM, "out of host memory for a graph launch's failures");
     }
     return GA_OK;
 }

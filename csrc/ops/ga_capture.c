@@ -1,11 +1,11 @@
 /* ga_capture.c: record a step's compute calls once, replay them without Python
  * (ga_capture.h; docs/DESIGN.md, "Captured steps").
  *
- * Written by hand rather than with CUDA graphs: the plan must run on every device
- * kind (the CPU and simulated GPUs have no graphs), and one recorder at the backend
- * table serves all of them. On CUDA the replay is the same loop of launches with no
- * Python and no host wait between them; a graph launch would remove the per-launch
- * host cost as well (not done: there is no GPU here to test one on).
+ * Written by hand rather than with CUDA graphs alone: the plan must run on every
+ * device kind (the CPU and simulated GPUs have no graphs), and one recorder at the
+ * backend table serves all of them. On CUDA the first replay of a plan whose every
+ * call is a launch on one GPU is captured into a CUDA graph (the backend's graph_*
+ * entries), and later replays launch the graph: one launch per step ("graphs" below).
  *
  * The recorder sits above the registry and the storages and is reached through
  * hooks they call (ga_devices_set_backend_filter, ga_storage_set_watch,
@@ -91,10 +91,18 @@ struct ga_plan {
     int uses_cpu; /* an operation runs on the CPU's table */
     int refused;
     char reason[256];
+    /* the plan as a CUDA graph: 0 not tried, 1 made (graph), -1 not possible (why) */
+    int graph_state;
+    int graph_dev;
+    void *graph;
+    char graph_why[200];
 };
 
-/* This thread's recording, or NULL. */
+/* This thread's recording, or NULL; or its paused recording (ga_capture_pause). */
 static GA_THREAD_LOCAL ga_plan *recording;
+static GA_THREAD_LOCAL ga_plan *paused;
+/* Threads recording (paused ones too); under the GIL. */
+static int recorders;
 static GA_THREAD_LOCAL uint64_t rec_counter0;
 static uint64_t next_mark = 1; /* under the GIL */
 
@@ -591,8 +599,6 @@ filter(ga_device d, const ga_backend *be)
 
 /* --- recording ------------------------------------------------------------------ */
 
-static GA_THREAD_LOCAL ga_plan *paused;
-
 void
 ga_capture_pause(void)
 {
@@ -618,12 +624,6 @@ ga_capture_recording(void)
 }
 
 int
-ga_capture_host_read(const char *what)
-{
-    return refuse_read(what);
-}
-
-int
 ga_capture_begin(const char *name)
 {
     if (recording != NULL || paused != NULL) {
@@ -640,12 +640,13 @@ ga_capture_begin(const char *name)
     }
     snprintf(p->name, sizeof(p->name), "%s", name);
     p->mark = next_mark++;
-    static int hooked;
-    if (!hooked) {
+    /* the hooks are in place only while some thread records, so that a process that
+     * never records (or no longer does) pays nothing per backend lookup or operation;
+     * the storage watch is gated by ga_storage_watching */
+    if (recorders++ == 0) {
         ga_devices_set_backend_filter(filter);
         ga_storage_set_watch(on_new, on_reach);
         ga_device_set_work_watch(on_work);
-        hooked = 1;
     }
     uint64_t seed;
     ga_random_get_state(&seed, &rec_counter0);
@@ -657,11 +658,16 @@ ga_capture_begin(const char *name)
 static ga_plan *
 stop(void)
 {
-    ga_plan *p = recording;
+    ga_plan *p = recording != NULL ? recording : paused;
     if (p != NULL) {
         recording = NULL;
+        paused = NULL;
         refusal_set = 0;
         __atomic_fetch_sub(&ga_storage_watching, 1, __ATOMIC_RELAXED);
+        if (--recorders == 0) {
+            ga_devices_set_backend_filter(NULL);
+            ga_device_set_work_watch(NULL);
+        }
     }
     return p;
 }
@@ -829,6 +835,160 @@ run_op(const plan_op *o, uint64_t seed, uint64_t counter)
     return ga_error(GA_ERR_RUNTIME, "gpuarr.capture: a plan holds an unknown operation");
 }
 
+/* --- graphs ------------------------------------------------------------------- *
+ *
+ * A plan replays as one CUDA graph when every call is a launch on one GPU whose backend
+ * makes graphs, with the same arguments at every replay: kernels, cuBLAS calls,
+ * copies between blocks the plan holds, and checked gathers and scatters (a cross
+ * entropy's), whose failure slots are the graph's own: each launch reports to failure
+ * records made for it, as the loop's calls do. Not: random numbers (each replay's
+ * counters differ), copies from the host or another device, linear algebra and FFTs
+ * (their libraries wait or plan on the host), and anything on the CPU. Such a plan
+ * replays as the loop of calls. */
+
+/* The most checked operations a graph launch reports for (the backend's own bound
+ * may be lower: its capture then fails, and the plan replays as its calls). */
+#define GRAPH_MAX_CHECKED 64
+
+static const char *
+not_graphable(const ga_plan *p)
+{
+    const ga_backend *be = real_be[1];
+    if (be == NULL || be->graph_begin == NULL) {
+        return "its device makes no CUDA graphs (the CPU and simulated GPUs replay the "
+               "calls)";
+    }
+    if (p->uses_cpu) {
+        return "it runs work on the CPU";
+    }
+    if (p->nops == 0) {
+        return "it launches nothing";
+    }
+    for (int64_t i = 0; i < p->nops; i++) {
+        const plan_op *o = &p->ops[i];
+        if (o->slot != 1 || o->dev != p->ops[0].dev) {
+            return "it runs on more than one device";
+        }
+        switch (o->kind) {
+        case P_RANDOM:
+            return "it draws random numbers (each replay's counters differ)";
+        case P_COPY_H2D:
+            return "it copies from the host";
+        case P_COPY_PEER:
+            return "it copies from another device";
+        case P_LINALG:
+            return "it runs linear algebra (cuSOLVER)";
+        case P_FFT:
+            return "it runs FFTs (cuFFT)";
+        default:
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Capture the plan's calls into a graph (nothing runs); on any failure the plan
+ * replays as its loop of calls from now on, and says why. */
+static void
+make_graph(ga_plan *p)
+{
+    const char *why = not_graphable(p);
+    if (why != NULL) {
+        p->graph_state = -1;
+        snprintf(p->graph_why, sizeof(p->graph_why), "%s", why);
+        return;
+    }
+    const ga_backend *be = real_be[1];
+    int dev = p->ops[0].dev;
+    int checked = 0;
+    for (int64_t i = 0; i < p->nops; i++) {
+        checked += p->ops[i].kind == P_INDEX_CHECKED;
+    }
+    if (checked > GRAPH_MAX_CHECKED) {
+        p->graph_state = -1;
+        snprintf(p->graph_why, sizeof(p->graph_why),
+                 "it checks indices in more than %d operations", GRAPH_MAX_CHECKED);
+        return;
+    }
+    int st = be->graph_begin(dev);
+    void *graph = NULL;
+    if (st == GA_OK) {
+        for (int64_t i = 0; i < p->nops && st == GA_OK; i++) {
+            const plan_op *o = &p->ops[i];
+            /* a checked operation's record is the launch's (graph_launch) */
+            st = o->kind == P_INDEX_CHECKED
+                     ? be->index_checked(dev, (const ga_index_desc *)o->desc, o->op, NULL)
+                     : run_op(o, 0, 0);
+        }
+        if (st == GA_OK) {
+            st = be->graph_end(dev, 1, &graph);
+        }
+        else {
+            const char *m = be->last_error != NULL ? be->last_error() : "";
+            snprintf(p->graph_why, sizeof(p->graph_why), "its capture failed: %s", m);
+            be->graph_end(dev, 0, &graph);
+        }
+    }
+    if (st != GA_OK) {
+        if (p->graph_why[0] == '\0') {
+            const char *m = be->last_error != NULL ? be->last_error() : "";
+            snprintf(p->graph_why, sizeof(p->graph_why), "its capture failed: %s", m);
+        }
+        p->graph_state = -1;
+        return;
+    }
+    p->graph = graph;
+    p->graph_dev = dev;
+    p->graph_state = 1;
+}
+
+/* One launch of the plan's graph, with a failure record per checked operation made
+ * for it, queued on its target and flowing into what the later operations write, as
+ * run_op does for each call. */
+static int
+launch_graph(ga_plan *p)
+{
+    const ga_backend *be = real_be[1];
+    ga_fault *faults[GRAPH_MAX_CHECKED];
+    ga_fault_record *recs[GRAPH_MAX_CHECKED];
+    const plan_op *ops[GRAPH_MAX_CHECKED];
+    int n = 0, st = GA_OK;
+    for (int64_t i = 0; i < p->nops && st == GA_OK; i++) {
+        const plan_op *o = &p->ops[i];
+        if (o->kind != P_INDEX_CHECKED) {
+            continue;
+        }
+        faults[n] = NULL;
+        recs[n] = NULL;
+        ops[n] = o;
+        if (o->target != NULL) {
+            st = ga_fault_begin(device_of(o->slot, o->dev), o->what, &faults[n]);
+            recs[n] = st == GA_OK ? ga_fault_record_of(faults[n]) : NULL;
+        }
+        n++;
+    }
+    if (st == GA_OK) {
+        st = be->graph_launch(p->graph_dev, p->graph, recs, n);
+        if (st != GA_OK) {
+            st = ga_backend_status(be, st);
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        if (faults[k] == NULL) {
+            continue;
+        }
+        if (st != GA_OK) {
+            ga_fault_cancel(faults[k]);
+            continue;
+        }
+        ga_fault_queued(faults[k], ops[k]->target);
+        for (int32_t j = 0; j < ops[k]->nflow; j++) {
+            ga_fault_flow_slow(ops[k]->flow[j], ops[k]->target);
+        }
+    }
+    return st;
+}
+
 int
 ga_plan_replay(ga_plan *p)
 {
@@ -882,6 +1042,16 @@ ga_plan_replay(ga_plan *p)
     }
     /* random numbers: each call's counter as the uncaptured call would take it from
      * the generator's state now (aligned to its words per element, ga_creation.c) */
+    if (p->graph_state == 0) {
+        make_graph(p);
+    }
+    if (p->graph_state == 1) {
+        int st = launch_graph(p);
+        if (profiled) {
+            ga_prof_close();
+        }
+        return st;
+    }
     uint64_t seed, counter;
     ga_random_get_state(&seed, &counter);
     int st = GA_OK;
@@ -914,6 +1084,8 @@ ga_plan_get_info(const ga_plan *p, ga_plan_info *out)
     out->ops = p->nops;
     out->held = p->nheld;
     out->draws = (int64_t)p->draws;
+    out->graph = p->graph_state;
+    out->graph_why = p->graph_why;
     for (int64_t i = 0; i < p->nheld; i++) {
         out->held_bytes += (int64_t)p->held[i]->nbytes;
         if (p->older[i] && p->held[i]->refcount == 0) {
@@ -939,6 +1111,9 @@ ga_plan_free(ga_plan *p)
         }
     }
     free(p->ops);
+    if (p->graph != NULL) { /* before the blocks its kernels use go back */
+        real_be[1]->graph_destroy(p->graph_dev, p->graph);
+    }
     for (int64_t i = 0; i < p->nheld; i++) {
         if (p->held[i]->capture_mark == p->mark) {
             p->held[i]->capture_mark = 0;

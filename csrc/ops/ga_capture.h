@@ -49,11 +49,8 @@ void ga_capture_pause(void);
 void ga_capture_resume(void);
 /* Non-zero while this thread records. */
 int ga_capture_recording(void);
-/* GA_ERR_RUNTIME naming `what` while this thread records (a read to the host that a
- * replay could not repeat); GA_OK otherwise. */
-int ga_capture_host_read(const char *what);
 
-/* Run the plan once. */
+/* Run the plan once (the first replay on a GPU also captures its CUDA graph). */
 int ga_plan_replay(ga_plan *p);
 /* Numbers for repr() and tests: operations, storages held and their bytes, older
  * storages that only the plan holds now (a step that replaced an array it reads:
@@ -63,6 +60,10 @@ typedef struct {
     int64_t held, held_bytes;
     int64_t orphans;
     int64_t draws; /* random numbers per replay */
+    /* 1: it replays as one CUDA graph; -1: as its loop of calls, graph_why says why;
+     * 0: not replayed yet */
+    int graph;
+    const char *graph_why; /* the plan's, valid while it lives */
 } ga_plan_info;
 void ga_plan_get_info(const ga_plan *p, ga_plan_info *out);
 /* Release the plan and its references (under the GIL, as every decref). */

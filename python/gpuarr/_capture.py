@@ -50,10 +50,13 @@ call before the recording), enforced where it can be:
   for its replays, as a CUDA graph's memory pool does: a step's plan holds about what
   one uncaptured step allocates (``step.plan_info()``).
 
-On a GPU the replay is the recorded launches in one C loop, with no host wait (one
-CUDA graph launch would also remove the per-launch host cost: docs/DESIGN.md,
-"Captured steps"). The profiler shows a replay as one record, "capture replay", and a
-simulated GPU's modeled clock prices it as one launch.
+On a CUDA GPU (real or emulated) the first replay captures the plan into a CUDA graph
+and every replay is one graph launch: no host work per kernel, no host wait
+(``plan_info()["graph"]``). A plan that draws random numbers, checks indices, copies
+from the host or another device, or runs cuSOLVER or cuFFT replays as its recorded
+launches in one C loop instead (``plan_info()["graph_reason"]`` says which);
+docs/DESIGN.md, "Captured steps". The profiler shows a replay as one record, "capture
+replay", and a simulated GPU's modeled clock prices it as one launch.
 """
 import contextlib
 import functools
@@ -143,8 +146,8 @@ class _Recording:
         return True
 
 
-# This thread's recording: the guards and the refusal reason that optimizers and
-# modules note while a step records (`_guard`, `_not_replayable`).
+# This thread's recording: the guards and the before-replay hooks that optimizers and
+# modules note while a step records (`_guard`, `_before_replay`).
 _state = threading.local()
 
 
@@ -183,13 +186,6 @@ def _paused():
         yield
     finally:
         _core._capture_resume()
-
-
-def _not_replayable(reason):
-    """While a step records: its plan would freeze a Python value that changes on
-    every call (``reason`` says which); the step runs its Python each call instead."""
-    if getattr(_state, "guards", None) is not None and _state.reason is None:
-        _state.reason = reason
 
 
 class Captured:
@@ -231,13 +227,17 @@ class Captured:
     def plan_info(self):
         """plan_info()
 
-        The last signature's plan: its operations, the blocks it holds and their
-        bytes, and the random numbers each replay draws; None before it is recorded."""
+        The last signature's plan: its operations (``ops``), the blocks it holds and
+        their bytes (``held``, ``held_bytes``), the random numbers each replay draws
+        (``draws``), and ``graph``: True when its replays are one CUDA graph launch,
+        False when they run its calls (``graph_reason`` says why), None before the
+        first replay; None before it is recorded."""
         rec = getattr(self, "_last", None)
         if rec is None or rec.plan is None:
             return None
         info = _core._plan_info(rec.plan)
         info.pop("orphans")
+        info["graph"] = {1: True, -1: False}.get(info["graph"])
         return info
 
     def _run(self, rec, record):

@@ -545,7 +545,7 @@ class assert_work:
         return False
 
 
-_KERNEL_FIELDS = ("launches", "syncs", "h2d", "d2h")
+_KERNEL_FIELDS = ("launches", "syncs", "h2d", "d2h", "graph_launches", "graph_kernels")
 
 
 class _KernelCounts:
@@ -587,8 +587,10 @@ def count_kernels(device):
     A context manager that counts what the CUDA plugin did on ``device`` inside the
     block: ``launches`` (kernels, a cuBLAS call counting one), ``syncs`` (host waits:
     synchronize, a copy to the host, a check that reads a result back),
-    ``h2d`` and ``d2h`` (copies to and from the device) and ``max_grid_blocks`` (the
-    largest grid launched, in blocks). The counting is in the plugin's host code, so it
+    ``h2d`` and ``d2h`` (copies to and from the device), ``max_grid_blocks`` (the
+    largest grid launched, in blocks), ``graph_launches`` (CUDA graphs launched: a
+    captured step's replay; each also counts as one launch) and ``graph_kernels`` (the
+    kernels those graphs ran, which ``launches`` does not count). The counting is in the plugin's host code, so it
     is the same on a GPU and in the emulation. On the CPU and simulated GPUs nothing is
     counted: ``supported`` is False and every count is 0::
 

@@ -94,6 +94,8 @@ class _KernelCounts:
     h2d: int
     d2h: int
     max_grid_blocks: int
+    graph_launches: int
+    graph_kernels: int
     def __init__(self, device: Device, start: dict[str, int] | None) -> None: ...
 
 def count_kernels(device: _DeviceLike) -> contextlib.AbstractContextManager[_KernelCounts]: ...

@@ -67,7 +67,8 @@ def test_plugin_exports_only_its_entry_points():
                      "gpuarr_cuda_selftest_dl_memset", "gpuarr_cuda_selftest_dl_copy",
                      "gpuarr_cuda_selftest_dl_sync", "gpuarr_cuda_selftest_dl_wait",
                      "gpuarr_cuda_selftest_schedule", "gpuarr_cuda_selftest_memcheck",
-                     "gpuarr_cuda_selftest_long_one_block"}, names
+                     "gpuarr_cuda_selftest_long_one_block",
+                     "gpuarr_cuda_selftest_graph"}, names
 
 
 @needs_plugin

@@ -3,6 +3,7 @@ such) it prints every row of its table, and without a real GPU it says so and ex
 Benchmarks are not tests, so nothing here checks a speed; sizes are tiny (--quick)."""
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -200,14 +201,21 @@ def test_gpu_bench_times_dlpack_hand_overs_to_the_peers(monkeypatch):
 @needs_emulated_plugin
 def test_gpu_bench_counts_the_training_steps_launches_on_emulated_cuda():
     """The training step's rows on emulated CUDA: the plugin's counters give the
-    launches of one step, and no host wait inside it (the row's text says both)."""
+    launches of one step (the captured step's one CUDA graph, of as many kernels as the
+    uncaptured step launches), and no host wait inside it (the row's text says so)."""
     r = _run("--allow-simulated", "--quick", GPUARR_CUDA_EMULATE="1")
     assert r.returncode == 0, r.stdout + r.stderr
     rows = [line for line in r.stdout.splitlines() if "MLP step:" in line]
     assert len(rows) == 2, r.stdout
+    counts = []
     for line in rows:
-        assert " launches, 0 host waits a step" in line, line
-        assert int(line.split(" launches")[0].split()[-1]) > 10, line
+        assert ", 0 host waits a step" in line, line
+        m = re.search(r"(\d+) launches \((\d+) CUDA graph of (\d+) kernels\)", line)
+        assert m, line
+        counts.append(tuple(int(g) for g in m.groups()))
+    (launches, graphs, _), captured = counts
+    assert launches > 10 and graphs == 0, rows
+    assert captured == (1, 1, launches), rows
 
 
 def test_gpu_bench_training_step_peers_say_why_they_are_missing(monkeypatch):

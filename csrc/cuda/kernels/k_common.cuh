@@ -310,16 +310,9 @@ ga_st_as(char *p, int dt, A v)
     }
 }
 
-/* ---- a device-side error record (kernels cannot return a status) ----
+/* ---- a device-side error record (ga_k_errrec, ga_cuda.h) ----
  * A kernel that finds bad input (an out-of-range index) claims the record with an
- * atomic and writes what the host needs for the message; the host reads it back after
- * a stream synchronisation. */
-typedef struct ga_k_errrec_ {
-    unsigned int count; /* elements that failed; 0 = no error */
-    unsigned int which; /* the failing index operand (0-based) */
-    int64_t value;      /* the index as given */
-    int64_t size;       /* the size it had to fit */
-} ga_k_errrec;
+ * atomic and writes what the host needs for the message. */
 
 static GA_DEV inline void
 ga_k_report(ga_k_errrec *rec, unsigned which, int64_t value, int64_t size)

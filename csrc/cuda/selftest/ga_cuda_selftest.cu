@@ -399,3 +399,98 @@ done:
     }
     return got;
 }
+
+/* --- stream capture and graphs (tests/cuda/test_cuda_graphs.py) ------------------------ */
+
+namespace {
+
+__global__ void
+k_add_one(int32_t *counter)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        *counter += 1;
+    }
+}
+
+}  // namespace
+
+/* The capture rules the backend's graphs rely on, the same on a GPU and in the
+ * emulation: captured work does not run until the graph is launched, a graph runs its
+ * work at every launch, and a wait for the capturing stream fails and invalidates the
+ * capture. 0 when every check passes; otherwise 1 and a message in msg. */
+extern "C" __attribute__((visibility("default"))) int
+gpuarr_cuda_selftest_graph(int dev, char *msg, size_t n)
+{
+    int rc = 1;
+    int32_t *counter = NULL, host = -1;
+    cudaStream_t s = NULL;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    cudaError_t e;
+    msg[0] = '\0';
+    ST_TRY(CU(cudaSetDevice(dev)));
+    ST_TRY(CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)));
+    ST_TRY(ga_cuda_alloc(dev, sizeof(int32_t), (void **)&counter));
+    ST_TRY(CU(cudaMemsetAsync(counter, 0, sizeof(int32_t), s)));
+    ST_TRY(CU(cudaStreamSynchronize(s)));
+
+    ST_TRY(CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed)));
+    GA_LAUNCH(k_add_one, 1, 32, 0, s, counter);
+    GA_LAUNCH(k_add_one, 1, 32, 0, s, counter);
+    ST_TRY(CU(cudaStreamEndCapture(s, &graph)));
+    ST_TRY(CU(cudaMemcpyAsync(&host, counter, sizeof(host), cudaMemcpyDeviceToHost, s)));
+    ST_TRY(CU(cudaStreamSynchronize(s)));
+    if (host != 0) {
+        fail(msg, n, "captured kernels ran before the graph was launched");
+        goto done;
+    }
+    ST_TRY(CU(cudaGraphInstantiate(&exec, graph, 0)));
+    cudaGraphDestroy(graph);
+    graph = NULL;
+    for (int i = 0; i < 3; i++) {
+        ST_TRY(CU(cudaGraphLaunch(exec, s)));
+    }
+    ST_TRY(CU(cudaMemcpyAsync(&host, counter, sizeof(host), cudaMemcpyDeviceToHost, s)));
+    ST_TRY(CU(cudaStreamSynchronize(s)));
+    if (host != 6) {
+        snprintf(msg, n, "three launches of a two-kernel graph counted %d, not 6", host);
+        goto done;
+    }
+
+    /* a host wait for the capturing stream cannot be captured */
+    ST_TRY(CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed)));
+    GA_LAUNCH(k_add_one, 1, 32, 0, s, counter);
+    e = cudaStreamSynchronize(s);
+    cudaGetLastError();
+    if (e != cudaErrorStreamCaptureUnsupported) {
+        snprintf(msg, n, "a wait for a capturing stream gave %s", cudaGetErrorName(e));
+        cudaStreamEndCapture(s, &graph);
+        goto done;
+    }
+    e = cudaStreamEndCapture(s, &graph);
+    cudaGetLastError();
+    if (e != cudaErrorStreamCaptureInvalidated || graph != NULL) {
+        snprintf(msg, n, "the end of an invalidated capture gave %s", cudaGetErrorName(e));
+        goto done;
+    }
+    ST_TRY(CU(cudaMemcpyAsync(&host, counter, sizeof(host), cudaMemcpyDeviceToHost, s)));
+    ST_TRY(CU(cudaStreamSynchronize(s)));
+    if (host != 6) {
+        fail(msg, n, "an invalidated capture's kernel ran");
+        goto done;
+    }
+    rc = 0;
+done:
+    if (exec != NULL) {
+        cudaGraphExecDestroy(exec);
+    }
+    if (graph != NULL) {
+        cudaGraphDestroy(graph);
+    }
+    if (s != NULL) {
+        cudaStreamSynchronize(s);
+        cudaStreamDestroy(s);
+    }
+    ga_cuda_free(dev, counter, sizeof(int32_t));
+    return rc;
+}
