@@ -87,7 +87,8 @@ REHEARSE_DEADLINE = 420
 # these come first when time runs short): the CUDA files, the textbook, the core, then
 # everything else. pytest drops the duplicates that `tests` adds back.
 GPU_TESTS = ["tests/cuda/test_cuda_kernels.py", "tests/cuda/test_cuda_sort.py",
-             "tests/cuda/test_cuda_budgets.py", "tests/cuda/test_cuda_budgets_index.py",
+             "tests/cuda/test_cuda_budgets.py", "tests/cuda/test_cuda_graphs.py",
+             "tests/cuda/test_cuda_budgets_index.py",
              "tests/cuda/test_cuda_allocator.py", "tests/cuda/test_cuda_copies.py",
              "tests/cuda/test_cuda_plugin.py", "tests/cuda/test_cuda_unaligned.py",
              "tests/textbook/test_textbook_pytorch.py",
