@@ -46,14 +46,17 @@ call before the recording), enforced where it can be:
   replays would read the old array.
 - **Random numbers advance per call**, as in the uncaptured step: each replay draws
   the generator's next numbers (bitwise the uncaptured sequence).
+- **Threads.** Calls from several threads run one at a time (a lock per step). The
+  output buffers are the step's: a thread that keeps a result while others call the
+  step keeps a copy (``loss.copy()``).
 - **Memory.** A plan keeps every array its recording made (the step's temporaries)
   for its replays, as a CUDA graph's memory pool does: a step's plan holds about what
   one uncaptured step allocates (``step.plan_info()``).
 
 On a CUDA GPU (real or emulated) the first replay captures the plan into a CUDA graph
 and every replay is one graph launch: no host work per kernel, no host wait
-(``plan_info()["graph"]``). A plan that draws random numbers, checks indices, copies
-from the host or another device, or runs cuSOLVER or cuFFT replays as its recorded
+(``plan_info()["graph"]``). A plan that draws random numbers, copies from the host
+or another device, or runs cuSOLVER or cuFFT replays as its recorded
 launches in one C loop instead (``plan_info()["graph_reason"]`` says which);
 docs/DESIGN.md, "Captured steps". The profiler shows a replay as one record, "capture
 replay", and a simulated GPU's modeled clock prices it as one launch.
@@ -200,6 +203,10 @@ class Captured:
         self._recordings = {}
         self.replays = 0
         self.plan_replays = 0
+        # one call at a time: a call's input copies, run and output buffers are one
+        # step; a re-entrant lock, so that a step calling itself gets the recorder's
+        # own refusal rather than a deadlock
+        self._lock = threading.RLock()
         functools.update_wrapper(self, fn, updated=())  # not fn.__dict__: our state
 
     @property
@@ -310,8 +317,12 @@ class Captured:
 
         Run the step for this call's signature: the function on its buffers the first
         and second time (the second recorded), its plan after that; return the output
-        buffers.
+        buffers. Calls from several threads run one at a time.
         """
+        with self._lock:
+            return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         key = (tuple(_signature_of(a, f"argument {i}") for i, a in enumerate(args)),
                tuple(sorted((k, _signature_of(v, f"argument {k!r}"))
                             for k, v in kwargs.items())))

@@ -6,6 +6,8 @@ a read to the host); random numbers advance per replay; the devices count the re
 work, the profiler shows it, a simulated GPU's modeled clock prices it as one launch;
 a plan's blocks go when the step goes."""
 import gc
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -112,6 +114,44 @@ def test_adam_advances_its_step_before_each_replay_bitwise(device):
     assert [opt_c.state[p]["step"] for p in capt.parameters()] == [7] * 4
     # the warm-up, the recording and the re-recording at the new rate ran the function
     assert len(calls) == 3 and step.plan_replays == 4 and step.eager_reason is None
+
+
+def test_calls_from_two_threads_run_one_at_a_time(device):
+    # the function sleeps while inside (in its warm-up and its recording, the calls
+    # that run its Python), so two calls let in at once would overlap there
+    net, opt, inner = _training(device, SGDS["momentum"])
+    inside, seen = [0], []
+
+    def fn(X, y):
+        inside[0] += 1
+        seen.append(inside[0])
+        time.sleep(0.02)
+        loss = inner(X, y)
+        inside[0] -= 1
+        return loss
+
+    captured = gpuarr.capture(fn)
+    (X, y), = _batches(device, 1)
+    errors = []
+
+    def calls():
+        try:
+            for _ in range(4):
+                captured(X, y)
+        except BaseException as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(e)
+
+    threads = [threading.Thread(target=calls) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and seen == [1, 1], (errors, seen)
+    assert captured.plan_replays == 6
+    plain, _, step_plain = _training(device, SGDS["momentum"])
+    for _ in range(8):
+        step_plain(X, y)
+    _assert_same_params(plain, net)
 
 
 def test_replay_false_runs_the_function_every_call(device):
