@@ -37,9 +37,10 @@
  * reduced as it is made (fused_reduce); 15: what the core asks of the in-core host
  * backends (set_device_count, pending_work, hold_queue, stamp_tasks, num_threads,
  * host_cache_limit); 16: CUDA graphs (graph_begin, graph_end, graph_launch,
- * graph_destroy) and their kernel counters. Entries only ever added at the end of
- * ga_backend. */
-#define GA_BACKEND_ABI_VERSION 16
+ * graph_destroy) and their kernel counters; 17: a random call's seed and counter base
+ * read on the device (ga_random_desc.state), so that a graph draws anew at each launch.
+ * Entries only ever added at the end of ga_backend. */
+#define GA_BACKEND_ABI_VERSION 17
 
 /* A scalar operand passed by value: the element's storage bytes in its dtype. */
 typedef union {
@@ -169,6 +170,13 @@ typedef struct {
     char *out;      /* contiguous */
     double a, b;    /* UNIFORM: [low, high); NORMAL: mean, std */
     int64_t lo, hi; /* INTEGERS: [lo, hi) */
+    /* NULL, or two words in the device's memory, {seed, counter base}, read when the
+     * call runs rather than when it is made: the call then draws with key state[0] from
+     * counter state[1] + `counter` (`seed` unused). A call captured into a CUDA graph
+     * is made once and launched many times, each launch with the generator's state of
+     * its own (ga_capture.c writes the words before each launch). Only backends that
+     * make graphs need honour it; the others refuse it. */
+    const uint64_t *state;
 } ga_random_desc;
 
 /* Gather (x[idx...]) and scatter (x[idx...] = v) for integer-array indexing.

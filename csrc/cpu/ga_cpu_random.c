@@ -51,6 +51,16 @@ ga_cpu_random(int dev, const ga_random_desc *r)
                         "random: unsupported dtype %s for this distribution",
                         ga_dtype_infos[r->dtype].name);
     }
+    /* the generator's state read now (ga_backend.h): a host backend's memory is the
+     * host's */
+    ga_random_desc now;
+    if (r->state != NULL) {
+        now = *r;
+        now.seed = r->state[0];
+        now.counter += r->state[1];
+        now.state = NULL;
+        r = &now;
+    }
     random_job job = {r, ga_dtype_itemsize((ga_dtype)r->dtype), ga_random_draws(r)};
     ga_cpu_parallel_for((job.draws + GA_RANDOM_PARALLEL_MIN - 1) /
                             GA_RANDOM_PARALLEL_MIN,

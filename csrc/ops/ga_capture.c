@@ -96,6 +96,12 @@ struct ga_plan {
     int graph_dev;
     void *graph;
     char graph_why[200];
+    /* a graph's random calls: the generator's {seed, counter base} in the device's
+     * memory (written before each launch), and each call's counter offset from the
+     * base, which the graph holds (valid while a launch's base aligns them alike) */
+    ga_storage *graph_rng;
+    uint64_t *graph_offsets;
+    int64_t graph_nrandom;
 };
 
 /* This thread's recording, or NULL; or its paused recording (ga_capture_pause). */
@@ -765,6 +771,19 @@ ga_capture_end(ga_plan **out)
 
 /* --- replay --------------------------------------------------------------------- */
 
+/* A random call's counter as the uncaptured call takes it from the generator's
+ * `counter` (aligned to its words per element, ga_creation.c), which moves past the
+ * call's words. */
+static uint64_t
+take_counter(const plan_op *o, uint64_t *counter)
+{
+    const ga_random_desc *r = (const ga_random_desc *)o->desc;
+    const uint64_t q = (uint64_t)ga_random_words(r->dist, r->dtype);
+    const uint64_t at = *counter + (q - *counter % q) % q;
+    *counter = at + (uint64_t)r->n * q;
+    return at;
+}
+
 static int
 run_op(const plan_op *o, uint64_t seed, uint64_t counter)
 {
@@ -841,10 +860,12 @@ run_op(const plan_op *o, uint64_t seed, uint64_t counter)
  * makes graphs, with the same arguments at every replay: kernels, cuBLAS calls,
  * copies between blocks the plan holds, and checked gathers and scatters (a cross
  * entropy's), whose failure slots are the graph's own: each launch reports to failure
- * records made for it, as the loop's calls do. Not: random numbers (each replay's
- * counters differ), copies from the host or another device, linear algebra and FFTs
- * (their libraries wait or plan on the host), and anything on the CPU. Such a plan
- * replays as the loop of calls. */
+ * records made for it, as the loop's calls do; and random numbers (a dropout's), whose
+ * calls read the generator's seed and counter base from device words written before
+ * each launch (ga_random_desc.state), so that every replay draws what the uncaptured
+ * step would, as PyTorch's graph-safe generator reads its offset. Not: copies from the
+ * host or another device, linear algebra and FFTs (their libraries wait or plan on the
+ * host), and anything on the CPU. Such a plan replays as the loop of calls. */
 
 /* The most checked operations a graph launch reports for (the backend's own bound
  * may be lower: its capture then fails, and the plan replays as its calls). */
@@ -870,8 +891,6 @@ not_graphable(const ga_plan *p)
             return "it runs on more than one device";
         }
         switch (o->kind) {
-        case P_RANDOM:
-            return "it draws random numbers (each replay's counters differ)";
         case P_COPY_H2D:
             return "it copies from the host";
         case P_COPY_PEER:
@@ -910,11 +929,37 @@ make_graph(ga_plan *p)
                  "it checks indices in more than %d operations", GRAPH_MAX_CHECKED);
         return;
     }
-    int st = be->graph_begin(dev);
+    /* the random calls' counters, as offsets from the generator's counter now (a
+     * launch checks that its own base gives the same ones: launch_fits) */
+    int st = GA_OK;
+    uint64_t seed, counter0, counter;
+    ga_random_get_state(&seed, &counter0);
+    counter = counter0;
+    for (int64_t i = 0; i < p->nops; i++) {
+        p->graph_nrandom += p->ops[i].kind == P_RANDOM;
+    }
+    if (p->graph_nrandom > 0) {
+        p->graph_offsets = (uint64_t *)malloc((size_t)p->graph_nrandom * sizeof(uint64_t));
+        st = p->graph_offsets == NULL
+                 ? ga_error(GA_ERR_NOMEM, "out of host memory for a captured plan")
+                 : ga_storage_new(device_of(1, dev), 2 * sizeof(uint64_t), &p->graph_rng);
+    }
+    if (st == GA_OK) {
+        st = be->graph_begin(dev);
+    }
     void *graph = NULL;
     if (st == GA_OK) {
-        for (int64_t i = 0; i < p->nops && st == GA_OK; i++) {
+        for (int64_t i = 0, k = 0; i < p->nops && st == GA_OK; i++) {
             const plan_op *o = &p->ops[i];
+            if (o->kind == P_RANDOM) {
+                ga_random_desc r = *(const ga_random_desc *)o->desc;
+                p->graph_offsets[k] = take_counter(o, &counter) - counter0;
+                r.seed = 0;
+                r.counter = p->graph_offsets[k++];
+                r.state = (const uint64_t *)p->graph_rng->data;
+                st = be->random(dev, &r);
+                continue;
+            }
             /* a checked operation's record is the launch's (graph_launch) */
             st = o->kind == P_INDEX_CHECKED
                      ? be->index_checked(dev, (const ga_index_desc *)o->desc, o->op, NULL)
@@ -942,17 +987,44 @@ make_graph(ga_plan *p)
     p->graph_state = 1;
 }
 
+/* Whether a launch from the generator's `counter` gives the graph's random calls the
+ * counter offsets it was made with (they differ only when the counter's alignment to
+ * a call's words per element does: a float64 or normal draw after an odd count of
+ * words drawn elsewhere); the counter after the plan goes to *end. */
+static int
+launch_fits(const ga_plan *p, uint64_t counter0, uint64_t *end)
+{
+    uint64_t counter = counter0;
+    for (int64_t i = 0, k = 0; i < p->nops; i++) {
+        if (p->ops[i].kind == P_RANDOM &&
+            take_counter(&p->ops[i], &counter) - counter0 != p->graph_offsets[k++]) {
+            return 0;
+        }
+    }
+    *end = counter;
+    return 1;
+}
+
 /* One launch of the plan's graph, with a failure record per checked operation made
  * for it, queued on its target and flowing into what the later operations write, as
- * run_op does for each call. */
+ * run_op does for each call; the generator's state, {seed, counter0}, goes to the
+ * random calls' device words first (a copy from pageable memory is staged at once:
+ * the words on the host may go). */
 static int
-launch_graph(ga_plan *p)
+launch_graph(ga_plan *p, uint64_t seed, uint64_t counter0)
 {
     const ga_backend *be = real_be[1];
     ga_fault *faults[GRAPH_MAX_CHECKED];
     ga_fault_record *recs[GRAPH_MAX_CHECKED];
     const plan_op *ops[GRAPH_MAX_CHECKED];
     int n = 0, st = GA_OK;
+    if (p->graph_rng != NULL) {
+        const uint64_t words[2] = {seed, counter0};
+        st = be->copy_h2d(p->graph_dev, p->graph_rng->data, words, sizeof(words));
+        if (st != GA_OK) {
+            return ga_backend_status(be, st);
+        }
+    }
     for (int64_t i = 0; i < p->nops && st == GA_OK; i++) {
         const plan_op *o = &p->ops[i];
         if (o->kind != P_INDEX_CHECKED) {
@@ -1040,29 +1112,28 @@ ga_plan_replay(ga_plan *p)
             ga_copy_queue_fence_slow(p->held[i], 0);
         }
     }
-    /* random numbers: each call's counter as the uncaptured call would take it from
-     * the generator's state now (aligned to its words per element, ga_creation.c) */
     if (p->graph_state == 0) {
         make_graph(p);
     }
-    if (p->graph_state == 1) {
-        int st = launch_graph(p);
+    /* random numbers: each call's counter as the uncaptured call would take it from
+     * the generator's state now */
+    uint64_t seed, counter, end;
+    ga_random_get_state(&seed, &counter);
+    if (p->graph_state == 1 && launch_fits(p, counter, &end)) {
+        int st = launch_graph(p, seed, counter);
+        if (st == GA_OK) {
+            ga_random_set_state(seed, end);
+        }
         if (profiled) {
             ga_prof_close();
         }
         return st;
     }
-    uint64_t seed, counter;
-    ga_random_get_state(&seed, &counter);
     int st = GA_OK;
     for (int64_t i = 0; i < p->nops && st == GA_OK; i++) {
         const plan_op *o = &p->ops[i];
         if (o->kind == P_RANDOM) {
-            const ga_random_desc *r = (const ga_random_desc *)o->desc;
-            const uint64_t q = (uint64_t)ga_random_words(r->dist, r->dtype);
-            counter += (q - counter % q) % q;
-            st = run_op(o, seed, counter);
-            counter += (uint64_t)r->n * q;
+            st = run_op(o, seed, take_counter(o, &counter));
         } else {
             st = run_op(o, seed, 0);
         }
@@ -1114,6 +1185,10 @@ ga_plan_free(ga_plan *p)
     if (p->graph != NULL) { /* before the blocks its kernels use go back */
         real_be[1]->graph_destroy(p->graph_dev, p->graph);
     }
+    if (p->graph_rng != NULL) {
+        ga_storage_decref(p->graph_rng);
+    }
+    free(p->graph_offsets);
     for (int64_t i = 0; i < p->nheld; i++) {
         if (p->held[i]->capture_mark == p->mark) {
             p->held[i]->capture_mark = 0;

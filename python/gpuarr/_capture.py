@@ -55,8 +55,9 @@ call before the recording), enforced where it can be:
 
 On a CUDA GPU (real or emulated) the first replay captures the plan into a CUDA graph
 and every replay is one graph launch: no host work per kernel, no host wait
-(``plan_info()["graph"]``). A plan that draws random numbers, copies from the host
-or another device, or runs cuSOLVER or cuFFT replays as its recorded
+(``plan_info()["graph"]``); its random numbers (dropout) are drawn anew at each
+launch, from the generator's state copied to the device first. A plan that copies
+from the host or another device, or runs cuSOLVER or cuFFT replays as its recorded
 launches in one C loop instead (``plan_info()["graph_reason"]`` says which);
 docs/DESIGN.md, "Captured steps". The profiler shows a replay as one record, "capture
 replay", and a simulated GPU's modeled clock prices it as one launch.

@@ -1,10 +1,11 @@
 """A captured step on a CUDA GPU is one CUDA graph launch (issue 45): the first replay
 captures the plan's calls into a graph, every later replay launches it, with bitwise
 the uncaptured step's results; a label out of range still raises at the read of the
-loss; a plan the graph cannot hold (random numbers) or whose capture fails replays as
-its calls and says why; the graph's blocks go when the step goes. The capture rules
-the backend relies on are checked by a self-test that runs on the emulation and on a
-real GPU alike. On emulated devices or a real GPU."""
+loss; random numbers (dropout) draw anew at each launch, as the uncaptured step would;
+a plan whose capture fails replays as its calls and says why; the graph's blocks go
+when the step goes. The capture rules the backend relies on are checked by a self-test
+that runs on the emulation and on a real GPU alike. On emulated devices or a real
+GPU."""
 import ctypes
 import gc
 import os
@@ -86,18 +87,66 @@ def test_a_label_out_of_range_raises_at_the_read_of_a_replayed_loss(dev):
         net[0].weight.numpy()
 
 
-def test_random_numbers_keep_the_replay_a_loop_of_calls_and_say_so(dev):
-    net = mlp(dev, dropout=0.5)
-    captured = gpuarr.capture(step_fn(net, _sgd(net.parameters())))
-    (X, y), = batches(dev, 1)
-    for _ in range(3):
-        captured(X, y)
-    gpuarr.synchronize(dev)
+def test_a_dropout_step_is_one_graph_launch_that_draws_anew_each_replay(dev):
+    # each replay draws what the uncaptured step draws from the generator's state of
+    # that moment: the graph's random calls read the seed and counter from device words
+    # written before the launch (its one copy in)
+    net_a, net_b = mlp(dev, dropout=0.5), mlp(dev, dropout=0.5)
+    opt_a, opt_b = _sgd(net_a.parameters()), _sgd(net_b.parameters())
+    step, captured = step_fn(net_a, opt_a), gpuarr.capture(step_fn(net_b, opt_b))
+    data = batches(dev, 6)
+    for i, (X, y) in enumerate(data):
+        # two seeds, and the counter moved on by a draw of 4 i words, before each step
+        def reseed():
+            gpuarr.random.seed(100 + i % 2)
+            gpuarr.random.uniform(size=4 * i, device=dev)
+
+        reseed()
+        want = step(X, y)
+        after = gpuarr.random.get_state()
+        reseed()
+        if i < 3:
+            got = captured(X, y)
+        else:
+            captured.inputs[0][...], captured.inputs[1][...] = X, y
+            gpuarr.synchronize(dev)
+            with count_kernels(dev) as k:
+                got = captured(*captured.inputs)
+            assert (k.launches, k.graph_launches, k.syncs, k.h2d, k.d2h) == (1, 1, 0, 1, 0), k
+        assert gpuarr.random.get_state() == after
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
     info = captured.plan_info()
-    assert info["graph"] is False and "random numbers" in info["graph_reason"], info
-    with count_kernels(dev) as k:
-        captured(*captured.inputs)
-    assert k.graph_launches == 0 and k.launches > 1 and k.syncs == 0, k
+    assert info["graph"] is True and info["graph_reason"] is None, info
+    for p, q in zip(net_a.parameters(), net_b.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+
+
+def test_a_replay_whose_counter_aligns_otherwise_runs_its_calls(dev):
+    # float64 normals take 4 words an element, aligned to 4: after an odd count of
+    # float32 words drawn outside the step, the graph's offsets no longer hold, and that
+    # replay runs as calls, with the uncaptured draws; the next aligned one is a graph
+    def draw(x):
+        return x + gpuarr.random.normal(size=(3,), dtype=gpuarr.float64, device=dev)
+
+    captured = gpuarr.capture(draw)
+    x = gpuarr.zeros(3, dtype=gpuarr.float64, device=dev)
+    # float32 words drawn before each call; the first replay (call 2) makes the graph
+    # from a counter that is a multiple of 4
+    extra = [1, 2, 4, 3, 8, 1, 0, 2]
+    for i, n in enumerate(extra):
+        gpuarr.random.seed(5)
+        gpuarr.random.uniform(size=n, dtype=gpuarr.float32, device=dev)
+        want, after = draw(x).numpy(), gpuarr.random.get_state()
+        gpuarr.random.seed(5)
+        gpuarr.random.uniform(size=n, dtype=gpuarr.float32, device=dev)
+        gpuarr.synchronize(dev)
+        with count_kernels(dev) as k:
+            got = captured(x).numpy()
+        np.testing.assert_array_equal(got, want)
+        assert gpuarr.random.get_state() == after
+        if i >= 2:
+            assert k.graph_launches == (n % 4 == 0), (i, k)
+    assert captured.plan_info()["graph"] is True
 
 
 def test_a_failed_capture_replays_as_calls_with_the_same_results(dev, monkeypatch):

@@ -76,8 +76,15 @@ template <> struct ga_draw_bits<8> {
 /* The descriptor travels by value (no host pointer is dereferenced on the device). */
 template <int DIST, int DT>
 __global__ void
-k_random(const GA_GRID_CONSTANT ga_random_desc r)
+k_random(const GA_GRID_CONSTANT ga_random_desc call)
 {
+    /* a call captured into a graph reads the generator's state of its launch
+     * (ga_backend.h); the copy's fields live in registers, as the parameter's do */
+    ga_random_desc r = call;
+    if (call.state != nullptr) {
+        r.seed = call.state[0];
+        r.counter = call.counter + call.state[1];
+    }
     constexpr int Q = DIST == GA_RAND_NORMAL     ? (DT == GA_FLOAT64 ? 4 : 2)
                       : DIST == GA_RAND_INTEGERS ? 2
                       : DT == GA_FLOAT64         ? 2
@@ -167,6 +174,8 @@ ga_cuda_random(int dev, const ga_random_desc *r)
     if (r->n <= 0) {
         return GA_OK;
     }
+    /* with r->state the counter's base is known only on the device, and the call may
+     * take one draw more than the grid is sized for: the grid-stride loop covers it */
     unsigned grid, block;
     cudaStream_t stream;
     int st = ga_k_setup(dev, ga_random_draws(r), &grid, &block, &stream);
