@@ -174,8 +174,9 @@ typedef struct {
      * call runs rather than when it is made: the call then draws with key state[0] from
      * counter state[1] + `counter` (`seed` unused). A call captured into a CUDA graph
      * is made once and launched many times, each launch with the generator's state of
-     * its own (ga_capture.c writes the words before each launch). Only backends that
-     * make graphs need honour it; the others refuse it. */
+     * its own (ga_capture.c writes the words before each launch). Only the CUDA
+     * backend is handed it today; the host backends read it too (their memory is the
+     * host's). */
     const uint64_t *state;
 } ga_random_desc;
 
