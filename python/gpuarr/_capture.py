@@ -117,8 +117,7 @@ def _shaped(outputs, kind):
 class _Recording:
     """One signature's buffers, and its plan once recorded."""
 
-    __slots__ = ("inputs", "kw_inputs", "outputs", "kind", "plan", "guards", "hooks",
-                 "reason")
+    __slots__ = ("inputs", "kw_inputs", "outputs", "kind", "plan", "guards", "hooks")
 
     def __init__(self, args, kwargs):
         # a buffer per array argument, on the argument's device (the same dtype and
@@ -131,7 +130,6 @@ class _Recording:
         self.plan = None     # the recorded plan (a capsule), once recorded
         self.guards = ()     # (token function, its value at the recording)
         self.hooks = ()      # what runs before each replay (_before_replay)
-        self.reason = None   # why this signature runs its Python on every call
 
     def load(self, args, kwargs):
         """Copy the call's arrays into the input buffers."""
@@ -226,11 +224,9 @@ class Captured:
 
     @property
     def eager_reason(self):
-        """Why the last signature called runs its Python on every call, or None."""
-        rec = getattr(self, "_last", None)
-        if not self._replay:
-            return "gpuarr.capture(fn, replay=False)"
-        return None if rec is None else rec.reason
+        """Why the step runs its Python on every call, or None (a step recorded
+        once replays its plan: a signature's first two calls run the Python)."""
+        return None if self._replay else "gpuarr.capture(fn, replay=False)"
 
     def plan_info(self):
         """plan_info()
@@ -257,25 +253,22 @@ class Captured:
         try:
             if record:
                 _core._capture_record_begin(self._name)  # refused inside another
-                _state.guards, _state.hooks, _state.reason = [], [], None
+                _state.guards, _state.hooks = [], []
             try:
                 result = self.fn(*rec.inputs, **rec.kw_inputs)
                 outputs, kind = _as_outputs(result, self._name)
                 del result
                 self._store(rec, outputs, kind, first)
                 del outputs
-                keep = record and _state.reason is None
+                keep = True
             finally:
                 if record:
-                    guards, hooks, reason = _state.guards, _state.hooks, _state.reason
-                    _state.guards = _state.hooks = _state.reason = None
+                    guards, hooks = _state.guards, _state.hooks
+                    _state.guards = _state.hooks = None
                     plan = _core._capture_record_end(keep)
         finally:
             _core._capture_exit()
-        if not record:
-            return
-        rec.reason = reason
-        if plan is None:
+        if not record or plan is None:
             return
         if _core._plan_info(plan)["orphans"]:
             raise RuntimeError(
@@ -345,7 +338,7 @@ class Captured:
                 self.plan_replays += 1
                 return _shaped(rec.outputs, rec.kind)
             rec.plan = None  # a value the recording froze has changed: record again
-        self._run(rec, record=self._replay and rec.reason is None)
+        self._run(rec, record=self._replay)
         return _shaped(rec.outputs, rec.kind)
 
     def __repr__(self):
