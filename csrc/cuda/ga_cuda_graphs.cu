@@ -56,6 +56,19 @@ capture_state *states[GA_MAX_DEVICES];
 std::mutex states_lock;
 std::atomic<int64_t> launched[GA_MAX_DEVICES], launched_kernels[GA_MAX_DEVICES];
 
+/* The capture keeps a block for its graph until the graph is destroyed; false when
+ * no host memory is left to note it. */
+bool
+keep(capture_state *c, void *ptr, size_t nbytes) noexcept
+{
+    try {
+        c->kept.emplace_back(ptr, nbytes);
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
 /* The blocks a graph (or a dropped capture) kept go back to the cache, in stream order
  * after everything queued so far, its launches included. */
 void
@@ -87,11 +100,8 @@ ga_cuda_graph_keeps(int dev, void *ptr, size_t nbytes)
     if (capturing != dev || dev < 0) {
         return 0;
     }
-    try {
-        states[dev]->kept.emplace_back(ptr, nbytes);
-    } catch (...) {
-        /* no host memory to keep it: leaked rather than reused under the graph */
-    }
+    /* with no host memory to note it, leaked rather than reused under the graph */
+    (void)keep(states[dev], ptr, nbytes);
     return 1;
 }
 
@@ -128,10 +138,16 @@ ga_cuda_graph_slot(int dev, ga_k_errrec **slot)
         void *p = NULL;
         size_t bytes = sizeof(ga_k_errrec) * max_graph_slots;
         GA_TRY(ga_cuda_alloc(dev, bytes, &p));
-        ga_cuda_free(dev, p, bytes); /* capturing: the graph keeps it */
+        /* the device's own stream, and its cache for a block the capture cannot keep */
         capturing = -1;
         cudaStream_t s = NULL;
         int st = ga_cuda_stream(dev, &s);
+        if (st == GA_OK && !keep(c, p, bytes)) {
+            st = ga_error(GA_ERR_NOMEM, "out of host memory for a CUDA graph's blocks");
+        }
+        if (st != GA_OK) {
+            ga_cuda_free(dev, p, bytes);
+        }
         capturing = dev;
         GA_TRY(st);
         GA_CUDA_TRY(cudaMemsetAsync(p, 0, bytes, s));
