@@ -633,11 +633,12 @@ def _mlp_data(seed=0):
              for s in [(H, D), (H,), (C, H), (C,)]])
 
 
-def _gpuarr_mlp_step(dev):
-    """gpuarr's step as a course writes it (nn + autograd + SGD), on dev; (step, X, y)."""
+def mlp_step(dev, params):
+    """gpuarr's step as a course writes it (nn + autograd + SGD), on dev, from the
+    parameters `params` (NumPy, as _mlp_data makes them); (step, net). Also the step
+    whose launches tests/cuda/test_cuda_budgets.py counts."""
     from gpuarr import nn, optim
     B, D, H, C, lr = MLP
-    X_n, y_n, params = _mlp_data()
     net = nn.Sequential(nn.Linear(D, H), nn.ReLU(), nn.Linear(H, C)).to(dev)
     with gpuarr.no_grad():
         for p, v in zip(net.parameters(), params):
@@ -651,6 +652,13 @@ def _gpuarr_mlp_step(dev):
         loss.backward()
         opt.step()
         return loss
+    return step, net
+
+
+def _gpuarr_mlp_step(dev):
+    """mlp_step on dev with _mlp_data's parameters; (step, X, y)."""
+    X_n, y_n, params = _mlp_data()
+    step, _ = mlp_step(dev, params)
     return step, gpuarr.asarray(X_n, device=dev), gpuarr.asarray(y_n, device=dev)
 
 

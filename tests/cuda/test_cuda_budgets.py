@@ -11,6 +11,8 @@ every multiprocessor and a second kernel combines the splits (csrc/cuda/kernels/
 the split tests below put the interesting element (a NaN, the first of tied maxima)
 in a late split, where a wrong combine order would show.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -298,24 +300,14 @@ def test_nonzero_spreads_over_the_gpu_and_waits_once_for_the_count(dev, mat):
                                   .numpy(), [SPLIT_N - 1])
 
 
-def _mlp_step(device, X_n, y_n, params):
-    """One SGD step of bench's 784-256-10 MLP (issue 45) on device: (loss, step, the
-    parameters after it as NumPy)."""
-    from gpuarr import nn, optim
-    net = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10)).to(device)
-    with gpuarr.no_grad():
-        for p, v in zip(net.parameters(), params):
-            p[...] = gpuarr.asarray(v, device=device)
-    opt = optim.SGD(net.parameters(), lr=0.01)
-    loss_fn = nn.CrossEntropyLoss()
-
-    def step(X, y):
-        loss = loss_fn(net(X), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
-    return step, net
+def _bench_gpu():
+    """bench/gpu.py as a module: its MLP step is the one counted here."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "gpu.py")
+    spec = importlib.util.spec_from_file_location("_bench_gpu_budgets", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def test_training_step_launches_and_never_waits(dev):
@@ -325,11 +317,9 @@ def test_training_step_launches_and_never_waits(dev):
     launches or a wait to every training step fails here. The captured step's replay
     (issue 45) is one CUDA graph launch that runs the same kernels (and copies the loss
     into its output buffer); called on its own input buffers it copies nothing in."""
-    r = np.random.default_rng(45)
-    X_n, y_n = r.random((128, 784), dtype=np.float32), r.integers(0, 10, 128)
-    params = [(r.standard_normal(s) * 0.05).astype(np.float32)
-              for s in [(256, 784), (256,), (10, 256), (10,)]]
-    step, net = _mlp_step(dev, X_n, y_n, params)
+    bench = _bench_gpu()
+    X_n, y_n, params = bench._mlp_data(seed=45)
+    step, net = bench.mlp_step(dev, params)
     X, y = gpuarr.asarray(X_n, device=dev), gpuarr.asarray(y_n, device=dev)
     captured = gpuarr.capture(step)
     step(X, y), captured(X, y), captured(X, y)  # warm: the plans, the recording
@@ -346,7 +336,7 @@ def test_training_step_launches_and_never_waits(dev):
     assert counts[1].graph_kernels == counts[0].launches, counts
     assert captured.plan_replays == 1  # the counted call was a replay
     loss = step(X, y)  # the sixth step on the GPU, and six on the CPU
-    cstep, cnet = _mlp_step(gpuarr.cpu(), X_n, y_n, params)
+    cstep, cnet = bench.mlp_step(gpuarr.cpu(), params)
     cX, cy = gpuarr.asarray(X_n), gpuarr.asarray(y_n)
     for _ in range(6):
         closs = cstep(cX, cy)
