@@ -850,16 +850,13 @@ rows_supported(int op, work_kind wk)
         }                                                                              \
     }
 #define GA_ROWS_SUM(a, b) ga_rm_sum_f64(a, b)
-/* ga_rm_ext_f64 without its (a == a) term, which keeps the first NaN's bits: here
- * any NaN stays a NaN (a NaN b never takes over from, and a NaN a is replaced by a
- * NaN b only), and the store writes NAN for every NaN. GCC turns this form into
- * vector compares and blends; the three-term form stayed scalar (4-8x NumPy's time
- * for x.max(axis=0)). */
-#define GA_ROWS_MAX(a, b) rows_max(a, b)
-#define GA_ROWS_MIN(a, b) rows_min(a, b)
-/* two selects, each on one double comparison: vector compares and blends with no
- * mask conversions in between (an int `|` of the two tests made GCC narrow and widen
- * the masks, 4.5x NumPy's time) */
+/* Max and min down the rows: ga_rm_ext_f64 without its (a == a) term, which keeps the
+ * first NaN's bits: here any NaN stays a NaN (a NaN b never takes over from, and a NaN
+ * a is replaced by a NaN b only), and the store writes NAN for every NaN. GCC turns
+ * this form into vector compares and blends; the three-term form stayed scalar (4-8x
+ * NumPy's time for x.max(axis=0)). Two selects, each on one double comparison: vector
+ * compares and blends with no mask conversions in between (an int `|` of the two tests
+ * made GCC narrow and widen the masks, 4.5x NumPy's time). */
 static inline double
 rows_max(double a, double b)
 {
@@ -890,10 +887,10 @@ rows_min(double a, double b)
             GA_ROWS_PASS(T, double, GA_ROWS_SUM)                                       \
         }                                                                              \
         else if (op == GA_RED_MAX) {                                                   \
-            GA_ROWS_PASS(T, double, GA_ROWS_MAX)                                       \
+            GA_ROWS_PASS(T, double, rows_max)                                       \
         }                                                                              \
         else {                                                                         \
-            GA_ROWS_PASS(T, double, GA_ROWS_MIN)                                       \
+            GA_ROWS_PASS(T, double, rows_min)                                       \
         }                                                                              \
     }
 GA_X_ROWS(rows_f32, float)
@@ -934,8 +931,6 @@ rows_f32_ext(int op, float *restrict acc, const char *restrict p, int64_t n,
         GA_ROWS_PASS(float, float, rows_minf)
     }
 }
-#undef GA_ROWS_MIN
-#undef GA_ROWS_MAX
 #undef GA_ROWS_SUM
 #undef GA_ROWS_PASS
 #undef GA_ROWS_LOAD
